@@ -1,0 +1,120 @@
+"""POSIX pty backend over pexpect: the debugger sees a real terminal.
+
+A pty gives what a Windows console gives kd.exe: typed input is echoed, Ctrl+C is a
+character the terminal turns into SIGINT for the debugger's process group, and the child's
+stdout is line-buffered rather than block-buffered.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import termios
+
+import pexpect
+
+from kdmcp.console.base import ConsoleClosed, ConsoleError, SpawnSpec, child_environment
+from kdmcp.console.process_wait import wait_for_exit
+
+# pexpect's default 80x24 only matters to programs that ask; kd does not wrap its output.
+_DIMENSIONS = (50, 4000)
+
+
+class PexpectConsole:
+    """One debugger on a pseudo-terminal."""
+
+    echoes_input = True
+
+    def __init__(self, child: pexpect.spawn) -> None:
+        self._child = child
+        self._status: int | None = None
+
+    @classmethod
+    def spawn(cls, spec: SpawnSpec) -> PexpectConsole:
+        if not spec.argv:
+            raise ConsoleError("empty argv")
+        try:
+            child = pexpect.spawn(
+                spec.argv[0],
+                list(spec.argv[1:]),
+                env=child_environment(os.environ, spec.env),
+                cwd=spec.cwd,
+                encoding=None,
+                echo=True,
+                dimensions=_DIMENSIONS,
+                use_poll=True,
+            )
+        except (pexpect.ExceptionPexpect, OSError) as exc:
+            raise ConsoleError(f"cannot start {spec.argv[0]}: {exc}") from exc
+        # pexpect sleeps 50 ms before every send by default (for slow curses programs):
+        # that alone would cost a kd command 50 ms.
+        child.delaybeforesend = None
+        _configure_tty(child.child_fd)
+        return cls(child)
+
+    @property
+    def pid(self) -> int:
+        return int(self._child.pid)
+
+    def read(self, max_bytes: int, timeout: float) -> bytes:
+        try:
+            data: bytes = self._child.read_nonblocking(max_bytes, timeout)
+        except pexpect.TIMEOUT:
+            return b""
+        except pexpect.EOF as exc:
+            raise ConsoleClosed(str(exc)) from exc
+        return data
+
+    def write(self, data: bytes) -> None:
+        try:
+            self._child.send(data)
+        except OSError as exc:
+            raise ConsoleError(f"cannot write to the debugger: {exc}") from exc
+
+    def interrupt(self) -> None:
+        """Type the terminal's interrupt character (^C), as a person at a console would."""
+        try:
+            self._child.sendintr()
+        except OSError as exc:
+            raise ConsoleError(f"cannot interrupt the debugger: {exc}") from exc
+
+    def is_alive(self) -> bool:
+        return bool(self._child.isalive())
+
+    def exit_status(self) -> int | None:
+        if self._child.isalive():
+            return None
+        if self._child.signalstatus is not None:
+            return -int(self._child.signalstatus)
+        return int(self._child.exitstatus) if self._child.exitstatus is not None else None
+
+    def terminate(self, force: bool = False) -> None:
+        """SIGTERM the process group, or SIGKILL it when ``force``: kd's children go too."""
+        sig = signal.SIGKILL if force else signal.SIGTERM
+        with contextlib.suppress(ProcessLookupError, PermissionError):  # already gone
+            os.killpg(os.getpgid(self.pid), sig)
+
+    def wait(self, timeout: float) -> int | None:
+        """Wait for exit without reading the pty (the pump owns the output stream)."""
+        if self._child.isalive():
+            wait_for_exit(self.pid, timeout)
+        return self.exit_status()
+
+    def close(self) -> None:
+        with contextlib.suppress(pexpect.ExceptionPexpect):
+            self._child.close(force=True)
+
+
+def _configure_tty(fd: int) -> None:
+    """Make the pty lose nothing on Ctrl+C and not print it.
+
+    NOFLSH: by default the terminal discards queued input and output when ^C arrives; that
+    would drop debugger output we have not read yet. ~ECHOCTL: a Windows console does not
+    print ``^C``, and glued to ``Break instruction exception ...`` it would hide the banner's
+    line start.
+    """
+    attrs = termios.tcgetattr(fd)
+    attrs[3] &= ~termios.ECHOCTL
+    attrs[3] |= termios.NOFLSH
+    termios.tcsetattr(fd, termios.TCSANOW, attrs)
