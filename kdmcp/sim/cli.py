@@ -1,0 +1,23 @@
+"""``python -m kdmcp.sim``: parse the debugger command line, load the scenario, run."""
+
+from __future__ import annotations
+
+import sys
+
+from kdmcp.sim import scenario as scenario_mod
+from kdmcp.sim.debugger import SimDebugger
+from kdmcp.sim.options import UsageError, parse_args
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = list(sys.argv[1:] if argv is None else argv)
+    try:
+        opts = parse_args(args)
+        if opts.scenario_path is not None:
+            sc = scenario_mod.load(opts.scenario_path)
+        else:
+            sc = scenario_mod.builtin("default_kd" if opts.flavor == "kd" else "default_cdb")
+    except (UsageError, OSError, ValueError) as exc:
+        sys.stderr.write(f"{exc}\n")
+        return 2
+    return SimDebugger(opts, sc).run()

@@ -1,0 +1,427 @@
+"""The simulated debugger's event loop.
+
+One thread, one ``select``: on the debugger's input when it is at a prompt, on a self-pipe
+woken by SIGINT (Ctrl+C from a pty or a signal to the process group), and on the deadline of
+the next scripted target event. Like kd, it does not read input while the target runs: typed
+lines wait in the pipe until the next stop.
+
+Line ends: kd on Windows writes ``\\r\\n``. Under a pty the terminal turns ``\\n`` into
+``\\r\\n`` itself, so the simulator writes bare ``\\n`` there and ``\\r\\n`` to pipes; either way
+the reader sees what it would see from kd.exe.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import select
+import signal
+import sys
+import time
+from typing import Literal
+
+from kdmcp.sim import bulk, texts
+from kdmcp.sim.options import KDNET_KEY_RE, SimOptions
+from kdmcp.sim.scenario import Response, RunEvent, Scenario
+
+State = Literal["waiting", "running", "broken", "rebooting", "lost"]
+
+# Go-class commands (design.md): g gh gn gN, optionally behind a ~N / |N prefix.
+_GO_RE = re.compile(r"(?:~\d+\s*|\|\d+\s*)?g[hn]?(?:\s.*)?", re.IGNORECASE)
+_STEP_OUT_RE = re.compile(r"g[uc]", re.IGNORECASE)
+_PROCESSOR_SWITCH_RE = re.compile(r"~(\d+)s", re.IGNORECASE)
+_EFFMACH_RE = re.compile(r"\.effmach(?:\s+(\S+))?", re.IGNORECASE)
+_QUIT_RE = re.compile(r"q[qd]?", re.IGNORECASE)
+_WRITE_CHUNK = 65536
+
+
+class _Exit(Exception):
+    def __init__(self, code: int) -> None:
+        super().__init__(code)
+        self.code = code
+
+
+class SimDebugger:
+    """Plays one scenario on stdin/stdout the way kd.exe or cdb.exe would."""
+
+    def __init__(self, opts: SimOptions, scenario: Scenario, in_fd: int = 0, out_fd: int = 1) -> None:
+        self.opts = opts
+        self.sc = scenario
+        self.in_fd = in_fd
+        self.out_fd = out_fd
+        self.crlf = not os.isatty(out_fd)
+        self.state: State = "waiting"
+        self.kernel = opts.flavor == "kd"
+        self.cpu = 0
+        self.thread = 0
+        self.machine: str | None = None
+        self.last_command = ""
+        self.break_pending = False
+        self.pending_input = b""
+        self.input_eof = False
+        self.interrupts = 0
+        self.script: list[RunEvent] = []
+        self.script_deadline: float | None = None
+        self.pid = opts.pid if opts.pid is not None else 0x1A2C
+        self._wake_r, self._wake_w = os.pipe()
+        os.set_blocking(self._wake_w, False)
+
+    # ----------------------------------------------------------------- output
+
+    def out(self, text: str) -> None:
+        """Write text as the console would show it (line ends per pty/pipe)."""
+        if self.crlf:
+            text = text.replace("\n", "\r\n")
+        self.out_bytes(text.encode("utf-8", errors="replace"))
+
+    def out_bytes(self, data: bytes) -> None:
+        view = memoryview(data)
+        while view:
+            n = os.write(self.out_fd, view)
+            view = view[n:]
+
+    def prompt_text(self) -> str:
+        if self.opts.mode == "local":
+            return "lkd> "
+        mach = f":{self.machine}" if self.machine else ""
+        if self.kernel:
+            if self.sc.target.processors > 1:
+                return f"{self.cpu}: kd{mach}> "
+            return f"kd{mach}> "
+        return f"0:{self.thread:03d}{mach}> "
+
+    # --------------------------------------------------------------- signals
+
+    def _on_sigint(self, signum: int, frame: object) -> None:
+        del signum, frame
+        self.interrupts += 1
+        with contextlib.suppress(BlockingIOError):  # the pipe already holds a wake-up
+            os.write(self._wake_w, b"!")
+
+    def take_interrupt(self) -> bool:
+        if self.interrupts:
+            self.interrupts = 0
+            try:
+                while os.read(self._wake_r, 4096):
+                    if not select.select([self._wake_r], [], [], 0)[0]:
+                        break
+            except BlockingIOError:
+                pass
+            return True
+        return False
+
+    def wait(self, timeout: float | None, want_input: bool) -> Literal["input", "interrupt", "timeout"]:
+        """Block until an input line (if wanted), a Ctrl+C, or the timeout."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while True:
+            if self.take_interrupt():
+                return "interrupt"
+            self._check_quit_key()
+            if want_input and (b"\n" in self.pending_input or self.input_eof):
+                return "input"
+            remaining = None if deadline is None else max(0.0, deadline - time.monotonic())
+            if remaining == 0.0:
+                return "timeout"
+            # Input is read even while the target runs (kd's input thread sees Ctrl+B), but
+            # lines are only executed at a prompt.
+            fds = [self._wake_r] + ([] if self.input_eof else [self.in_fd])
+            ready, _, _ = select.select(fds, [], [], remaining)
+            if self.in_fd in ready:
+                data = os.read(self.in_fd, 65536)
+                if data:
+                    self.pending_input += data
+                else:
+                    self.input_eof = True
+
+    def _check_quit_key(self) -> None:
+        """Ctrl+B then Enter quits kd/cdb at once, whatever the target is doing."""
+        head, nl, _ = self.pending_input.rpartition(b"\n")
+        if nl and b"\x02" in head:
+            raise _Exit(0)
+
+    def read_line(self) -> str | None:
+        """The next typed line, or None at end of input."""
+        while self.wait(None, want_input=True) == "interrupt":
+            pass  # Ctrl+C at a prompt: nothing to break into, kd keeps waiting
+        if b"\n" not in self.pending_input:
+            return None
+        line, _, self.pending_input = self.pending_input.partition(b"\n")
+        return line.decode("utf-8", errors="replace").rstrip("\r")
+
+    # ------------------------------------------------------------------ run
+
+    def run(self) -> int:
+        signal.signal(signal.SIGINT, self._on_sigint)
+        try:
+            self.start()
+            while True:
+                self.step()
+        except _Exit as done:
+            return done.code
+        except (BrokenPipeError, ConnectionResetError):
+            return 1
+
+    def start(self) -> None:
+        o = self.opts
+        if o.server:
+            self.out(f"Server started.  Client can connect with any of these command lines\n"
+                     f"0: <debugger>.exe -remote {o.server}\n")
+        if o.mode == "kdnet":
+            self.out(texts.kdnet_waiting(o.symbol_path))
+            if self._kdnet_accepts():
+                self._schedule_connect(self.sc.connect.delay_ms)
+            return
+        if o.mode == "kdcom":
+            self.out(texts.VERSION_BANNER + "Opened \\\\.\\com1\nWaiting to reconnect...\n")
+            return  # no serial target is ever simulated
+        if o.mode == "local":
+            self.out(texts.local_kernel(self.sc, o.symbol_path))
+            self.enter_broken()
+            return
+        if o.mode == "dump":
+            path = o.dump_path or ""
+            if not os.path.exists(path):
+                self.out(texts.VERSION_BANNER + f"\nLoading Dump File [{path}]\n"
+                         f"Could not open dump file [{path}], Win32 error 0n2\n"
+                         '    "The system cannot find the file specified."\n')
+                raise _Exit(1)
+            self.out(texts.dump_loaded(self.sc, path, self.kernel, o.symbol_path))
+            self.enter_broken()
+            return
+        if o.mode == "attach":
+            self.out(texts.cdb_attach(self.pid))
+            self.enter_broken()
+            return
+        if o.mode == "launch":
+            self.out(texts.cdb_launch(o.command_line or "", self.pid))
+            self.enter_broken()
+            return
+        # remote client: joins a session whose target is already stopped
+        self.out(f"Connected to server with '{o.remote}'\n")
+        self.enter_broken()
+
+    def _kdnet_accepts(self) -> bool:
+        o, want = self.opts, self.sc.connect
+        if o.key is None or not KDNET_KEY_RE.fullmatch(o.key):
+            return False
+        if o.port is None or not 1 <= o.port <= 65535:
+            return False
+        if want.key is not None and o.key.lower() != want.key.lower():
+            return False
+        return want.port is None or o.port == want.port
+
+    # ------------------------------------------------------------ the loop
+
+    def _schedule_connect(self, delay_ms: int) -> None:
+        self.script = [RunEvent(after_ms=delay_ms, kind="exit", exit_code=-1)]  # -1: connect marker
+        self.script_deadline = time.monotonic() + delay_ms / 1000
+
+    def step(self) -> None:
+        if self.state == "broken":
+            self.prompt_and_execute()
+            return
+        timeout = None if self.script_deadline is None else max(0.0, self.script_deadline - time.monotonic())
+        what = self.wait(timeout, want_input=False)
+        if what == "interrupt":
+            if self.state == "running":
+                self.out(texts.kernel_break_in(self.sc) if self.kernel else texts.user_break_in(self.pid, 0x5D0))
+                self.enter_broken()
+            else:
+                self.break_pending = True  # kd breaks in as soon as the target is back
+            return
+        if what == "timeout" and self.script:
+            event = self.script.pop(0)
+            self.script_deadline = (
+                time.monotonic() + self.script[0].after_ms / 1000 if self.script else None
+            )
+            self.play(event)
+
+    def play(self, event: RunEvent) -> None:
+        if event.kind == "exit" and event.exit_code == -1:
+            self.connected()
+        elif event.kind == "dbgprint":
+            text = event.text if event.text.endswith("\n") else event.text + "\n"
+            self.out(text)
+        elif event.kind == "breakpoint":
+            self.out(texts.breakpoint_hit(event.breakpoint))
+            self.enter_broken()
+        elif event.kind == "bugcheck":
+            self.out(texts.bugcheck(self.sc, event.bugcheck_code, event.bugcheck_args))
+            self.enter_broken()
+        elif event.kind == "reboot":
+            self.reboot()
+        elif event.kind == "transport_loss":
+            self.transport_loss()
+        else:
+            raise _Exit(event.exit_code)
+
+    def connected(self) -> None:
+        self.out(texts.kdnet_connected(self.sc, self.opts.port or 0, self.opts.initial_break, self.opts.symbol_path))
+        self.state = "running"
+        self.script, self.script_deadline = [], None
+        if self.opts.initial_break or self.break_pending:
+            self.break_pending = False
+            self.out(texts.kernel_break_in(self.sc))
+            self.enter_broken()
+
+    def enter_broken(self) -> None:
+        self.state = "broken"
+        self.script, self.script_deadline = [], None
+        self.interrupts = 0
+
+    def go(self) -> None:
+        self.state = "running"
+        self.script = list(self.sc.on_go)
+        self.script_deadline = time.monotonic() + self.script[0].after_ms / 1000 if self.script else None
+
+    def reboot(self) -> None:
+        self.out(texts.shutdown())
+        self.state = "rebooting"
+        self._schedule_connect(self.sc.reboot_delay_ms)
+
+    def transport_loss(self) -> None:
+        self.out(texts.TRANSPORT_LOSS)
+        self.state = "lost"
+        self.script, self.script_deadline = [], None
+        if self.sc.reconnect_after_loss_ms is not None:
+            self.out("Waiting to reconnect...\n")
+            self._schedule_connect(self.sc.reconnect_after_loss_ms)
+
+    # ------------------------------------------------------------ commands
+
+    def prompt_and_execute(self) -> None:
+        self.out(self.prompt_text())
+        if self.opts.initial_commands is not None:
+            line = self.opts.initial_commands
+            self.opts.initial_commands = None
+            self.out(line + "\n")
+        else:
+            maybe = self.read_line()
+            if maybe is None:
+                raise _Exit(0)  # end of input: the debugger quits
+            line = maybe
+        if not line.strip():
+            if not self.last_command:
+                return
+            line = self.last_command  # kd repeats the last command on an empty line
+        self.last_command = line
+        for piece in split_commands(line):
+            self.execute(piece.strip())
+            if self.state != "broken":
+                return
+
+    def execute(self, command: str) -> None:
+        if not command:
+            return
+        low = command.lower()
+        if low.startswith(".echo"):
+            arg = command[5:].strip()
+            if len(arg) >= 2 and arg[0] == arg[-1] == '"':
+                arg = arg[1:-1]
+            self.out(arg + "\n")
+            return
+        if _QUIT_RE.fullmatch(command):
+            self.out("quit:\n")
+            raise _Exit(0)
+        if self.kernel and (m := _PROCESSOR_SWITCH_RE.fullmatch(command)):
+            cpu = int(m.group(1))
+            if cpu >= self.sc.target.processors:
+                self.out(f"{cpu} is not a valid processor number\n")
+            else:
+                self.cpu = cpu
+                self.out(texts.processor_switch(self.sc, cpu))
+            return
+        if m := _EFFMACH_RE.fullmatch(command):
+            arg = (m.group(1) or "").lower()
+            if arg in ("x86", "amd64", "arm64", "arm"):
+                self.machine = None if arg == self.sc.target.arch.replace("x64", "amd64") else arg
+            elif arg in (".", "#"):
+                self.machine = None
+            name = {"x86": "x86 compatible (x86)", "arm64": "ARM 64-bit (AArch64) (arm64)"}.get(
+                self.machine or "", "x64 (AMD64)")
+            self.out(f"Effective machine: {name}\n")
+            return
+        response = self.sc.response_for(command)
+        if response is not None:
+            self.respond(command, response)
+            return
+        if _GO_RE.fullmatch(command):
+            if self.opts.mode in ("dump", "local"):
+                self.out("No runnable debuggees error in 'g'\n" if self.opts.mode == "dump"
+                         else "Go is not supported in local kernel debugging\n")
+                return
+            self.go()
+            return
+        if _STEP_OUT_RE.fullmatch(command):
+            self.out(texts.break_location(self.sc))
+            return
+        if low == ".reboot" and self.kernel and self.opts.mode == "kdnet":
+            self.reboot()
+            return
+        if low == ".crash" and self.kernel and self.opts.mode == "kdnet":
+            self.out(texts.bugcheck(self.sc, 0xE2, [0, 0, 0, 0]))
+            return
+        self.out(texts.syntax_error(command))
+
+    def respond(self, command: str, r: Response) -> None:
+        del command
+        if r.latency_ms and self.wait(r.latency_ms / 1000, want_input=False) == "interrupt":
+            return
+        if r.hang == "hard":
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
+            while True:
+                select.select([], [], [], 3600)
+        data = r.text.replace("\n", "\r\n") if self.crlf else r.text
+        payload = data.encode("utf-8")
+        if r.binary_hex:
+            payload += bytes.fromhex(r.binary_hex)
+        if r.die_after_bytes is not None:
+            self.out_bytes(payload[: r.die_after_bytes])
+            sys.stdout.flush()
+            os._exit(r.exit_code)
+        if not self.write_interruptible(payload):
+            return
+        if r.bulk_mb:
+            for block in bulk.blocks(r.bulk_mb):
+                encoded = (block.replace("\n", "\r\n") if self.crlf else block).encode("ascii")
+                if not self.write_interruptible(encoded):
+                    return
+        if r.hang == "soft":
+            self.wait(None, want_input=False)  # until Ctrl+C
+            return
+        if r.effect == "go":
+            self.go()
+        elif r.effect == "reboot":
+            self.reboot()
+        elif r.effect == "bugcheck":
+            self.out(texts.bugcheck(self.sc, 0x0A, [0, 2, 0, 0]))
+        elif r.effect == "transport_loss":
+            self.transport_loss()
+
+    def write_interruptible(self, payload: bytes) -> bool:
+        """Write in chunks, stopping at a Ctrl+C (kd cancels long output that way)."""
+        for start in range(0, len(payload), _WRITE_CHUNK):
+            if self.take_interrupt():
+                self.out("\n")
+                return False
+            self.out_bytes(payload[start:start + _WRITE_CHUNK])
+        return True
+
+
+def split_commands(line: str) -> list[str]:
+    """Split a ``;`` command list the way kd does: not inside quotes or braces."""
+    pieces: list[str] = []
+    depth, quoted, start = 0, False, 0
+    for i, ch in enumerate(line):
+        if ch == '"':
+            quoted = not quoted
+        elif not quoted and ch == "{":
+            depth += 1
+        elif not quoted and ch == "}":
+            depth = max(0, depth - 1)
+        elif ch == ";" and not quoted and depth == 0:
+            pieces.append(line[start:i])
+            start = i + 1
+    pieces.append(line[start:])
+    return pieces
