@@ -1,0 +1,118 @@
+"""Sessions by id: creation under a limit, lookup, and the ones that ended.
+
+A kernel debugger is a heavy, stateful thing (one KDNET port, one guest): the limit keeps an
+agent from piling up debuggers it forgot. Ended sessions stay readable (their output is
+kept) until pushed out by newer ones, but do not count against the limit.
+"""
+
+from __future__ import annotations
+
+import collections
+import itertools
+import threading
+from collections.abc import Callable
+
+from kdmcp.console import BackendName, Console, SpawnSpec, open_console
+from kdmcp.engine.events import SessionState
+from kdmcp.engine.launch import LaunchPlan
+from kdmcp.engine.results import SessionInfo, StopResult
+from kdmcp.engine.session import DebuggerSession, SessionConfig
+from kdmcp.errors import CapacityError, UnknownSession
+
+DEFAULT_MAX_SESSIONS = 4
+_ENDED_KEPT = 8
+
+
+class SessionManager:
+    """Owns every session of the server."""
+
+    def __init__(
+        self,
+        config: SessionConfig | None = None,
+        max_sessions: int = DEFAULT_MAX_SESSIONS,
+        console_factory: Callable[[SpawnSpec, BackendName], Console] = open_console,
+    ) -> None:
+        self.config = config or SessionConfig()
+        self.max_sessions = max_sessions
+        self._factory = console_factory
+        self._lock = threading.Lock()
+        self._live: dict[str, DebuggerSession] = {}
+        self._ended: collections.OrderedDict[str, DebuggerSession] = collections.OrderedDict()
+        self._ids = itertools.count(1)
+
+    def create(self, plan: LaunchPlan, config: SessionConfig | None = None) -> DebuggerSession:
+        """Reserve a slot and make a session (not yet started: call ``start``)."""
+        with self._lock:
+            self._reap_locked()
+            if len(self._live) >= self.max_sessions:
+                ids = ", ".join(sorted(self._live))
+                raise CapacityError(
+                    f"{len(self._live)} sessions are live (limit {self.max_sessions}): stop one of {ids} first"
+                )
+            session_id = f"s{next(self._ids)}"
+            session = DebuggerSession(session_id, plan, config or self.config, self._factory)
+            self._live[session_id] = session
+            return session
+
+    def get(self, session_id: str | None = None, include_ended: bool = False) -> DebuggerSession:
+        """The session with that id; with no id, the only live one."""
+        with self._lock:
+            if session_id is None:
+                if len(self._live) == 1:
+                    return next(iter(self._live.values()))
+                if not self._live:
+                    raise UnknownSession("no session is live: start one first")
+                raise UnknownSession(f"{len(self._live)} sessions are live ({', '.join(sorted(self._live))}): "
+                                     "name one with session_id")
+            if session_id in self._live:
+                return self._live[session_id]
+            if include_ended and session_id in self._ended:
+                return self._ended[session_id]
+            raise UnknownSession(f"no session {session_id!r}", session_id=session_id)
+
+    def stop(self, session_id: str | None = None, resume: bool = True) -> StopResult:
+        session = self.get(session_id)
+        result = session.stop(resume=resume)
+        with self._lock:
+            self._retire_locked(session)
+        return result
+
+    def list(self) -> list[SessionInfo]:
+        with self._lock:
+            sessions = list(self._live.values()) + list(self._ended.values())
+        return [
+            SessionInfo(
+                session_id=s.session_id,
+                state=s.state,
+                command_line=s.plan.display,
+                pid=s.pid,
+                output_bytes=s.store.size,
+                started_at_unix=s.started_at,
+            )
+            for s in sessions
+        ]
+
+    def stop_all(self) -> None:
+        """Stop every live session (server shutdown), resuming live kernel targets."""
+        with self._lock:
+            live = list(self._live.values())
+        for session in live:
+            session.stop()
+            with self._lock:
+                self._retire_locked(session)
+        with self._lock:
+            for session in self._ended.values():
+                session.store.close()
+            self._ended.clear()
+
+    def _reap_locked(self) -> None:
+        """Sessions whose debugger died on its own stop counting against the limit."""
+        for session in [s for s in self._live.values() if s.state == SessionState.exited]:
+            self._retire_locked(session)
+
+    def _retire_locked(self, session: DebuggerSession) -> None:
+        self._live.pop(session.session_id, None)
+        self._ended[session.session_id] = session
+        while len(self._ended) > _ENDED_KEPT:
+            _, old = self._ended.popitem(last=False)
+            old.store.close()

@@ -1,0 +1,180 @@
+"""Incremental recognition of prompts, markers and events in the debugger's byte stream.
+
+Every chunk is scanned once: the recognizer keeps only the unterminated last line between
+chunks (bounded), so 100 MB of output costs 100 MB of scanning, never a rescan of what came
+before — one peer re-joined its whole buffer per character and took 93 s for 46 KB.
+
+Event lines are matched only at line start, with the debugger's exact words. Expensive
+regex work runs only on chunks that contain one of the events' keywords.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from kdmcp.parse.prompt import PROMPT_PATTERN, Prompt, match_prompt
+
+_TAIL_LIMIT = 65536  # a longer line without a newline cannot be a prompt or an event
+_PROMPT_MAX = 256
+
+# One alternative per event, at line start; group names are the event kinds.
+_EVENT_RE = re.compile(
+    # A pty echoes the ^C that caused a break as a raw 0x03 (or "^C") before the banner.
+    rb"^(?:\x03|\^C)?(?:"
+    # corpus connect/04, connect/07: kernel "Break instruction exception - code 80000003
+    # (first chance)"; user mode prefixes "(pid.tid): ".
+    rb"(?P<break_in>(?:\([0-9a-fA-F]+\.[0-9a-fA-F]+\): )?Break instruction exception - code 80000003)"
+    rb"|(?P<breakpoint>Breakpoint (?P<bp>\d+) hit)"  # corpus misc/05, stack/07
+    rb"|(?P<bugcheck>\*\*\* Fatal System Error: 0x(?P<bc>[0-9a-fA-F]+))"
+    # cdb: "(1a2c.3b4): Access violation - code c0000005 (first chance)"
+    rb"|(?P<exception>\([0-9a-fA-F]+\.[0-9a-fA-F]+\): [^\r\n]*? - code (?P<ex>[0-9a-fA-F]{8}))"
+    rb"|(?P<reboot>Shutdown occurred at)"
+    rb"|(?P<waiting>Waiting to reconnect\.\.\.)"  # corpus connect/01-03
+    rb"|(?P<connected>Kernel Debugger connection established)"  # corpus connect/01, 04
+    rb"|(?P<transport_lost>Retry sending the same data packet for \d+ times)"
+    rb")[^\r\n]*",
+    re.MULTILINE,
+)
+_KEYWORDS = (
+    b"exception - code",
+    b"Breakpoint ",
+    b"Fatal System Error",
+    b"Shutdown occurred",
+    b"Waiting to reconnect",
+    b"connection established",
+    b"Retry sending",
+)
+_PROMPT_SUFFIX_RE = re.compile(("(?:" + PROMPT_PATTERN + ")$").encode())
+
+
+@dataclass(frozen=True)
+class EventHit:
+    """An event line: its kind, absolute offsets, text and the code it carries."""
+
+    kind: str
+    start: int
+    end: int
+    text: bytes
+    number: int | None = None
+    code: str | None = None
+
+
+@dataclass(frozen=True)
+class MarkerHit:
+    """A completion marker alone on its line (after an optional prompt).
+
+    ``output_end`` is where the command's output stops: before the prompt that precedes the
+    marker on its line (pipes) or at the line start (consoles, which echo input).
+    """
+
+    marker: bytes
+    output_end: int
+    line_end: int
+
+
+class StreamRecognizer:
+    """Feeds on chunks; reports event lines, marker lines and whether the tail is a prompt."""
+
+    def __init__(self) -> None:
+        self._tail = b""
+        self._tail_start = 0
+        self._tail_at_line_start = True
+        self._markers: set[bytes] = set()
+        self.prompt: Prompt | None = None
+        self.prompt_offset: int | None = None
+
+    @property
+    def end(self) -> int:
+        return self._tail_start + len(self._tail)
+
+    def add_marker(self, marker: bytes) -> None:
+        self._markers.add(marker)
+
+    def discard_marker(self, marker: bytes) -> None:
+        self._markers.discard(marker)
+
+    def reset_line(self) -> None:
+        """Treat the current position as a line start: input was just sent.
+
+        Under pipes kd's output after a command starts on the prompt's own line; resetting
+        here keeps ``Breakpoint 0 hit`` after ``0: kd> g`` recognisable as a line start.
+        """
+        self._tail_start += len(self._tail)
+        self._tail = b""
+        self._tail_at_line_start = True
+        self.prompt = None
+        self.prompt_offset = None
+
+    def feed(self, data: bytes) -> tuple[list[EventHit], list[MarkerHit]]:
+        """Consume the next chunk (which follows everything fed before)."""
+        buf = self._tail + data
+        base = self._tail_start
+        cut = buf.rfind(b"\n") + 1
+        complete, tail = buf[:cut], buf[cut:]
+        at_line_start = self._tail_at_line_start
+        events: list[EventHit] = []
+        markers: list[MarkerHit] = []
+        if complete:
+            if at_line_start:
+                events = self._events(complete, base)
+            else:
+                # The first line's start was dropped (over-long line): skip it.
+                nl = complete.find(b"\n") + 1
+                events = self._events(complete[nl:], base + nl)
+            if self._markers:
+                markers = self._find_markers(complete, base)
+            at_line_start = True
+        self._tail_start = base + cut
+        if len(tail) > _TAIL_LIMIT:
+            drop = len(tail) - _PROMPT_MAX
+            tail = tail[drop:]
+            self._tail_start += drop
+            at_line_start = False
+        self._tail = tail
+        self._tail_at_line_start = at_line_start
+        self.prompt = None
+        self.prompt_offset = None
+        if at_line_start and 0 < len(tail) <= _PROMPT_MAX:
+            self.prompt = match_prompt(tail.decode("utf-8", errors="replace"))
+            if self.prompt is not None:
+                self.prompt_offset = self._tail_start
+        return events, markers
+
+    def _events(self, text: bytes, base: int) -> list[EventHit]:
+        if not any(k in text for k in _KEYWORDS):
+            return []
+        hits = []
+        for m in _EVENT_RE.finditer(text):
+            kind = m.lastgroup
+            # lastgroup is the last *closed* group; find the alternative that matched.
+            for name in ("break_in", "breakpoint", "bugcheck", "exception", "reboot", "waiting",
+                         "connected", "transport_lost"):
+                if m.group(name) is not None:
+                    kind = name
+                    break
+            number = int(m.group("bp")) if m.group("bp") else None
+            code_text = m.group("bc") or m.group("ex")
+            code = f"0x{int(code_text, 16):08x}" if code_text else None
+            hits.append(EventHit(str(kind), base + m.start(), base + m.end(), m.group(0), number, code))
+        return hits
+
+    def _find_markers(self, text: bytes, base: int) -> list[MarkerHit]:
+        hits = []
+        for marker in list(self._markers):
+            pos = text.find(marker)
+            while pos >= 0:
+                line_start = text.rfind(b"\n", 0, pos) + 1
+                line_end = text.find(b"\n", pos) + 1
+                before = text[line_start:pos]
+                after = text[pos + len(marker) : line_end].rstrip(b"\r\n")
+                if not after:
+                    if not before:
+                        hits.append(MarkerHit(marker, base + line_start, base + line_end))
+                        break
+                    m = _PROMPT_SUFFIX_RE.search(before)
+                    if m is not None:
+                        hits.append(MarkerHit(marker, base + line_start + m.start(), base + line_end))
+                        break
+                pos = text.find(marker, pos + 1)
+        return hits

@@ -1,0 +1,96 @@
+"""One exception hierarchy, one class per error category the tools return.
+
+Categories are chosen by what the caller does next (retry, break in, start a session, fix
+an argument), and are stable: programs branch on ``category``, people read ``message``.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+
+class KdMcpError(Exception):
+    """Base of every error kd-mcp reports to a caller."""
+
+    category: ClassVar[str] = "internal"
+
+    def __init__(self, message: str, *, session_id: str | None = None, state: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.session_id = session_id
+        self.state = state
+
+
+class InvalidArgument(KdMcpError):
+    """An argument is malformed: fix it and call again."""
+
+    category = "invalid_argument"
+
+
+class UnknownSession(KdMcpError):
+    """No live session has that id (or none is live and no id was given)."""
+
+    category = "unknown_session"
+
+
+class CapacityError(KdMcpError):
+    """The session limit is reached: stop a session first."""
+
+    category = "capacity"
+
+
+class TargetRunning(KdMcpError):
+    """The target is running: break in before issuing commands."""
+
+    category = "target_running"
+
+
+class NotConnected(KdMcpError):
+    """The debugger has no target yet (waiting to reconnect, rebooting, transport lost)."""
+
+    category = "not_connected"
+
+
+class SessionBusy(KdMcpError):
+    """A previous command is still running (it timed out): break in or wait."""
+
+    category = "busy"
+
+
+class CommandTimeout(KdMcpError):
+    """The command did not finish in time; it may still be running. Partial output is kept."""
+
+    category = "timeout"
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        session_id: str | None = None,
+        state: str | None = None,
+        partial_output: str = "",
+        output_offset: int = 0,
+        output_end: int = 0,
+    ) -> None:
+        super().__init__(message, session_id=session_id, state=state)
+        self.partial_output = partial_output
+        self.output_offset = output_offset
+        self.output_end = output_end
+
+
+class DebuggerExited(KdMcpError):
+    """The debugger process ended; its output stays readable."""
+
+    category = "debugger_exited"
+
+    def __init__(
+        self, message: str, *, session_id: str | None = None, state: str | None = None, exit_code: int | None = None
+    ) -> None:
+        super().__init__(message, session_id=session_id, state=state)
+        self.exit_code = exit_code
+
+
+class DebuggerError(KdMcpError):
+    """The debugger could not be started or driven (not found, spawn failed, pipe error)."""
+
+    category = "debugger"
