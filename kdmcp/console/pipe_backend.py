@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import logging
 import os
-import queue
 import signal
 import subprocess
 import sys
@@ -37,26 +36,41 @@ READ_CHUNK = 65536
 HELPER_TIMEOUT_SEC = 10.0
 TASKKILL_TIMEOUT_SEC = 10.0
 CLOSE_JOIN_SEC = 1.0
+OUTPUT_BUFFER_LIMIT = 1024 * 1024  # bytes read ahead of the engine's pump
 
 
 class OutputQueue:
     """Turns a reader thread's chunks into ``Console.read(max_bytes, timeout)``.
 
-    The producer never blocks (the queue is unbounded: the engine's pump drains it, and a
-    full pipe would stall kd). The consumer is the single pump thread the protocol allows,
-    so the partly returned chunk kept in ``_pending`` needs no lock.
+    A bounded byte buffer: when the pump falls behind, the reader thread waits, the pipe
+    fills and kd waits too, so memory stays at ``limit`` whatever the output size. An
+    unbounded queue let 100 MB of output pile up 60 MB here before the pump caught up.
+    ``close()`` releases a reader waiting for room once nobody will read any more.
     """
 
-    def __init__(self) -> None:
-        self._chunks: queue.SimpleQueue[bytes | None] = queue.SimpleQueue()
-        self._pending = bytearray()
+    def __init__(self, limit: int = OUTPUT_BUFFER_LIMIT) -> None:
+        self._cond = threading.Condition()
+        self._buf = bytearray()
+        self._limit = limit
         self._eof = False
+        self._closed = False
 
     def put(self, chunk: bytes) -> None:
-        self._chunks.put(chunk)
+        with self._cond:
+            self._cond.wait_for(lambda: len(self._buf) < self._limit or self._closed)
+            if not self._closed:
+                self._buf += chunk
+                self._cond.notify_all()
 
     def put_eof(self) -> None:
-        self._chunks.put(None)
+        with self._cond:
+            self._eof = True
+            self._cond.notify_all()
+
+    def close(self) -> None:
+        with self._cond:
+            self._closed = True
+            self._cond.notify_all()
 
     def read(self, max_bytes: int, timeout: float, *, what: str) -> bytes:
         """Up to ``max_bytes`` of buffered output, waiting at most ``timeout`` for the first byte.
@@ -65,30 +79,17 @@ class OutputQueue:
         """
         if max_bytes <= 0:
             raise ValueError("max_bytes must be positive")
-        if not self._pending and not self._eof:
-            try:
-                item = self._chunks.get(timeout=timeout) if timeout > 0 else self._chunks.get_nowait()
-            except queue.Empty:
-                return b""
-            self._take(item)
-        # Gather what has already arrived, without waiting, up to max_bytes.
-        while len(self._pending) < max_bytes and not self._eof:
-            try:
-                item = self._chunks.get_nowait()
-            except queue.Empty:
-                break
-            self._take(item)
-        if not self._pending:
-            raise ConsoleClosed(f"{what}: end of output")
-        data = bytes(self._pending[:max_bytes])
-        del self._pending[:max_bytes]
-        return data
-
-    def _take(self, item: bytes | None) -> None:
-        if item is None:
-            self._eof = True
-        else:
-            self._pending += item
+        with self._cond:
+            if not self._buf and not self._eof:
+                self._cond.wait_for(lambda: bool(self._buf) or self._eof, max(0.0, timeout))
+            if self._buf:
+                data = bytes(self._buf[:max_bytes])
+                del self._buf[:max_bytes]  # bytearray drops its front in O(1)
+                self._cond.notify_all()
+                return data
+            if self._eof:
+                raise ConsoleClosed(f"{what}: end of output")
+            return b""
 
 
 class PipeConsole:
@@ -208,6 +209,7 @@ class PipeConsole:
             self._stdin.close()
         except OSError as exc:
             logger.debug("closing stdin of pid %d: %s", self.pid, exc)
+        self._output.close()
         self._reader.join(CLOSE_JOIN_SEC)
         if self._reader.is_alive():
             logger.warning("output pipe of pid %d is still open (held by a child process?)", self.pid)

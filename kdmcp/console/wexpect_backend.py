@@ -203,6 +203,7 @@ class WexpectConsole:
         return status if isinstance(status, int) else None
 
     def close(self) -> None:
+        self._output.close()
         self._reader.join(CLOSE_JOIN_SEC)
         if self._reader.is_alive():
             logger.warning("wexpect console %d: output reader still running", self.pid)

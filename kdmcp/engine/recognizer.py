@@ -21,7 +21,7 @@ _PROMPT_MAX = 256
 # One alternative per event, at line start; group names are the event kinds.
 _EVENT_RE = re.compile(
     # A pty echoes the ^C that caused a break as a raw 0x03 (or "^C") before the banner.
-    rb"^(?:\x03|\^C)?(?:"
+    rb"^(?:\x03|\^C)?(?P<line>(?:"
     # corpus connect/04, connect/07: kernel "Break instruction exception - code 80000003
     # (first chance)"; user mode prefixes "(pid.tid): ".
     rb"(?P<break_in>(?:\([0-9a-fA-F]+\.[0-9a-fA-F]+\): )?Break instruction exception - code 80000003)"
@@ -33,11 +33,13 @@ _EVENT_RE = re.compile(
     rb"|(?P<waiting>Waiting to reconnect\.\.\.)"  # corpus connect/01-03
     rb"|(?P<connected>Kernel Debugger connection established)"  # corpus connect/01, 04
     rb"|(?P<transport_lost>Retry sending the same data packet for \d+ times)"
-    rb")[^\r\n]*",
+    rb")[^\r\n]*)",
     re.MULTILINE,
 )
+_EVENT_KINDS = ("break_in", "breakpoint", "bugcheck", "exception", "reboot", "waiting", "connected",
+                "transport_lost")
 _KEYWORDS = (
-    b"exception - code",
+    b" - code ",  # "Break instruction exception - code", "(pid.tid): Access violation - code"
     b"Breakpoint ",
     b"Fatal System Error",
     b"Shutdown occurred",
@@ -146,17 +148,11 @@ class StreamRecognizer:
             return []
         hits = []
         for m in _EVENT_RE.finditer(text):
-            kind = m.lastgroup
-            # lastgroup is the last *closed* group; find the alternative that matched.
-            for name in ("break_in", "breakpoint", "bugcheck", "exception", "reboot", "waiting",
-                         "connected", "transport_lost"):
-                if m.group(name) is not None:
-                    kind = name
-                    break
+            kind = next(name for name in _EVENT_KINDS if m.group(name) is not None)
             number = int(m.group("bp")) if m.group("bp") else None
             code_text = m.group("bc") or m.group("ex")
             code = f"0x{int(code_text, 16):08x}" if code_text else None
-            hits.append(EventHit(str(kind), base + m.start(), base + m.end(), m.group(0), number, code))
+            hits.append(EventHit(kind, base + m.start("line"), base + m.end(), m.group("line"), number, code))
         return hits
 
     def _find_markers(self, text: bytes, base: int) -> list[MarkerHit]:

@@ -177,15 +177,29 @@ class DebuggerSession:
         console = self._console
         assert console is not None
         while not self._stop_pump:
+            data = b""
             try:
                 data = console.read(_READ_CHUNK, _PUMP_WAKE_S)
+                # A pty hands out at most ~4 KB per read: gather what is already there so
+                # the per-chunk work (store, scan, notify) is paid per 64 KB, not per 4 KB.
+                while data and len(data) < _READ_CHUNK:
+                    more = console.read(_READ_CHUNK - len(data), 0)
+                    if not more:
+                        break
+                    data += more
             except (ConsoleClosed, ConsoleError, OSError):
+                if data:
+                    with self._cond:
+                        self._ingest(data)
+                        self._cond.notify_all()
                 break
             if data:
                 with self._cond:
                     self._ingest(data)
                     self._cond.notify_all()
         code = console.wait(5.0)
+        if code is not None:
+            console.close()  # the process is gone: release its pipes or pty now
         with self._cond:
             self.exit_code = code
             if self.state != SessionState.exited:
@@ -545,8 +559,6 @@ class DebuggerSession:
         self._stop_pump = True
         if self._pump is not None:
             self._pump.join(timeout=5.0)
-        if self._console is not None and not self._console.is_alive():
-            self._console.close()
         return StopResult(actions=actions, state=self.state, exit_code=self.exit_code, elapsed_ms=_ms(t0))
 
     def _resume_for_stop(self, timeout: float) -> list[str]:

@@ -1,0 +1,84 @@
+"""StreamRecognizer: the same findings whatever the chunking."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from kdmcp.engine.recognizer import StreamRecognizer
+
+CORPUS = Path(__file__).resolve().parents[3] / "shared" / "corpus"
+
+STREAM = (
+    b"Waiting to reconnect...\r\n"
+    b"Kernel Debugger connection established.\r\n"
+    b"EchoDriver: hello\r\n"
+    b"Breakpoint 12 hit\r\n"
+    b"0: kd> r\r\n.echo KDMCPAAAA\r\nrax=1\r\n0: kd> KDMCPAAAA\r\n"
+    b"*** Fatal System Error: 0x000000d1\r\n"
+    b"(1a2c.3b4): Access violation - code c0000005 (first chance)\r\n"
+    b"\x03Break instruction exception - code 80000003 (first chance)\r\n"
+    b"Shutdown occurred at (Sun Nov 29 12:00:00.000 2026 (UTC + 0:00))...unloading all symbol tables.\r\n"
+    b"Retry sending the same data packet for 64 times.\r\n"
+    b"1: kd> "
+)
+
+
+def _run(chunks):
+    rec = StreamRecognizer()
+    rec.add_marker(b"KDMCPAAAA")
+    events, markers = [], []
+    for c in chunks:
+        e, m = rec.feed(c)
+        events += e
+        markers += m
+    return rec, events, markers
+
+
+@pytest.mark.parametrize("size", [1, 2, 7, 64, len(STREAM)])
+def test_chunking_does_not_change_what_is_found(size):
+    rec, events, markers = _run([STREAM[i : i + size] for i in range(0, len(STREAM), size)])
+    assert [e.kind for e in events] == [
+        "waiting", "connected", "breakpoint", "bugcheck", "exception", "break_in", "reboot", "transport_lost",
+    ]
+    bp = events[2]
+    assert bp.number == 12 and STREAM[bp.start : bp.end] == b"Breakpoint 12 hit"
+    assert events[3].code == "0x000000d1" and events[4].code == "0xc0000005"
+    # Only the marker alone on its line counts, not its echo after ".echo ".
+    assert len(markers) == 1
+    m = markers[0]
+    assert STREAM[m.output_end : m.line_end] == b"0: kd> KDMCPAAAA\r\n"
+    assert rec.prompt is not None and rec.prompt.text == "1: kd> " and rec.prompt.processor == 1
+
+
+def test_marker_after_partial_output_line_on_pipes():
+    rec = StreamRecognizer()
+    rec.add_marker(b"KDMCPBBBB")
+    _, markers = rec.feed(b"no newline at end0: kd> KDMCPBBBB\r\n0: kd> ")
+    assert markers and markers[0].output_end == len(b"no newline at end")
+
+
+def test_event_words_inside_a_line_are_not_events():
+    rec = StreamRecognizer()
+    events, _ = rec.feed(b"note: Breakpoint 0 hit is printed by kd\r\nx Waiting to reconnect...\r\n")
+    assert events == []
+
+
+def test_overlong_line_is_bounded_and_not_a_prompt():
+    rec = StreamRecognizer()
+    rec.feed(b"x" * 200_000)
+    assert rec.prompt is None
+    events, _ = rec.feed(b"Breakpoint 1 hit\r\nBreakpoint 2 hit\r\n0: kd> ")
+    # The first "line" began 200 KB earlier, so it is not at line start.
+    assert [e.number for e in events] == [2]
+    assert rec.prompt is not None
+
+
+def test_break_banner_from_the_corpus():
+    sample = CORPUS / "connect" / "04.txt"
+    if not sample.exists():
+        pytest.skip("shared corpus not beside the checkout")
+    rec = StreamRecognizer()
+    events, _ = rec.feed(sample.read_bytes())
+    assert [e.kind for e in events] == ["connected", "break_in"]
