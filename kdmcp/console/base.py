@@ -39,8 +39,9 @@ class Console(Protocol):
     """One running debugger process.
 
     ``read`` returns ``b""`` when nothing arrived within ``timeout`` and raises
-    ``ConsoleClosed`` at end of stream; it is called from a single pump thread. ``write``,
-    ``interrupt`` and ``terminate`` may be called from any thread.
+    ``ConsoleClosed`` at end of stream. Callers serialise ``read`` themselves (the engine
+    reads under one lock); ``wait_readable`` may be called by several threads at once.
+    ``write``, ``interrupt`` and ``terminate`` may be called from any thread.
     """
 
     @property
@@ -52,6 +53,15 @@ class Console(Protocol):
         ...
 
     def read(self, max_bytes: int, timeout: float) -> bytes: ...
+
+    def wait_readable(self, timeout: float) -> bool:
+        """Block until output (or end of stream) is ready to ``read``, at most ``timeout`` s.
+
+        Lets whichever thread needs the output next do the reading itself: a command's
+        caller waits here directly instead of being woken by the pump thread, which saves
+        a thread handoff (~45 µs under the GIL) per command.
+        """
+        ...
 
     def write(self, data: bytes) -> None: ...
 

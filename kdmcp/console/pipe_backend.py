@@ -72,6 +72,10 @@ class OutputQueue:
             self._closed = True
             self._cond.notify_all()
 
+    def wait_readable(self, timeout: float) -> bool:
+        with self._cond:
+            return self._cond.wait_for(lambda: bool(self._buf) or self._eof, max(0.0, timeout))
+
     def read(self, max_bytes: int, timeout: float, *, what: str) -> bytes:
         """Up to ``max_bytes`` of buffered output, waiting at most ``timeout`` for the first byte.
 
@@ -157,6 +161,9 @@ class PipeConsole:
 
     def read(self, max_bytes: int, timeout: float) -> bytes:
         return self._output.read(max_bytes, timeout, what=f"debugger pid {self.pid}")
+
+    def wait_readable(self, timeout: float) -> bool:
+        return self._output.wait_readable(timeout)
 
     def write(self, data: bytes) -> None:
         """Write all of ``data``; a raw pipe write may be partial, so loop until done."""

@@ -147,6 +147,9 @@ class WexpectConsole:
     def echoes_input(self) -> bool:
         return True
 
+    def wait_readable(self, timeout: float) -> bool:
+        return self._output.wait_readable(timeout)
+
     def read(self, max_bytes: int, timeout: float) -> bytes:
         return self._output.read(max_bytes, timeout, what=f"wexpect console {self.pid}")
 

@@ -85,6 +85,7 @@ class StreamRecognizer:
         self._markers: set[bytes] = set()
         self.prompt: Prompt | None = None
         self.prompt_offset: int | None = None
+        self._prompt_cache: dict[bytes, Prompt | None] = {}
 
     @property
     def end(self) -> int:
@@ -138,10 +139,20 @@ class StreamRecognizer:
         self.prompt = None
         self.prompt_offset = None
         if at_line_start and 0 < len(tail) <= _PROMPT_MAX:
-            self.prompt = match_prompt(tail.decode("utf-8", errors="replace"))
+            self.prompt = self._match_prompt(tail)
             if self.prompt is not None:
                 self.prompt_offset = self._tail_start
         return events, markers
+
+    def _match_prompt(self, tail: bytes) -> Prompt | None:
+        """``match_prompt`` with a small cache: a session sees the same few prompts over and over."""
+        if tail in self._prompt_cache:
+            return self._prompt_cache[tail]
+        prompt = match_prompt(tail.decode("utf-8", errors="replace"))
+        if len(self._prompt_cache) >= 64:
+            self._prompt_cache.clear()
+        self._prompt_cache[tail] = prompt
+        return prompt
 
     def _events(self, text: bytes, base: int) -> list[EventHit]:
         if not any(k in text for k in _KEYWORDS):

@@ -9,11 +9,12 @@ session's condition variable for the states and markers they need, always with a
 from __future__ import annotations
 
 import collections
+import contextlib
 import logging
 import secrets as _random
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 from pydantic import BaseModel
 
@@ -39,6 +40,7 @@ from kdmcp.secret import redact
 log = logging.getLogger(__name__)
 
 _READ_CHUNK = 65536
+_COALESCE_FROM = 2048  # a shorter read means the debugger had nothing more queued
 _PUMP_WAKE_S = 0.25  # bounded read so the pump notices a stop request
 _STOP_EVENTS = {"break_in", "breakpoint", "bugcheck", "exception"}
 _NOT_CONNECTED = {
@@ -93,6 +95,9 @@ class DebuggerSession:
         self._factory = console_factory
         self._cond = threading.Condition()
         self._command_lock = threading.Lock()
+        self._io_lock = threading.Lock()  # held while reading the console and ingesting
+        self._readers = 0  # callers reading the console themselves (the pump stands aside)
+        self._eof = False
         self._console: Console | None = None
         self._pump: threading.Thread | None = None
         self._stop_pump = False
@@ -120,7 +125,17 @@ class DebuggerSession:
 
     def events_since(self, seq: int) -> list[DebuggerEvent]:
         with self._cond:
-            return [e for e in self._events if e.seq > seq]
+            return self._events_after(seq)
+
+    def _events_after(self, seq: int) -> list[DebuggerEvent]:
+        """Events newer than ``seq``, scanning from the newest end (the log holds 10,000)."""
+        newer: list[DebuggerEvent] = []
+        for event in reversed(self._events):
+            if event.seq <= seq:
+                break
+            newer.append(event)
+        newer.reverse()
+        return newer
 
     @property
     def last_event_seq(self) -> int:
@@ -174,29 +189,21 @@ class DebuggerSession:
     # ---------------------------------------------------------------- pump
 
     def _pump_loop(self) -> None:
+        """Drain the console whenever no caller is reading it; then record the exit."""
         console = self._console
         assert console is not None
-        while not self._stop_pump:
-            data = b""
-            try:
-                data = console.read(_READ_CHUNK, _PUMP_WAKE_S)
-                # A pty hands out at most ~4 KB per read: gather what is already there so
-                # the per-chunk work (store, scan, notify) is paid per 64 KB, not per 4 KB.
-                while data and len(data) < _READ_CHUNK:
-                    more = console.read(_READ_CHUNK - len(data), 0)
-                    if not more:
-                        break
-                    data += more
-            except (ConsoleClosed, ConsoleError, OSError):
-                if data:
-                    with self._cond:
-                        self._ingest(data)
-                        self._cond.notify_all()
-                break
-            if data:
-                with self._cond:
-                    self._ingest(data)
-                    self._cond.notify_all()
+        while not self._stop_pump and not self._eof:
+            wait = _PUMP_WAKE_S
+            with self._cond:
+                if self._readers or self.state == SessionState.broken:
+                    # A command's caller reads for itself, or the debugger sits at a prompt
+                    # and prints nothing: stand aside, so the caller that sends the next
+                    # command does not race the pump for its answer. At a prompt, still look
+                    # for unsolicited output (a remote session's other clients) now and then.
+                    if self._cond.wait(_PUMP_WAKE_S) or self._readers or self._stop_pump:
+                        continue  # woken by a change: look at the state again
+                    wait = 0.0
+            self._drain_once(wait, pump=True)
         code = console.wait(5.0)
         if code is not None:
             console.close()  # the process is gone: release its pipes or pty now
@@ -209,6 +216,76 @@ class DebuggerSession:
             for m in self._markers.values():
                 m.done = True
             self._cond.notify_all()
+
+    def _drain_once(self, timeout: float, *, pump: bool) -> None:
+        """Wait up to ``timeout`` for output, then read and ingest what is there.
+
+        Read and ingest happen under one lock, so whichever thread reads (the pump, or a
+        caller waiting for its command) the store gets the bytes in order. The pump checks
+        for a reading caller under that lock: once a caller has announced itself, the pump
+        cannot consume output the caller is blocked waiting for.
+        """
+        console = self._console
+        assert console is not None
+        if not console.wait_readable(timeout):
+            return
+        with self._io_lock:
+            if self._eof or (pump and self._readers):
+                return
+            data = b""
+            try:
+                data = console.read(_READ_CHUNK, 0)
+                # A pty hands out at most ~4 KB per read: after a full one, gather what is
+                # already there so the per-chunk work is paid per 64 KB, not per 4 KB.
+                while len(data) >= _COALESCE_FROM and len(data) < _READ_CHUNK:
+                    more = console.read(_READ_CHUNK - len(data), 0)
+                    if not more:
+                        break
+                    data += more
+            except (ConsoleClosed, ConsoleError, OSError):
+                self._eof = True
+            with self._cond:
+                if data:
+                    self._ingest(data)
+                self._cond.notify_all()
+
+    def _wait_reading(self, predicate: Callable[[], bool], timeout: float) -> bool:
+        """``wait_for``, but this thread reads the console itself while it waits.
+
+        The pump stands aside meanwhile. Without this, every command pays a wake-up of the
+        caller by the pump thread, several times the cost of a pipe round trip.
+        """
+        deadline = time.monotonic() + max(0.0, timeout)
+        with self._reading():
+            wait = 0.0  # first pass: take what is already there (the pump may have stopped mid-way)
+            while True:
+                self._drain_once(wait, pump=False)
+                with self._cond:
+                    if predicate():
+                        return True
+                    if self._eof:
+                        # The pump records the exit; wait for it there.
+                        return self._cond.wait_for(predicate, max(0.0, deadline - time.monotonic()))
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    return False
+                wait = min(remaining, _PUMP_WAKE_S)
+
+    @contextlib.contextmanager
+    def _reading(self) -> Iterator[None]:
+        """Announce that this thread reads the console (nestable); the pump stands aside.
+
+        A command announces itself *before* writing, so the pump cannot wake up on the
+        answer and take it first.
+        """
+        with self._cond:
+            self._readers += 1
+        try:
+            yield
+        finally:
+            with self._cond:
+                self._readers -= 1
+                self._cond.notify_all()
 
     def _ingest(self, data: bytes) -> None:
         """Store a chunk and apply what it says to the state machine (lock held)."""
@@ -394,10 +471,11 @@ class DebuggerSession:
             self.state = SessionState.busy
             self._busy_command = True
             self.prompt = None
-        self._write(command.encode("utf-8") + b"\n.echo " + marker + b"\n")
-        done = self.wait_for(lambda: pending.done or not self._busy_command, timeout)
+        with self._reading():
+            self._write(command.encode("utf-8") + b"\n.echo " + marker + b"\n")
+            done = self._wait_reading(lambda: pending.done or not self._busy_command, timeout)
         with self._cond:
-            events = [e for e in self._events if e.seq > seq0]
+            events = self._events_after(seq0)
             if pending.done and pending.hit is not None:
                 end = pending.hit.output_end
                 text, truncated = self._command_text(start, end, command, marker)
@@ -458,6 +536,7 @@ class DebuggerSession:
             self.state = SessionState.running
             self._stopping = False
             self.prompt = None
+            self._cond.notify_all()  # wake the pump: the target's output is the pump's to read
             assert self._console is not None
             self._go_echo = (command + "\r\n").encode() if self._console.echoes_input else None
         self._write(command.encode("utf-8") + b"\n")
@@ -467,7 +546,7 @@ class DebuggerSession:
                 state=self.state,
                 confirmed="running" if self.state == SessionState.running else "stopped",
                 prompt=self.prompt,
-                events=[e for e in self._events if e.seq > seq0],
+                events=self._events_after(seq0),
                 output_offset=start,
                 elapsed_ms=_ms(t0),
             )
@@ -506,7 +585,7 @@ class DebuggerSession:
                 raise CommandTimeout(f"no prompt within {timeout:g}s of the break-in request",
                                      session_id=self.session_id, state=self.state.value)
             return BreakResult(state=self.state, already_broken=False, prompt=self.prompt,
-                               events=[e for e in self._events if e.seq > seq0], elapsed_ms=_ms(t0))
+                               events=self._events_after(seq0), elapsed_ms=_ms(t0))
 
     def _resync_after_cancel(self, since: int, deadline: float) -> None:
         """After Ctrl+C cancelled a command, make sure the stream is at a clean prompt.

@@ -17,7 +17,6 @@ import os
 import re
 import select
 import signal
-import sys
 import time
 from typing import Literal
 
@@ -64,6 +63,7 @@ class SimDebugger:
         self.script: list[RunEvent] = []
         self.script_deadline: float | None = None
         self.pid = opts.pid if opts.pid is not None else 0x1A2C
+        self._outbuf = bytearray()
         self._wake_r, self._wake_w = os.pipe()
         os.set_blocking(self._wake_w, False)
 
@@ -76,6 +76,17 @@ class SimDebugger:
         self.out_bytes(text.encode("utf-8", errors="replace"))
 
     def out_bytes(self, data: bytes) -> None:
+        """Queue output; it goes out when the debugger next waits (or the queue is large).
+
+        One write per burst, as a console program's buffered stdout does: a command's output,
+        the prompt and the next queued command's output leave together.
+        """
+        self._outbuf += data
+        if len(self._outbuf) >= _WRITE_CHUNK:
+            self.flush()
+
+    def flush(self) -> None:
+        data, self._outbuf = bytes(self._outbuf), bytearray()
         view = memoryview(data)
         while view:
             n = os.write(self.out_fd, view)
@@ -126,6 +137,8 @@ class SimDebugger:
             # Input is read even while the target runs (kd's input thread sees Ctrl+B), but
             # lines are only executed at a prompt.
             fds = [self._wake_r] + ([] if self.input_eof else [self.in_fd])
+            if self._outbuf:
+                self.flush()
             ready, _, _ = select.select(fds, [], [], remaining)
             if self.in_fd in ready:
                 data = os.read(self.in_fd, 65536)
@@ -158,6 +171,7 @@ class SimDebugger:
             while True:
                 self.step()
         except _Exit as done:
+            self.flush()
             return done.code
         except (BrokenPipeError, ConnectionResetError):
             return 1
@@ -370,6 +384,7 @@ class SimDebugger:
             return
         if r.hang == "hard":
             signal.signal(signal.SIGINT, signal.SIG_IGN)
+            self.flush()
             while True:
                 select.select([], [], [], 3600)
         data = r.text.replace("\n", "\r\n") if self.crlf else r.text
@@ -378,7 +393,7 @@ class SimDebugger:
             payload += bytes.fromhex(r.binary_hex)
         if r.die_after_bytes is not None:
             self.out_bytes(payload[: r.die_after_bytes])
-            sys.stdout.flush()
+            self.flush()
             os._exit(r.exit_code)
         if not self.write_interruptible(payload):
             return

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from kdmcp.console.base import Console, ConsoleClosed, ConsoleError, SpawnSpec
-from kdmcp.console.pipe_backend import PipeConsole, spawn
+from kdmcp.console.pipe_backend import OUTPUT_BUFFER_LIMIT, READ_CHUNK, PipeConsole, spawn
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="drives POSIX signals on real children")
 
@@ -166,11 +166,14 @@ def test_large_output_is_complete_and_bounded_by_max_bytes(start: Callable[..., 
     assert console.wait(WAIT) == 0
 
 
-def test_reader_drains_the_pipe_while_nobody_reads(start: Callable[..., PipeConsole]) -> None:
-    """~1.3 MB through a 64 KB pipe: the child can only exit if our reader thread drains it."""
+def test_read_ahead_is_bounded_and_loses_nothing(start: Callable[..., PipeConsole]) -> None:
+    """~1.3 MB: the reader buffers at most its limit, then the child waits for us; nothing is lost."""
     console = start(PRINT_A_LOT.replace("LINES", str(LINES)))
-    assert console.wait(WAIT) == 0
+    assert len(expected_lot()) > OUTPUT_BUFFER_LIMIT + 2 * READ_CHUNK
+    assert console.wait(0.5) is None  # blocked on a full pipe while nobody reads
+    assert len(console._output._buf) <= OUTPUT_BUFFER_LIMIT + READ_CHUNK
     assert read_to_end(console) == expected_lot()
+    assert console.wait(WAIT) == 0
 
 
 def test_read_times_out_with_empty_bytes(start: Callable[..., PipeConsole]) -> None:
