@@ -33,6 +33,9 @@ _PROCESSOR_SWITCH_RE = re.compile(r"~(\d+)s", re.IGNORECASE)
 _EFFMACH_RE = re.compile(r"\.effmach(?:\s+(\S+))?", re.IGNORECASE)
 _QUIT_RE = re.compile(r"q[qd]?", re.IGNORECASE)
 _WRITE_CHUNK = 65536
+_BREAK_THREAD = 2
+# In canned text, replaced by the debugger's own command line (as ``version`` prints it).
+COMMAND_LINE_TOKEN = "@@COMMAND_LINE@@"
 
 
 class _Exit(Exception):
@@ -53,7 +56,9 @@ class SimDebugger:
         self.state: State = "waiting"
         self.kernel = opts.flavor == "kd"
         self.cpu = 0
-        self.thread = 0
+        # cdb's current thread: the attach break runs on its own thread (2 in the canned
+        # process); a launch stops on the main thread (0).
+        self.thread = _BREAK_THREAD if opts.mode == "attach" else 0
         self.machine: str | None = None
         self.last_command = ""
         self.break_pending = False
@@ -239,7 +244,11 @@ class SimDebugger:
         what = self.wait(timeout, want_input=False)
         if what == "interrupt":
             if self.state == "running":
-                self.out(texts.kernel_break_in(self.sc) if self.kernel else texts.user_break_in(self.pid, 0x5D0))
+                if self.kernel:
+                    self.out(texts.kernel_break_in(self.sc))
+                else:
+                    self.out(texts.user_break_in(self.pid, 0x5D0))
+                    self.thread = _BREAK_THREAD  # Ctrl+C injects a thread that breaks
                 self.enter_broken()
             else:
                 self.break_pending = True  # kd breaks in as soon as the target is back
@@ -387,7 +396,8 @@ class SimDebugger:
             self.flush()
             while True:
                 select.select([], [], [], 3600)
-        data = r.text.replace("\n", "\r\n") if self.crlf else r.text
+        text = r.text.replace(COMMAND_LINE_TOKEN, self.opts.command_line_echo)
+        data = text.replace("\n", "\r\n") if self.crlf else text
         payload = data.encode("utf-8")
         if r.binary_hex:
             payload += bytes.fromhex(r.binary_hex)

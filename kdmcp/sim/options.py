@@ -39,6 +39,8 @@ class SimOptions:
     noshell: bool = False
     scenario_path: str | None = None
     extra: list[str] = field(default_factory=list)
+    # How the debugger's command line reads back in its own output (``version``).
+    command_line_echo: str = ""
 
 
 class UsageError(Exception):
@@ -89,6 +91,9 @@ def parse_args(argv: list[str]) -> SimOptions:
         i += 1
 
     opts = SimOptions(flavor=flavor, mode="launch", scenario_path=scenario_path)
+    exe = f'"C:\\Program Files (x86)\\Windows Kits\\10\\Debuggers\\x64\\{flavor}.exe"'
+    shown = [a for i, a in enumerate(argv[1:], 1) if a != "--scenario" and argv[i - 1] != "--scenario"]
+    opts.command_line_echo = " ".join([exe, *shown])
     opts.symbol_path = values.get("-y")
     opts.initial_commands = values.get("-c")
     opts.initial_break = bool(flags & {"-b", "-bonc"})

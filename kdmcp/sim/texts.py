@@ -148,8 +148,9 @@ def syntax_error(command: str) -> str:
 
 
 def processor_switch(sc: Scenario, cpu: int) -> str:
-    """``~Ns``: kd shows where the new processor is."""
-    return f"nt!KiIdleLoop+0x{0x40 + cpu * 8:x}:\nfffff800`62a0{cpu:x}d50 f390            pause\n"
+    """``~Ns``: kd shows where the new processor is (an idle processor spins in KiIdleLoop)."""
+    del sc, cpu
+    return "nt!KiIdleLoop+0x54:\nfffff800`62a00d64 f390            pause\n"
 
 
 def cdb_attach(pid: int) -> str:

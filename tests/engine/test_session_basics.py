@@ -125,3 +125,13 @@ def test_banner_is_kept_and_key_is_redacted(make_session):
     banner = s.read_output(0, 4096).decode()
     assert "Using NET for debugging" in banner and "Kernel Debugger connection established." in banner
     assert "key=***" in s.plan.display and "1.2.3.4" not in s.plan.display
+
+
+def test_key_echoed_by_the_debugger_is_redacted(make_session):
+    canary = "k3yc4n4ry0000.zzzz.yyyy.xxxx"
+    s = make_session(target=kdnet(50000, canary))
+    r = s.execute("version")  # kd's "command line:" line repeats -k net:...,key=...
+    assert "command line:" in r.output and "key=***" in r.output
+    assert "k3yc4n4ry0000" not in r.output
+    assert "k3yc4n4ry0000" not in s.plan.display
+    assert all("k3yc4n4ry0000" not in e.text for e in s.events_since(0))

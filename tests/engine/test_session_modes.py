@@ -8,7 +8,7 @@ from kdmcp.engine import DumpTarget, LocalKernelTarget, ProcessTarget, RemoteTar
 def test_cdb_attach_break_continue_and_quit_detaches(make_session):
     s = make_session(target=ProcessTarget(pid=4242), flavor="cdb")
     assert s.state == SessionState.broken
-    assert s.prompt is not None and s.prompt.text == "0:000> " and s.prompt.mode == "user"
+    assert s.prompt is not None and s.prompt.text == "0:002> " and s.prompt.mode == "user"
     assert s.execute(".echo user mode").output.strip() == "user mode"
     assert s.continue_().state == SessionState.running
     b = s.break_in()

@@ -14,13 +14,14 @@ import sys
 import pytest
 
 from kdmcp.sim import texts
+from kdmcp.sim.debugger import COMMAND_LINE_TOKEN
 from kdmcp.sim.scenario import Scenario, builtin
 
 TIMEOUT_SEC = 30
 KD_ARGV = [sys.executable, "-m", "kdmcp.sim", "kd", "-k", "net:port=50000,key=1.2.3.4", "-b"]
 CDB_ARGV = [sys.executable, "-m", "kdmcp.sim", "cdb", "-p", "1234"]
 KD_PROMPT = "0: kd> "
-CDB_PROMPT = "0:000> "
+CDB_PROMPT = "0:002> "  # after an attach, cdb sits on its break-in thread (2 in the canned process)
 
 KD_COMMANDS = [
     "r", "k", "kv", "lm", "lm m nt", "vertarget", "!process 0 0", "!process -1 0", "!thread",
@@ -36,7 +37,12 @@ CDB_COMMANDS = [
 BUILT_IN = re.compile(r"(~\d+s|\.echo.*|q[qd]?|g[hnuc]?|\.effmach.*|\.reboot|\.crash)", re.IGNORECASE)
 
 
-def _crlf(text: str) -> str:
+def _crlf(text: str, argv: list[str] | None = None) -> str:
+    """The text as played: ``\r\n`` line ends, the debugger's command line filled in."""
+    if argv is not None:
+        flavor = argv[3]
+        exe = f'"C:\\Program Files (x86)\\Windows Kits\\10\\Debuggers\\x64\\{flavor}.exe"'
+        text = text.replace(COMMAND_LINE_TOKEN, " ".join([exe, *argv[4:]]))
     return text.replace("\n", "\r\n")
 
 
@@ -47,8 +53,8 @@ def _session(argv: list[str], commands: list[str]) -> str:
     return done.stdout.decode("utf-8")
 
 
-def _expected_tail(sc: Scenario, prompt: str, commands: list[str]) -> str:
-    played = "".join(prompt + _crlf(sc.responses[command].text) for command in commands)
+def _expected_tail(sc: Scenario, prompt: str, commands: list[str], argv: list[str]) -> str:
+    played = "".join(prompt + _crlf(sc.responses[command].text, argv) for command in commands)
     return played + prompt + "quit:\r\n"
 
 
@@ -144,16 +150,17 @@ def test_kd_session_plays_canned_responses_verbatim(kd):
     out = _session(KD_ARGV, KD_COMMANDS)
     assert "Syntax error" not in out
     for command in KD_COMMANDS:
-        assert _crlf(kd.responses[command].text) in out, command
-    assert out.endswith(_expected_tail(kd, KD_PROMPT, KD_COMMANDS))
+        assert _crlf(kd.responses[command].text, KD_ARGV) in out, command
+    assert out.endswith(_expected_tail(kd, KD_PROMPT, KD_COMMANDS, KD_ARGV))
 
 
 def test_cdb_session_plays_canned_responses_verbatim(cdb):
     out = _session(CDB_ARGV, CDB_COMMANDS)
     assert "Syntax error" not in out
     for command in CDB_COMMANDS:
-        assert _crlf(cdb.responses[command].text) in out, command
-    assert out.endswith(_expected_tail(cdb, CDB_PROMPT, CDB_COMMANDS))
+        assert _crlf(cdb.responses[command].text, CDB_ARGV) in out, command
+    assert out.endswith(_expected_tail(cdb, CDB_PROMPT, CDB_COMMANDS, CDB_ARGV))
+    assert '"C:\\Program Files (x86)\\Windows Kits\\10\\Debuggers\\x64\\cdb.exe" -p 1234' in out
 
 
 def test_unknown_extension_and_unknown_command_differ():

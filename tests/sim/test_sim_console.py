@@ -108,7 +108,7 @@ def test_pty_echo_processor_switch_and_empty_line_repeat(children):
     kd.expect_exact("0: kd> ")
     kd.sendline("~2s")
     kd.expect_exact("~2s\r\n")  # the terminal's echo
-    kd.expect_exact("nt!KiIdleLoop+0x50:\r\n")
+    kd.expect_exact("nt!KiIdleLoop+0x54:\r\n")
     kd.expect_exact("2: kd> ")
     kd.sendline(".echo again")
     kd.expect_exact("again\r\n2: kd> ")
@@ -141,7 +141,7 @@ def test_prompt_forms(children, tmp_path):
         (["kd", "-kl"], "lkd> "),
         (["kd", "-z", str(dump)], "0: kd> "),
         (["cdb", "-z", str(dump)], "0:000> "),
-        (["cdb", "-p", "4242"], "0:000> "),
+        (["cdb", "-p", "4242"], "0:002> "),  # attached: the break-in thread
         (["cdb", "C:\\app.exe", "--flag"], "0:000> "),
         (["kd", "-remote", "tcp:server=127.0.0.1,port=5005"], "0: kd> "),
     ]
@@ -184,7 +184,7 @@ def test_cdb_launch_and_attach_banners(children):
     cdb.kill(signal.SIGINT)
     cdb.expect_exact("(1a2c.5d0): Break instruction exception - code 80000003 (first chance)\r\n")
     cdb.expect_exact("ntdll!DbgBreakPoint:\r\n")
-    cdb.expect_exact("0:000> ")
+    cdb.expect_exact("0:002> ")  # Ctrl+C breaks in on a thread of its own
 
 
 def test_initial_command_and_server_options(children):
