@@ -35,7 +35,7 @@ _QUIT_RE = re.compile(r"q[qd]?", re.IGNORECASE)
 _WRITE_CHUNK = 65536
 _BREAK_THREAD = 2
 # In canned text, replaced by the debugger's own command line (as ``version`` prints it).
-COMMAND_LINE_TOKEN = "@@COMMAND_LINE@@"
+COMMAND_LINE_TOKEN = "@@COMMAND_LINE@@"  # noqa: S105 (a placeholder, not a secret)
 
 
 class _Exit(Exception):
