@@ -79,26 +79,28 @@ def bench_commands(backend: str, n: int) -> tuple[float, float]:
     return statistics.median(times), _pct(times, 0.99)
 
 
-def bench_raw_pipe(n: int) -> float:
-    child = subprocess.Popen([sys.executable, "-c", _ECHO_CHILD], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                             bufsize=0)
+def bench_raw_pipe(n: int, argv: list[str], request: str) -> float:
+    """Median ms to write ``request`` and read back as many prompts as it has lines, raw."""
+    child = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, bufsize=0)
     assert child.stdin is not None and child.stdout is not None
     out, inp = child.stdout.fileno(), child.stdin.fileno()
+    lines = request.count("\n")
 
-    def until_prompt() -> None:
+    def until_prompts(count: int) -> None:
         got = b""
-        while not got.endswith(b"kd> "):
+        while got.count(b"kd> ") < count:
             got += os.read(out, 65536)
 
-    until_prompt()
+    until_prompts(1)
     times = []
     for i in range(n + 20):
         t0 = time.perf_counter()
-        os.write(inp, f"echo {i}\n".encode())
-        until_prompt()
+        os.write(inp, request.format(i=i).encode())
+        until_prompts(lines)
         if i >= 20:
             times.append((time.perf_counter() - t0) * 1000)
     child.stdin.close()
+    child.kill()
     child.wait(10)
     child.stdout.close()
     return statistics.median(times)
@@ -158,8 +160,13 @@ def run(quick: bool) -> dict[str, float]:
     figures: dict[str, float] = {}
     figures["cmd_p50_ms"], figures["cmd_p99_ms"] = bench_commands(backend, n)
     figures["cmd_p50_ms_pipe"], figures["cmd_p99_ms_pipe"] = bench_commands("pipe", n)
-    figures["raw_pipe_p50_ms"] = bench_raw_pipe(n)
+    figures["raw_pipe_p50_ms"] = bench_raw_pipe(n, [sys.executable, "-c", _ECHO_CHILD], "echo {i}\n")
+    # The same two lines the engine sends (command + .echo marker), raw, to the simulator:
+    # what the debugger itself costs, before any engine work.
+    sim = [*simulator_command("kd", FAULTS), "-b", "-k", "net:port=50000,key=1.2.3.4"]
+    figures["raw_sim_p50_ms"] = bench_raw_pipe(n, sim, ".echo {i}\n.echo KDMCP0123456789ABCDEF01234\n")
     figures["cmd_vs_floor_ratio"] = figures["cmd_p50_ms"] / figures["raw_pipe_p50_ms"]
+    figures["engine_overhead_p50_ms"] = figures["cmd_p50_ms_pipe"] - figures["raw_sim_p50_ms"]
     t1 = bench_capture(backend, 1)
     t10 = bench_capture(backend, 10)
     t100 = bench_capture(backend, 100)

@@ -155,7 +155,10 @@ class StreamRecognizer:
         return prompt
 
     def _events(self, text: bytes, base: int) -> list[EventHit]:
-        if not any(k in text for k in _KEYWORDS):
+        for keyword in _KEYWORDS:
+            if keyword in text:
+                break
+        else:
             return []
         hits = []
         for m in _EVENT_RE.finditer(text):

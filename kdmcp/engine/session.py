@@ -109,6 +109,8 @@ class DebuggerSession:
         self._connected_once = False
         self._stopping = False  # a stop banner arrived; its prompt has not
         self._markers: dict[bytes, _Marker] = {}
+        self._marker_prefix = f"KDMCP{_random.token_hex(8).upper()}N".encode()
+        self._marker_count = 0
         self._events: collections.deque[DebuggerEvent] = collections.deque(maxlen=self.config.event_log_size)
         self._seq = 0
         self._busy_command = False
@@ -249,27 +251,27 @@ class DebuggerSession:
                     self._ingest(data)
                 self._cond.notify_all()
 
-    def _wait_reading(self, predicate: Callable[[], bool], timeout: float) -> bool:
+    def _read_until(self, predicate: Callable[[], bool], timeout: float) -> bool:
         """``wait_for``, but this thread reads the console itself while it waits.
 
-        The pump stands aside meanwhile. Without this, every command pays a wake-up of the
-        caller by the pump thread, several times the cost of a pipe round trip.
+        The caller has announced itself with ``_reading()``, so the pump stands aside.
+        Without this, every command pays a wake-up of the caller by the pump thread,
+        several times the cost of a pipe round trip.
         """
         deadline = time.monotonic() + max(0.0, timeout)
-        with self._reading():
-            wait = 0.0  # first pass: take what is already there (the pump may have stopped mid-way)
-            while True:
-                self._drain_once(wait, pump=False)
-                with self._cond:
-                    if predicate():
-                        return True
-                    if self._eof:
-                        # The pump records the exit; wait for it there.
-                        return self._cond.wait_for(predicate, max(0.0, deadline - time.monotonic()))
-                remaining = deadline - time.monotonic()
-                if remaining <= 0:
-                    return False
-                wait = min(remaining, _PUMP_WAKE_S)
+        wait = 0.0  # first pass: take what is already there (the pump may have stopped mid-way)
+        while True:
+            self._drain_once(wait, pump=False)
+            with self._cond:
+                if predicate():
+                    return True
+                if self._eof:
+                    # The pump records the exit; wait for it there.
+                    return self._cond.wait_for(predicate, max(0.0, deadline - time.monotonic()))
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                return False
+            wait = min(remaining, _PUMP_WAKE_S)
 
     @contextlib.contextmanager
     def _reading(self) -> Iterator[None]:
@@ -459,7 +461,7 @@ class DebuggerSession:
 
     def _immediate(self, command: str, timeout: float) -> CommandResult:
         t0 = time.monotonic()
-        marker = f"KDMCP{_random.token_hex(10).upper()}".encode()
+        marker = self._new_marker()
         pending = _Marker(marker)
         with self._cond:
             self._check_ready()
@@ -473,7 +475,7 @@ class DebuggerSession:
             self.prompt = None
         with self._reading():
             self._write(command.encode("utf-8") + b"\n.echo " + marker + b"\n")
-            done = self._wait_reading(lambda: pending.done or not self._busy_command, timeout)
+            done = self._read_until(lambda: pending.done or not self._busy_command, timeout)
         with self._cond:
             events = self._events_after(seq0)
             if pending.done and pending.hit is not None:
@@ -503,6 +505,14 @@ class DebuggerSession:
             self._rec.discard_marker(marker)
             raise NotConnected(f"the target went away during the command ({self.state.value})",
                                session_id=self.session_id, state=self.state.value)
+
+    def _new_marker(self) -> bytes:
+        """A marker no output can forge: a random per-session prefix and a counter.
+
+        (A fresh random token per command cost a getrandom() call each time.)
+        """
+        self._marker_count += 1
+        return self._marker_prefix + str(self._marker_count).encode()
 
     def _command_text(self, start: int, end: int, command: str, marker: bytes) -> tuple[str, bool]:
         """The command's output for the caller: echoes removed, capped inline."""
@@ -604,7 +614,7 @@ class DebuggerSession:
                 return
             for m in self._markers.values():
                 self._rec.discard_marker(m.marker)
-            marker = f"KDMCP{_random.token_hex(10).upper()}".encode()
+            marker = self._new_marker()
             self._markers = {marker: _Marker(marker)}
             self._rec.add_marker(marker)
             self._rec.reset_line()
