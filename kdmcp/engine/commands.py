@@ -10,6 +10,10 @@ from __future__ import annotations
 import re
 from typing import Literal
 
+from kdmcp.parse.command_list import split_command_list
+
+__all__ = ["MAX_COMMAND_BYTES", "CommandKind", "classify", "split_command_list", "validate"]
+
 CommandKind = Literal["immediate", "go", "reboot", "quit"]
 
 MAX_COMMAND_BYTES = 4000  # under the pty's 4096-byte canonical line limit
@@ -18,24 +22,6 @@ MAX_COMMAND_BYTES = 4000  # under the pty's 4096-byte canonical line limit
 _GO_RE = re.compile(r"(?:~[\d.#*]*\s*|\|\d*\s*)?g[hncu]?(?:[\s=].*)?", re.IGNORECASE | re.DOTALL)
 _REBOOT_RE = re.compile(r"\.(?:reboot|restart)\b.*", re.IGNORECASE | re.DOTALL)
 _QUIT_RE = re.compile(r"q[qd]?", re.IGNORECASE)
-
-
-def split_command_list(line: str) -> list[str]:
-    """Split ``a; b; c`` as kd does: not inside double quotes or ``{}`` blocks."""
-    pieces: list[str] = []
-    depth, quoted, start = 0, False, 0
-    for i, ch in enumerate(line):
-        if ch == '"':
-            quoted = not quoted
-        elif not quoted and ch == "{":
-            depth += 1
-        elif not quoted and ch == "}":
-            depth = max(0, depth - 1)
-        elif ch == ";" and not quoted and depth == 0:
-            pieces.append(line[start:i])
-            start = i + 1
-    pieces.append(line[start:])
-    return [p.strip() for p in pieces if p.strip()]
 
 
 def classify(line: str) -> CommandKind:

@@ -20,6 +20,7 @@ import signal
 import time
 from typing import Literal
 
+from kdmcp.parse.command_list import split_command_list
 from kdmcp.sim import bulk, texts
 from kdmcp.sim.options import KDNET_KEY_RE, SimOptions
 from kdmcp.sim.scenario import Response, RunEvent, Scenario
@@ -329,8 +330,8 @@ class SimDebugger:
                 return
             line = self.last_command  # kd repeats the last command on an empty line
         self.last_command = line
-        for piece in split_commands(line):
-            self.execute(piece.strip())
+        for piece in split_command_list(line):
+            self.execute(piece)
             if self.state != "broken":
                 return
 
@@ -432,21 +433,3 @@ class SimDebugger:
                 return False
             self.out_bytes(payload[start:start + _WRITE_CHUNK])
         return True
-
-
-def split_commands(line: str) -> list[str]:
-    """Split a ``;`` command list the way kd does: not inside quotes or braces."""
-    pieces: list[str] = []
-    depth, quoted, start = 0, False, 0
-    for i, ch in enumerate(line):
-        if ch == '"':
-            quoted = not quoted
-        elif not quoted and ch == "{":
-            depth += 1
-        elif not quoted and ch == "}":
-            depth = max(0, depth - 1)
-        elif ch == ";" and not quoted and depth == 0:
-            pieces.append(line[start:i])
-            start = i + 1
-    pieces.append(line[start:])
-    return pieces
