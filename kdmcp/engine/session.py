@@ -381,8 +381,8 @@ class DebuggerSession:
             start += len(self._go_echo)
             raw = raw[len(self._go_echo) :]
             self._go_echo = None
-        if not raw.strip():
-            return
+        if not raw.strip(b" \t\r\n\x03"):
+            return  # only line ends, or the pty's echo of the ^C that breaks in
         self._event("dbgprint", raw.decode("utf-8", errors="replace"), start, end)
 
     def _event(

@@ -86,7 +86,7 @@ def test_target_running_after_connect_without_initial_break(make_session):
 
 def test_wrong_key_stays_waiting_and_start_returns_in_time(make_session):
     t0 = time.monotonic()
-    s = make_session(target=kdnet(50005, "aaaa.bbbb.cccc.dddd"), scenario_name="strict_key", start_timeout=1.0)
+    s = make_session(target=kdnet(50005, "aaaa.bbbb.cccc.dddd"), scenario_name="strict_key", start_timeout=2.0)
     elapsed = time.monotonic() - t0
     assert s.state == SessionState.waiting_for_target
     assert elapsed < 5.0
@@ -99,7 +99,7 @@ def test_wrong_key_stays_waiting_and_start_returns_in_time(make_session):
 
 def test_wrong_port_stays_waiting(make_session):
     key = "2steg4fzbj2sz.3tqgjxx3kdz6y.1thq6ipbwyebm.2y9aa2z6g1tdk"
-    s = make_session(target=kdnet(50006, key), scenario_name="strict_key", start_timeout=0.5)
+    s = make_session(target=kdnet(50006, key), scenario_name="strict_key", start_timeout=2.0)
     assert s.state == SessionState.waiting_for_target
 
 

@@ -140,3 +140,12 @@ def test_stop_kills_a_hard_hung_debugger(make_session):
     result = s.stop(timeout=3.0)
     assert result.state == SessionState.exited
     assert "terminated" in result.actions or "killed" in result.actions
+
+
+def test_break_in_reports_no_spurious_dbgprint(make_session):
+    s = make_session(initial_break=False)
+    b = s.break_in()
+    assert _kinds(b.events) == ["break_in"]
+    s.continue_()
+    b = s.break_in()
+    assert _kinds(b.events) == ["break_in"]
