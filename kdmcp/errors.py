@@ -94,3 +94,15 @@ class DebuggerError(KdMcpError):
     """The debugger could not be started or driven (not found, spawn failed, pipe error)."""
 
     category = "debugger"
+
+
+class StateFileError(KdMcpError):
+    """The KDNET state file is missing, unreadable or malformed: fix it or point elsewhere."""
+
+    category = "state_file"
+
+
+class ConfigError(KdMcpError):
+    """The server configuration is unreadable or invalid: fix the named key."""
+
+    category = "config"

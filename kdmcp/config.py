@@ -1,0 +1,275 @@
+"""The server's one YAML config file: debugger paths, timeouts, limits, named KDNET connections.
+
+Found at ``--config PATH``, else ``$KDMCP_CONFIG``, else ``platformdirs.user_config_dir("kd-mcp")/
+config.yaml`` if that exists, else every setting takes its default. A path given explicitly
+(option or environment) must exist; the per-user file is optional.
+
+Validation is strict (``extra="forbid"``, no ``"60"`` → 60 or ``yes`` → 1 coercion) because a
+misspelt key that is silently ignored is a timeout the user thinks they changed. Every error
+names the key by its dotted path (``timeouts.command: Input should be greater than 0``) and is
+raised as ``ConfigError``; no message quotes a value, so KDNET keys in ``connections`` stay out
+of them.
+"""
+
+from __future__ import annotations
+
+import ntpath
+import os
+import re
+import stat
+import types
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal, Union, get_args, get_origin
+
+import platformdirs
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from kdmcp.errors import ConfigError
+from kdmcp.statefile import KdnetKey, others_can_read, read_yaml_document
+
+__all__ = [
+    "ENV_CONFIG",
+    "Config",
+    "ConfigSource",
+    "ConsoleBackendName",
+    "DebuggerPaths",
+    "KdnetConnection",
+    "LoadedConfig",
+    "Timeouts",
+    "default_config_path",
+    "load_config",
+]
+
+ENV_CONFIG = "KDMCP_CONFIG"
+CONFIG_FILE_NAME = "config.yaml"
+
+ConsoleBackendName = Literal["auto", "pexpect", "pipe", "wexpect"]
+ConfigSource = Literal["argument", "env", "default", "none"]
+
+# A connection name is typed by people and agents as a tool argument: keep it plain.
+_CONNECTION_NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
+_SECTIONS = ("debuggers", "timeouts", "connections")
+
+
+class _Section(BaseModel):
+    """Common settings: unknown keys are errors, no type coercion, inputs never quoted in errors."""
+
+    model_config = ConfigDict(
+        extra="forbid",
+        frozen=True,
+        strict=True,
+        arbitrary_types_allowed=True,
+        hide_input_in_errors=True,
+    )
+
+
+class DebuggerPaths(_Section):
+    """Explicit executables; unset means "discover it" (``kdmcp.discovery``), a bare name is looked up on PATH."""
+
+    kd: str | None = None
+    cdb: str | None = None
+    windbg: str | None = None
+
+
+class Timeouts(_Section):
+    """Seconds. Defaults suit a KDNET guest on a LAN with symbols on a symbol server."""
+
+    startup: float = Field(default=30.0, gt=0)  # debugger start to first prompt or "running"
+    command: float = Field(default=60.0, gt=0)  # one immediate command (!analyze can be slow)
+    break_in: float = Field(default=10.0, gt=0)  # Ctrl+Break to the break banner and prompt
+    continue_wait_sec: float = Field(default=5.0, ge=0)  # resume_for_winrm: watch after `g`
+    stop: float = Field(default=10.0, gt=0)  # resume + quit before the process is killed
+
+
+class KdnetConnection(_Section):
+    """A named KDNET target, so callers can say ``connect lab-vm`` instead of passing the key."""
+
+    port: int = Field(ge=1, le=65535)
+    key: KdnetKey
+    target_host: str | None = None  # kd's target=: the guest, when the host has several NICs
+
+
+class Config(_Section):
+    """The whole file. Every key is optional."""
+
+    debuggers: DebuggerPaths = Field(default_factory=DebuggerPaths)
+    symbol_path: str | None = None
+    console_backend: ConsoleBackendName = "auto"
+    timeouts: Timeouts = Field(default_factory=Timeouts)
+    inline_output_bytes: int = Field(default=64 * 1024, ge=1)
+    max_sessions: int = Field(default=4, ge=1)
+    state_file: str | None = None
+    state_file_max_age_hours: float = Field(default=24.0, gt=0)
+    connections: dict[str, KdnetConnection] = Field(default_factory=dict)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _empty_sections_are_defaults(cls, data: Any) -> Any:
+        """``timeouts:`` with every child commented out is YAML null: read it as "all defaults"."""
+        if isinstance(data, dict):
+            return {k: ({} if v is None and k in _SECTIONS else v) for k, v in data.items()}
+        return data
+
+    @field_validator("connections")
+    @classmethod
+    def _plain_names(cls, connections: dict[str, KdnetConnection]) -> dict[str, KdnetConnection]:
+        for name in connections:
+            if not _CONNECTION_NAME_RE.fullmatch(name):
+                raise ValueError(
+                    f"connection name {name!r} must be 1-64 letters, digits, '_', '-' or '.', starting with a letter "
+                    "or digit"
+                )
+        return connections
+
+    @property
+    def state_file_max_age_s(self) -> float:
+        """The age limit as ``load_state`` takes it."""
+        return self.state_file_max_age_hours * 3600.0
+
+
+@dataclass(frozen=True)
+class LoadedConfig:
+    """The validated config and the file it came from (``None``: no file, all defaults)."""
+
+    config: Config
+    path: Path | None
+    source: ConfigSource = "none"
+    warnings: list[str] = field(default_factory=list)
+
+
+def default_config_path() -> Path:
+    """The per-user config file: ``%LOCALAPPDATA%\\kd-mcp\\kd-mcp\\config.yaml`` on Windows,
+    ``~/.config/kd-mcp/config.yaml`` on Linux, ``~/Library/Application Support/kd-mcp/`` on macOS."""
+    return Path(platformdirs.user_config_dir("kd-mcp")) / CONFIG_FILE_NAME
+
+
+def load_config(
+    path: str | os.PathLike[str] | None = None,
+    *,
+    env: Mapping[str, str] | None = None,
+    default_path: Path | None = None,
+) -> LoadedConfig:
+    """Find, read and validate the config; raise ``ConfigError`` naming the file and the bad key.
+
+    Relative paths inside the file (``debuggers.*``, ``state_file``) are taken relative to the
+    file's directory, so a config works whatever directory the server starts in.
+    """
+    environ = os.environ if env is None else env
+    chosen: Path | None = None
+    source: ConfigSource = "none"
+    if path is not None and str(path).strip():
+        chosen, source = Path(os.path.expanduser(str(path).strip())), "argument"
+    elif environ.get(ENV_CONFIG, "").strip():
+        chosen, source = Path(os.path.expanduser(environ[ENV_CONFIG].strip())), "env"
+    else:
+        candidate = default_config_path() if default_path is None else default_path
+        if candidate.is_file():
+            chosen, source = candidate, "default"
+    if chosen is None:
+        return LoadedConfig(config=Config(), path=None, source="none")
+
+    label = f"config file {chosen}" + (f" (from ${ENV_CONFIG})" if source == "env" else "")
+    data = read_yaml_document(chosen, label, ConfigError)
+    if data is None:  # an empty file, or only comments
+        data = {}
+    if not isinstance(data, dict):
+        raise ConfigError(f"{label}: must be a mapping of settings at the top level")
+    problems: list[str] | None = None
+    try:
+        config = Config.model_validate(data)
+    except ValidationError as exc:
+        problems = _describe(exc)
+    # Raised outside the except block so the ValidationError is not chained onto ours.
+    if problems is not None:
+        raise ConfigError(f"{label}: " + "; ".join(problems))
+
+    config = _anchor_paths(config, chosen.parent)
+    return LoadedConfig(config=config, path=chosen, source=source, warnings=_warnings(config, chosen))
+
+
+def _anchor_paths(config: Config, base: Path) -> Config:
+    """Make relative file paths relative to the config's directory, and expand ``~``.
+
+    A debugger given as a bare name (``kd.exe``) stays as is: discovery looks it up on PATH.
+    ``C:\\...`` counts as absolute on every host, so a Windows config reads the same in tests.
+    """
+
+    def anchor(value: str | None, *, bare_is_command: bool) -> str | None:
+        if value is None:
+            return None
+        expanded = os.path.expanduser(value)
+        if os.path.isabs(expanded) or ntpath.isabs(expanded):
+            return expanded
+        if bare_is_command and not any(sep in expanded for sep in ("/", "\\")):
+            return expanded
+        return str(base / expanded)
+
+    debuggers = config.debuggers.model_copy(
+        update={name: anchor(getattr(config.debuggers, name), bare_is_command=True) for name in ("kd", "cdb", "windbg")}
+    )
+    return config.model_copy(
+        update={"debuggers": debuggers, "state_file": anchor(config.state_file, bare_is_command=False)}
+    )
+
+
+def _warnings(config: Config, path: Path) -> list[str]:
+    """A config holding KDNET keys should be as private as the state file."""
+    if not config.connections or os.name != "posix":
+        return []
+    try:
+        mode = path.stat().st_mode
+    except OSError:
+        return []
+    if others_can_read(mode):
+        return [
+            f"config file is readable by other users (mode {stat.S_IMODE(mode):04o}) and holds KDNET keys "
+            f"in connections: chmod 600 {path}"
+        ]
+    return []
+
+
+def _describe(exc: ValidationError) -> list[str]:
+    """``dotted.key: message`` per error; an unknown key lists the keys allowed there."""
+    out: list[str] = []
+    for err in exc.errors(include_url=False, include_context=False, include_input=False):
+        parts = [str(p) for p in err["loc"] if p != "[key]"]
+        loc = ".".join(parts) or "(top level)"
+        kind = err["type"]
+        if kind == "missing":
+            msg = "is required"
+        elif kind == "extra_forbidden":
+            allowed = _allowed_keys(err["loc"][:-1])
+            msg = "is not a known key" + (f" (expected one of: {', '.join(allowed)})" if allowed else "")
+        elif err["loc"] and err["loc"][-1] == "[key]":
+            msg = "connection names must be strings"
+        else:
+            msg = err["msg"].removeprefix("Value error, ")
+        out.append(f"{loc}: {msg}")
+    return out
+
+
+def _allowed_keys(loc: tuple[int | str, ...]) -> list[str]:
+    """The field names of the section at ``loc`` (walking models and ``dict`` values)."""
+    node: Any = Config
+    for part in loc:
+        if isinstance(node, type) and issubclass(node, BaseModel):
+            info = node.model_fields.get(str(part))
+            if info is None:
+                return []
+            node = _unwrap_optional(info.annotation)
+        elif get_origin(node) is dict:
+            node = get_args(node)[1]
+        else:
+            return []
+    if isinstance(node, type) and issubclass(node, BaseModel):
+        return list(node.model_fields)
+    return []
+
+
+def _unwrap_optional(annotation: Any) -> Any:
+    if get_origin(annotation) in (Union, types.UnionType):
+        args = [a for a in get_args(annotation) if a is not type(None)]
+        return args[0] if len(args) == 1 else annotation
+    return annotation
