@@ -1,34 +1,151 @@
-"""``kd-mcp``: the command-line entry point.
+"""``kd-mcp``: serve (stdio, the default), doctor, demo, state write, and the simulator.
 
-For now it runs the simulated debugger (``kd-mcp sim kd ...``), the one part of kd-mcp a
-person drives by hand; the MCP server's ``serve`` command joins it with the server layer.
+In stdio mode stdout belongs to MCP: everything for people goes to stderr.
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
+from typing import TYPE_CHECKING
 
 from kdmcp import __version__
+from kdmcp.errors import KdMcpError
+
+if TYPE_CHECKING:  # the server pulls in the MCP SDK: not needed for `kd-mcp sim`
+    from kdmcp.server import ServerOptions
+
+_COMMANDS = ("serve", "doctor", "demo", "state", "sim")
+
+
+def _common(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--config", help="config file (default: KDMCP_CONFIG, then the per-user config)")
+    parser.add_argument("--simulate", action="store_true",
+                        help="use the simulated kd.exe/cdb.exe and a demo state file: no Windows needed")
+    parser.add_argument("--scenario", help="simulator scenario file (with --simulate)")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="kd-mcp",
+        description="MCP server that drives Microsoft's console debuggers (kd.exe, cdb.exe).",
+    )
+    parser.add_argument("--version", action="version", version=f"kd-mcp {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    serve = sub.add_parser("serve", help="run the MCP server on stdio (the default command)")
+    _common(serve)
+    serve.add_argument("--log-level", default="WARNING", choices=["DEBUG", "INFO", "WARNING", "ERROR"])
+    doctor = sub.add_parser("doctor", help="check debuggers, config and state file")
+    _common(doctor)
+    demo = sub.add_parser("demo", help="drive one full debugging loop against the simulator")
+    demo.add_argument("--scenario", help="simulator scenario file")
+    state = sub.add_parser("state", help="state file tools")
+    state_sub = state.add_subparsers(dest="state_command", metavar="ACTION", required=True)
+    write = state_sub.add_parser("write", help="write a winrm-kd-session-v1 state file (key from "
+                                 "KDMCP_KDNET_KEY or a prompt, never from the command line)")
+    write.add_argument("--path", help="where to write (default: the usual state file location)")
+    write.add_argument("--guest-host", required=True)
+    write.add_argument("--host-ip", required=True)
+    write.add_argument("--port", type=int, required=True)
+    sub.add_parser("sim", help="run the simulated debugger: kd-mcp sim {kd|cdb} [options] [--scenario FILE]",
+                   add_help=False)
+    return parser
 
 
 def main(argv: list[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
-    parser = argparse.ArgumentParser(
-        prog="kd-mcp",
-        description="Drive Microsoft's console debuggers (kd.exe, cdb.exe) for MCP clients.",
-    )
-    parser.add_argument("--version", action="version", version=f"kd-mcp {__version__}")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    sub.add_parser(
-        "sim",
-        help="run the simulated debugger: kd-mcp sim {kd|cdb} [kd/cdb options] [--scenario FILE]",
-        add_help=False,
-    )
     if args and args[0] == "sim":
         from kdmcp.sim.cli import main as sim_main
 
         return sim_main(args[1:])
-    parser.parse_args(args)  # --version, --help and usage errors exit here
-    parser.print_help(sys.stderr)
+    if not args or (args[0] not in _COMMANDS and args[0] not in ("-h", "--help", "--version")):
+        args = ["serve", *args]  # `kd-mcp --simulate` is `kd-mcp serve --simulate`
+    parsed = build_parser().parse_args(args)
+    try:
+        if parsed.command == "serve":
+            return _serve(parsed)
+        if parsed.command == "doctor":
+            return _doctor(parsed)
+        if parsed.command == "demo":
+            from kdmcp.demo import run_demo
+
+            return run_demo(parsed.scenario)
+        if parsed.command == "state":
+            return _state_write(parsed)
+    except KdMcpError as exc:
+        sys.stderr.write(f"kd-mcp: {exc.category}: {exc.message}\n")
+        return 2
+    build_parser().print_help(sys.stderr)
     return 2
+
+
+def _options(parsed: argparse.Namespace) -> ServerOptions:
+    from kdmcp.config import load_config
+    from kdmcp.server import ServerOptions
+
+    loaded = load_config(parsed.config)
+    return ServerOptions(
+        config=loaded.config,
+        config_path=str(loaded.path) if loaded.path is not None else None,
+        simulate=parsed.simulate,
+        scenario=parsed.scenario,
+    )
+
+
+def _serve(parsed: argparse.Namespace) -> int:
+    import anyio
+
+    from kdmcp.server import KdMcpApp, build_server
+    from kdmcp.server.logs import configure_logging
+
+    app = KdMcpApp(_options(parsed))
+    configure_logging(parsed.log_level, app)
+    server = build_server(app)
+    try:
+        anyio.run(server.run_stdio_async)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        app.shutdown()
+    return 0
+
+
+def _doctor(parsed: argparse.Namespace) -> int:
+    from rich.console import Console
+    from rich.table import Table
+
+    from kdmcp.server import KdMcpApp
+
+    app = KdMcpApp(_options(parsed))
+    health = app.health_check()
+    console = Console(stderr=True)
+    table = Table(title=f"kd-mcp {__version__} doctor" + (" (simulated)" if health.simulated else ""))
+    table.add_column("check")
+    table.add_column("result")
+    for dbg in health.debuggers:
+        where = f"{dbg.path} ({dbg.source})" if dbg.found else "not found: " + "; ".join(dbg.looked_in)
+        table.add_row(f"{dbg.name}.exe", ("[green]ok[/] " if dbg.found else "[red]missing[/] ") + where
+                      + (f" — {dbg.version}" if dbg.version else ""))
+    table.add_row("config", f"[green]ok[/] {health.config_path or '(defaults)'}")
+    if health.state_file_ok:
+        warn = "".join(f"\n[yellow]warning[/] {w}" for w in health.state_file_warnings)
+        table.add_row("state file", f"[green]ok[/] {health.state_file}{warn}")
+    else:
+        table.add_row("state file", f"[red]problem[/] {health.state_file_error}")
+    console.print(table)
+    return 0 if health.ok else 1
+
+
+def _state_write(parsed: argparse.Namespace) -> int:
+    from kdmcp.statefile import KdSessionState, default_state_path, read_key_interactively, write_state
+
+    key = read_key_interactively()
+    state = KdSessionState(
+        schema="winrm-kd-session-v1", guest_host=parsed.guest_host, host_ip=parsed.host_ip,
+        port=parsed.port, key=key, created_by="kd-mcp state write",
+    )
+    path = parsed.path or str(default_state_path())
+    write_state(path, state)
+    sys.stderr.write(f"kd-mcp: wrote {path} (owner-only)\n")
+    return 0
+

@@ -1,30 +1,85 @@
-"""The ``kd-mcp`` entry point."""
+"""The ``kd-mcp`` command: help, version, doctor, demo, state write and the simulator."""
 
 from __future__ import annotations
 
+import json
+import os
+import stat
 import subprocess
 import sys
+import time
 
 import pytest
+import yaml
 
 from kdmcp import __version__
 from kdmcp.cli import main
 
+CANARY = "c4n4ryk3y0000.aaaa.bbbb.cccc"
 
-def test_version_and_bare_invocation(capsys):
+
+def run(*args: str, stdin: bytes = b"", env: dict[str, str] | None = None, timeout: float = 60):
+    return subprocess.run([sys.executable, "-m", "kdmcp", *args], input=stdin, capture_output=True,
+                          timeout=timeout, check=False, env=env)
+
+
+def test_version_and_help(capsys):
     with pytest.raises(SystemExit) as info:
         main(["--version"])
     assert info.value.code == 0
     assert capsys.readouterr().out.strip() == f"kd-mcp {__version__}"
-    assert main([]) == 2
-    assert "sim" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    out = capsys.readouterr().out
+    for command in ("serve", "doctor", "demo", "state", "sim"):
+        assert command in out
 
 
 def test_sim_subcommand_runs_the_simulator():
-    done = subprocess.run(
-        [sys.executable, "-c", "from kdmcp.cli import main; raise SystemExit(main())",
-         "sim", "kd", "-b", "-k", "net:port=50000,key=1.2.3.4"],
-        input=b".echo from the cli\nq\n", capture_output=True, timeout=30, check=False,
-    )
+    done = run("sim", "kd", "-b", "-k", "net:port=50000,key=1.2.3.4", stdin=b".echo from the cli\nq\n")
     assert done.returncode == 0
     assert b"0: kd> from the cli\r\n0: kd> quit:\r\n" in done.stdout
+
+
+def test_doctor_simulated_is_healthy_and_writes_nothing_to_stdout():
+    done = run("doctor", "--simulate")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == b""
+    assert b"kd.exe" in done.stderr and b"simulator" in done.stderr
+
+
+def test_doctor_without_debugger_or_state_file_fails(tmp_path):
+    env = {**os.environ, "PATH": str(tmp_path), "KDMCP_STATE_FILE": str(tmp_path / "none.json"),
+           "XDG_CONFIG_HOME": str(tmp_path)}
+    done = run("doctor", env=env)
+    assert done.returncode == 1
+    assert b"missing" in done.stderr and b"not found" in done.stderr
+
+
+def test_demo_runs_the_whole_loop_quickly():
+    t0 = time.monotonic()
+    done = run("demo", timeout=60)
+    elapsed = time.monotonic() - t0
+    assert done.returncode == 0, done.stdout.decode()[-2000:]
+    text = done.stdout.decode()
+    for step in ("start_from_state", "break_in", "kd_command", "resume_for_winrm", "stop_kd"):
+        assert step in text
+    assert "resumed target" in text and "done" in text
+    assert elapsed < 10
+
+
+def test_state_write_takes_the_key_from_the_environment_only(tmp_path):
+    path = tmp_path / "state" / "kd-session.json"
+    env = {**os.environ, "KDMCP_KDNET_KEY": CANARY}
+    done = run("state", "write", "--path", str(path), "--guest-host", "10.1.2.3", "--host-ip", "10.1.2.1",
+               "--port", "50001", env=env)
+    assert done.returncode == 0, done.stderr
+    assert CANARY.encode() not in done.stdout + done.stderr
+    doc = yaml.safe_load(path.read_text())
+    assert doc["key"] == CANARY and doc["port"] == 50001 and doc["schema"] == "winrm-kd-session-v1"
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    # The file it wrote is one the server accepts.
+    from kdmcp.statefile import load_state
+
+    assert load_state(str(path)).state.key.reveal() == CANARY
+    json.dumps(doc)  # plain data

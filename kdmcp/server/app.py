@@ -1,0 +1,505 @@
+"""The tools' logic, synchronous and transport-free: what each tool does to the sessions.
+
+Tool handlers run these in worker threads; the engine blocks, with bounds, and this layer
+turns its results into the served models. Every model leaves through ``redacted()``, which
+masks every KDNET key this server knows by value — whatever field, event or echoed command
+line it hides in.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TypeVar
+
+from pydantic import BaseModel
+
+from kdmcp.config import Config
+from kdmcp.discovery import file_version, find_debugger
+from kdmcp.engine import (
+    DebuggerEvent,
+    DebuggerSession,
+    KdnetTarget,
+    SessionConfig,
+    SessionManager,
+    SessionState,
+    build_plan,
+    simulator_command,
+)
+from kdmcp.engine.launch import Flavor
+from kdmcp.engine.results import CommandResult as EngineCommandResult
+from kdmcp.errors import DebuggerError, InvalidArgument, KdMcpError, NotConnected
+from kdmcp.secret import MASK, Secret, redact
+from kdmcp.server import models
+from kdmcp.statefile import KdSessionState, LoadedState, load_state, resolve_state_path
+
+ModelT = TypeVar("ModelT", bound=BaseModel)
+
+# The simulator's default target accepts any well-formed key; this one is for demos only.
+DEMO_KEY = "1a2b3c4d5e6f7.2b3c4d5e6f7g8.3c4d5e6f7g8h9.4d5e6f7g8h9i0"
+_OUTPUT_READ_MAX = 1024 * 1024
+
+
+@dataclass
+class ServerOptions:
+    """How this server was started."""
+
+    config: Config
+    config_path: str | None = None
+    simulate: bool = False
+    scenario: str | None = None  # simulator scenario file (with simulate)
+    extra_secrets: list[Secret] = field(default_factory=list)
+
+
+def demo_state() -> KdSessionState:
+    """The state file ``--simulate`` uses when none is given: the simulator's own target."""
+    return KdSessionState(
+        schema="winrm-kd-session-v1",
+        guest_host="127.0.0.2",
+        host_ip="127.0.0.1",
+        port=50000,
+        key=Secret(DEMO_KEY),
+        created_by="kd-mcp --simulate",
+    )
+
+
+class KdMcpApp:
+    """Sessions, config and the rules of each tool."""
+
+    def __init__(self, options: ServerOptions) -> None:
+        self.options = options
+        cfg = options.config
+        self.session_config = SessionConfig(
+            startup_timeout=cfg.timeouts.startup,
+            command_timeout=cfg.timeouts.command,
+            break_timeout=cfg.timeouts.break_in,
+            stop_timeout=cfg.timeouts.stop,
+            inline_output_bytes=cfg.inline_output_bytes,
+            backend=cfg.console_backend,
+        )
+        self.manager = SessionManager(self.session_config, max_sessions=cfg.max_sessions)
+        self._lock = threading.Lock()
+        self._cursors: dict[str, int] = {}
+        self._starting: dict[threading.Event, DebuggerSession] = {}
+        self._secrets: list[Secret] = list(options.extra_secrets)
+        for connection in cfg.connections.values():
+            self._secrets.append(connection.key)
+
+    # ------------------------------------------------------------ redaction
+
+    def remember_secret(self, secret: Secret) -> None:
+        with self._lock:
+            if secret.reveal() and all(s != secret for s in self._secrets):
+                self._secrets.append(secret)
+
+    def redact_text(self, text: str) -> str:
+        with self._lock:
+            secrets = list(self._secrets)
+        return redact(text, secrets)
+
+    def redacted(self, model: BaseModel) -> dict[str, Any]:
+        """The model as JSON data with every known secret masked, by value, in every field."""
+        data: dict[str, Any] = json.loads(self.redact_text(model.model_dump_json()))
+        return data
+
+    # -------------------------------------------------------------- helpers
+
+    def debugger_argv(self, flavor: Flavor) -> list[str]:
+        """How to run kd/cdb: the simulator with ``--simulate``, else the discovered binary."""
+        if self.options.simulate:
+            return simulator_command(flavor, self.options.scenario)
+        found = find_debugger(flavor, getattr(self.options.config.debuggers, flavor))
+        if found.path is None:
+            places = "; ".join(found.looked_in)
+            raise DebuggerError(
+                f"{flavor}.exe not found (looked in: {places}). Install the Debugging Tools for Windows "
+                "(Windows SDK) or set debuggers.{flavor} in the config; kd-mcp --simulate needs none."
+            )
+        return [found.path]
+
+    def _session(self, session_id: str | None, include_ended: bool = False) -> DebuggerSession:
+        return self.manager.get(session_id, include_ended=include_ended)
+
+    def _new_events(self, session: DebuggerSession) -> list[DebuggerEvent]:
+        """Events since the previous result for this session (each reported once)."""
+        with self._lock:
+            cursor = self._cursors.get(session.session_id, 0)
+            events = session.events_since(cursor)
+            if events:
+                self._cursors[session.session_id] = events[-1].seq
+        return events
+
+    @staticmethod
+    def _prompt(session: DebuggerSession) -> str | None:
+        return session.prompt.text if session.prompt is not None else None
+
+    @staticmethod
+    def output_id(session_id: str, start: int, end: int) -> str:
+        return f"{session_id}:{start}-{end}"
+
+    # ---------------------------------------------------------------- start
+
+    def load_state(self, state_file: str | None) -> LoadedState:
+        """The state file (re-read on every call: the companion may have rotated the key).
+
+        With ``--simulate`` and no state file named anywhere, the simulator's demo state is
+        used, so the server can be tried with no companion and no Windows.
+        """
+        cfg = self.options.config
+        path, source = resolve_state_path(state_file, cfg.state_file)
+        if self.options.simulate and source == "default" and not path.exists():
+            return LoadedState(state=demo_state(), path=Path("<embedded demo state>"), source="default",
+                               warnings=["--simulate: no state file given, using the simulator's demo state"])
+        return load_state(state_file, cfg.state_file, cfg.state_file_max_age_hours * 3600)
+
+    def start_from_state(
+        self,
+        state_file: str | None,
+        initial_break: bool,
+        timeout_s: float | None,
+        use_target_host: bool,
+        cancel: threading.Event | None = None,
+    ) -> models.StartResult:
+        loaded = self.load_state(state_file)
+        state = loaded.state
+        self.remember_secret(state.key)
+        target = KdnetTarget(port=state.port, key=state.key, host=state.guest_host if use_target_host else None)
+        return self._start(target, initial_break=initial_break, timeout_s=timeout_s, state_file=str(loaded.path),
+                           warnings=loaded.warnings, cancel=cancel)
+
+    def start_kd(
+        self,
+        port: int | None,
+        key: str | None,
+        target_host: str | None,
+        connection: str | None,
+        initial_break: bool,
+        timeout_s: float | None,
+        cancel: threading.Event | None = None,
+    ) -> models.StartResult:
+        if connection is not None:
+            if port is not None or key is not None:
+                raise InvalidArgument("give either a named connection or port/key, not both")
+            named = self.options.config.connections.get(connection)
+            if named is None:
+                known = ", ".join(sorted(self.options.config.connections)) or "none configured"
+                raise InvalidArgument(f"no connection named {connection!r} in the config ({known})")
+            target = KdnetTarget(port=named.port, key=named.key, host=target_host or named.target_host)
+        else:
+            if port is None or key is None:
+                raise InvalidArgument("start_kd needs port and key (or a named connection)")
+            secret = Secret(key)
+            self.remember_secret(secret)
+            target = KdnetTarget(port=port, key=secret, host=target_host)
+        self.remember_secret(target.key)
+        return self._start(target, initial_break=initial_break, timeout_s=timeout_s, state_file=None, warnings=[],
+                           cancel=cancel)
+
+    def _start(
+        self,
+        target: KdnetTarget,
+        *,
+        initial_break: bool,
+        timeout_s: float | None,
+        state_file: str | None,
+        warnings: list[str],
+        cancel: threading.Event | None = None,
+    ) -> models.StartResult:
+        plan = build_plan(
+            self.debugger_argv("kd"), target, symbol_path=self.options.config.symbol_path, initial_break=initial_break
+        )
+        session = self.manager.create(plan)
+        if cancel is not None:
+            with self._lock:
+                self._starting[cancel] = session
+        try:
+            result = session.start(timeout_s)
+        finally:
+            if cancel is not None:
+                with self._lock:
+                    self._starting.pop(cancel, None)
+        if result.state in (SessionState.waiting_for_target, SessionState.starting):
+            # kd would wait forever; the session would hold a slot and a KDNET port.
+            stop = self.manager.stop(session.session_id, resume=False)
+            raise NotConnected(
+                f"no target answered within {(timeout_s or self.session_config.startup_timeout):g}s on port "
+                f"{target.port} (kd is still printing 'Waiting to reconnect...'): check the key, the port, "
+                "the guest's bcdedit /dbgsettings and the host firewall. The debugger was stopped "
+                f"({', '.join(stop.actions) or 'exited'}).",
+                session_id=session.session_id,
+                state=SessionState.exited.value,
+            )
+        if result.state == SessionState.exited:
+            self.manager.stop(session.session_id)
+            raise DebuggerError(
+                f"the debugger exited during start (code {result.exit_code}): {result.banner[-500:]}",
+                session_id=session.session_id,
+                state=SessionState.exited.value,
+            )
+        limit = self.session_config.inline_output_bytes
+        return models.StartResult(
+            session_id=session.session_id,
+            state=result.state,
+            prompt=result.prompt.text if result.prompt is not None else None,
+            events=self._new_events(session),
+            elapsed_ms=result.elapsed_ms,
+            command_line=result.command_line,
+            banner=result.banner[:limit],
+            truncated=len(result.banner) > limit,
+            state_file=state_file,
+            warnings=warnings,
+        )
+
+    def abort_start(self, cancel: threading.Event) -> None:
+        """The client cancelled a start: stop the debugger it was waiting on."""
+        with self._lock:
+            session = self._starting.pop(cancel, None)
+        if session is not None:
+            self.manager.stop(session.session_id)
+
+    # ------------------------------------------------------------- commands
+
+    def kd_command(self, command: str, session_id: str | None, timeout_s: float | None) -> models.CommandResult:
+        session = self._session(session_id)
+        result = session.execute(command, timeout_s)
+        return self._command_result(session, result)
+
+    def _command_result(self, session: DebuggerSession, result: EngineCommandResult) -> models.CommandResult:
+        return models.CommandResult(
+            session_id=session.session_id,
+            state=result.state,
+            prompt=result.prompt.text if result.prompt is not None else None,
+            events=self._new_events(session),
+            elapsed_ms=result.elapsed_ms,
+            command=result.command,
+            output=result.output,
+            truncated=result.truncated,
+            output_id=self.output_id(session.session_id, result.output_offset, result.output_end),
+            output_offset=result.output_offset,
+            output_end=result.output_end,
+            output_bytes=result.output_end - result.output_offset,
+        )
+
+    def break_in(self, session_id: str | None, timeout_s: float | None) -> models.BreakResult:
+        session = self._session(session_id)
+        result = session.break_in(timeout_s)
+        return models.BreakResult(
+            session_id=session.session_id,
+            state=result.state,
+            prompt=self._prompt(session),
+            events=self._new_events(session),
+            elapsed_ms=result.elapsed_ms,
+            already_broken=result.already_broken,
+        )
+
+    def continue_go(self, session_id: str | None, command: str) -> models.ContinueResult:
+        session = self._session(session_id)
+        result = session.continue_(command)
+        return models.ContinueResult(
+            session_id=session.session_id,
+            state=result.state,
+            prompt=self._prompt(session),
+            events=self._new_events(session),
+            elapsed_ms=result.elapsed_ms,
+            confirmed=result.confirmed,
+        )
+
+    def resume_for_winrm(
+        self, session_id: str | None, wait_s: float | None, cancel: threading.Event | None = None
+    ) -> models.ResumeResult:
+        """Continue, confirm running, then watch the target for ``wait_s`` before handing back.
+
+        WinRM on the guest cannot answer while the kernel is broken in; after this returns
+        ``running``, the caller's WinRM call should succeed. The wait ends early if the target
+        stops again (breakpoint, bugcheck), which the hint then says.
+        """
+        t0 = time.monotonic()
+        session = self._session(session_id)
+        wait = self.options.config.timeouts.continue_wait_sec if wait_s is None else wait_s
+        # Already running: nothing to resume.
+        confirmed = "running" if session.state == SessionState.running else session.continue_("g").confirmed
+        waited_from = time.monotonic()
+        session.wait_for(
+            lambda: session.state != SessionState.running or (cancel is not None and cancel.is_set()), wait
+        )
+        waited = time.monotonic() - waited_from
+        state = session.state
+        if state == SessionState.running:
+            hint = (
+                "The target is running: retry the WinRM call now. Call break_in when you need the "
+                "debugger again (WinRM stops answering while the target is broken in)."
+            )
+        elif state in (SessionState.rebooting, SessionState.reconnecting, SessionState.waiting_for_target):
+            hint = "The guest is rebooting: wait for it to come back (the session reconnects), then retry WinRM."
+        elif state == SessionState.broken:
+            hint = (
+                "The target stopped again (see events: breakpoint, exception or bugcheck): WinRM will not "
+                "answer until it runs. Inspect it with kd_command, then resume_for_winrm again."
+            )
+        else:
+            hint = f"The session is {state.value}: WinRM cannot be relied on; see events."
+        return models.ResumeResult(
+            session_id=session.session_id,
+            state=state,
+            prompt=self._prompt(session),
+            events=self._new_events(session),
+            elapsed_ms=round((time.monotonic() - t0) * 1000, 3),
+            confirmed=confirmed,
+            waited_s=round(waited, 3),
+            hint=hint,
+        )
+
+    # --------------------------------------------------------------- output
+
+    def read_output(
+        self, session_id: str | None, output_id: str | None, offset: int, limit: int
+    ) -> models.OutputChunk:
+        end_cap: int | None = None
+        if output_id is not None:
+            sid, _, span = output_id.partition(":")
+            start_text, _, end_text = span.partition("-")
+            if not sid or not start_text.isdigit() or not end_text.isdigit():
+                raise InvalidArgument(f"malformed output_id {output_id!r} (expected SESSION:START-END)")
+            if session_id is not None and session_id != sid:
+                raise InvalidArgument(f"output_id {output_id!r} belongs to session {sid}, not {session_id}")
+            session_id = sid
+            offset += int(start_text)
+            end_cap = int(end_text)
+        session = self._session(session_id, include_ended=True)
+        total = session.store.size
+        if offset > total:
+            raise InvalidArgument(f"offset {offset} is past the end of the output ({total} bytes)")
+        stop = total if end_cap is None else min(end_cap, total)
+        end = min(stop, offset + min(limit, _OUTPUT_READ_MAX))
+        text, next_offset = self._masked_range(session, offset, end, stop)
+        return models.OutputChunk(
+            session_id=session.session_id,
+            state=session.state,
+            offset=offset,
+            next_offset=next_offset,
+            total_bytes=total,
+            eof=next_offset >= stop,
+            text=text,
+        )
+
+    def _masked_range(self, session: DebuggerSession, offset: int, end: int, stop: int) -> tuple[str, int]:
+        """Bytes ``[offset, end)`` as text with every known key masked, and where to read next.
+
+        The store keeps raw bytes, and kd prints the key (``version`` echoes its command line).
+        A key that straddles a chunk boundary would leak half of itself per chunk, so the read
+        looks a key's length beyond both ends: a key running past ``end`` extends this chunk
+        to its end; one that began before ``offset`` is masked from ``offset`` on.
+        """
+        with self._lock:
+            values = [s.reveal().encode() for s in self._secrets if s.reveal()]
+        reach = max((len(v) for v in values), default=0)
+        lo = max(0, offset - reach)
+        buf = session.read_output(lo, min(stop, end + reach) - lo)
+        spans: list[tuple[int, int]] = []
+        for value in values:
+            i = buf.find(value)
+            while i >= 0:
+                start_abs, end_abs = lo + i, lo + i + len(value)
+                if start_abs < end and end_abs > offset:
+                    spans.append((max(start_abs, offset), end_abs))
+                i = buf.find(value, i + 1)
+        new_end = max([end, *(e for _, e in spans)])
+        if not spans:
+            # Never split a UTF-8 sequence between two reads: stop before an incomplete one.
+            new_end = offset + _complete_utf8_prefix(buf[offset - lo : new_end - lo])
+        pieces: list[bytes] = []
+        pos = offset
+        for span_start, span_end in sorted(spans):
+            if span_start >= pos:
+                pieces += [buf[pos - lo : span_start - lo], MASK.encode()]
+            pos = max(pos, span_end)
+        pieces.append(buf[pos - lo : new_end - lo])
+        text = b"".join(pieces).decode("utf-8", errors="replace")
+        return redact(text), new_end
+
+    # ----------------------------------------------------------------- stop
+
+    def stop_kd(self, session_id: str | None, resume: bool) -> models.StopResult:
+        session = self._session(session_id)
+        result = self.manager.stop(session.session_id, resume=resume)
+        return models.StopResult(
+            session_id=session.session_id,
+            state=result.state,
+            actions=result.actions,
+            exit_code=result.exit_code,
+            elapsed_ms=result.elapsed_ms,
+        )
+
+    def list_sessions(self) -> models.SessionList:
+        return models.SessionList(sessions=self._summaries(), max_sessions=self.manager.max_sessions)
+
+    def _summaries(self) -> list[models.SessionSummary]:
+        live = {s.session_id for s in self.manager.list() if s.state != SessionState.exited}
+        return [
+            models.SessionSummary(
+                session_id=info.session_id,
+                state=info.state,
+                live=info.session_id in live,
+                command_line=info.command_line,
+                pid=info.pid,
+                output_bytes=info.output_bytes,
+                started_at_unix=info.started_at_unix,
+            )
+            for info in self.manager.list()
+        ]
+
+    def health_check(self) -> models.HealthResult:
+        checks: list[models.DebuggerCheck] = []
+        for flavor in ("kd", "cdb"):
+            if self.options.simulate:
+                checks.append(models.DebuggerCheck(
+                    name=flavor, found=True, path=" ".join(simulator_command(flavor)), source="simulator",
+                    version="kdmcp.sim (simulated 10.0.26100.1)",
+                ))
+                continue
+            found = find_debugger(flavor, getattr(self.options.config.debuggers, flavor))
+            checks.append(models.DebuggerCheck(
+                name=flavor, found=found.path is not None, path=found.path, source=found.source,
+                version=file_version(found.path) if found.path else None, looked_in=found.looked_in,
+            ))
+        state_path: str | None = None
+        state_ok, state_error, state_warnings = False, None, []
+        try:
+            loaded = self.load_state(None)
+            state_path, state_ok, state_warnings = str(loaded.path), True, loaded.warnings
+            self.remember_secret(loaded.state.key)
+        except KdMcpError as exc:
+            state_error = exc.message
+        return models.HealthResult(
+            ok=checks[0].found and state_ok,
+            simulated=self.options.simulate,
+            debuggers=checks,
+            config_path=self.options.config_path,
+            config_ok=True,
+            state_file=state_path,
+            state_file_ok=state_ok,
+            state_file_error=state_error,
+            state_file_warnings=state_warnings,
+            sessions=self._summaries(),
+        )
+
+    def shutdown(self) -> None:
+        """Stop every session (resuming live kernel targets) as the server exits."""
+        self.manager.stop_all()
+
+
+def _complete_utf8_prefix(data: bytes) -> int:
+    """How many bytes of ``data`` end on a UTF-8 character boundary."""
+    for back in range(1, min(4, len(data)) + 1):
+        byte = data[-back]
+        if byte & 0xC0 == 0x80:
+            continue  # continuation byte: keep looking for the lead
+        if byte & 0x80:
+            need = 2 if byte & 0xE0 == 0xC0 else 3 if byte & 0xF0 == 0xE0 else 4
+            if need > back:
+                return len(data) - back
+        break
+    return len(data)

@@ -1,0 +1,42 @@
+"""Logging for the server: stderr only (stdout is MCP's in stdio mode), secrets masked.
+
+A KDNET key can reach a log line through an exception message or an echoed command line;
+the filter masks every key the server knows, by value, in every record it lets through.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+
+from kdmcp.server.app import KdMcpApp
+
+
+class RedactingFilter(logging.Filter):
+    """Rewrites each record's final message with known secrets masked."""
+
+    def __init__(self, app: KdMcpApp) -> None:
+        super().__init__()
+        self._app = app
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        message = record.getMessage()
+        if record.exc_info and not record.exc_text:
+            record.exc_text = logging.Formatter().formatException(record.exc_info)
+        record.msg = self._app.redact_text(message)
+        record.args = None
+        if record.exc_text:
+            record.exc_text = self._app.redact_text(record.exc_text)
+        return True
+
+
+def configure_logging(level: str, app: KdMcpApp) -> None:
+    """Send every log record to stderr through the redacting filter."""
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    handler.addFilter(RedactingFilter(app))
+    root = logging.getLogger()
+    for existing in list(root.handlers):
+        root.removeHandler(existing)
+    root.addHandler(handler)
+    root.setLevel(level)

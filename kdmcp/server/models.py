@@ -1,0 +1,140 @@
+"""What the tools return: one pydantic model per tool result, served as ``structuredContent``.
+
+Every result says the session's state *after* the call, so a program never has to guess
+whether the target runs. Output is capped inline; ``output_id`` and the byte offsets address
+all of it through ``read_output``.
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, Field
+
+from kdmcp.engine import DebuggerEvent, SessionState
+
+ERROR_CATEGORIES = (
+    "invalid_argument",
+    "unknown_session",
+    "capacity",
+    "target_running",
+    "not_connected",
+    "busy",
+    "timeout",
+    "debugger_exited",
+    "state_file",
+    "config",
+    "debugger",
+    "cancelled",
+    "internal",
+)
+
+
+class ErrorResult(BaseModel):
+    """An ``isError`` result: branch on ``category``, show ``message``."""
+
+    category: str
+    message: str
+    session_id: str | None = None
+    state: SessionState | None = None
+    # timeout: what arrived before the deadline, and where all of it is.
+    partial_output: str | None = None
+    output_id: str | None = None
+    exit_code: int | None = None
+
+
+class SessionResult(BaseModel):
+    """Fields every session-bound result carries."""
+
+    session_id: str
+    state: SessionState
+    prompt: str | None = Field(default=None, description="the debugger's prompt, e.g. '0: kd> '")
+    events: list[DebuggerEvent] = Field(
+        default_factory=list, description="what the debugger reported since the previous result for this session"
+    )
+    elapsed_ms: float
+
+
+class StartResult(SessionResult):
+    command_line: str = Field(description="the debugger's command line, key redacted")
+    banner: str
+    truncated: bool = False
+    state_file: str | None = None
+    warnings: list[str] = Field(default_factory=list)
+
+
+class CommandResult(SessionResult):
+    command: str
+    output: str
+    truncated: bool = Field(description="output was cut at the inline cap: read the rest with read_output")
+    output_id: str = Field(description="pass to read_output to read the whole output")
+    output_offset: int
+    output_end: int
+    output_bytes: int
+
+
+class BreakResult(SessionResult):
+    already_broken: bool
+
+
+class ContinueResult(SessionResult):
+    confirmed: str = Field(description="'running', or 'stopped' when the target stopped again at once")
+
+
+class ResumeResult(ContinueResult):
+    waited_s: float
+    hint: str
+
+
+class OutputChunk(BaseModel):
+    session_id: str
+    state: SessionState
+    offset: int
+    next_offset: int
+    total_bytes: int
+    eof: bool = Field(description="no more bytes stored yet past next_offset")
+    text: str
+
+
+class StopResult(BaseModel):
+    session_id: str
+    state: SessionState
+    actions: list[str] = Field(description="what was done, in order: resumed target, sent q, terminated, killed")
+    exit_code: int | None
+    elapsed_ms: float
+
+
+class SessionSummary(BaseModel):
+    session_id: str
+    state: SessionState
+    live: bool
+    command_line: str
+    pid: int | None
+    output_bytes: int
+    started_at_unix: float
+
+
+class SessionList(BaseModel):
+    sessions: list[SessionSummary]
+    max_sessions: int
+
+
+class DebuggerCheck(BaseModel):
+    name: str
+    found: bool
+    path: str | None = None
+    source: str | None = None
+    version: str | None = None
+    looked_in: list[str] = Field(default_factory=list)
+
+
+class HealthResult(BaseModel):
+    ok: bool
+    simulated: bool
+    debuggers: list[DebuggerCheck]
+    config_path: str | None
+    config_ok: bool
+    config_error: str | None = None
+    state_file: str | None = None
+    state_file_ok: bool
+    state_file_error: str | None = None
+    state_file_warnings: list[str] = Field(default_factory=list)
+    sessions: list[SessionSummary]

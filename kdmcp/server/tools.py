@@ -1,0 +1,388 @@
+"""The MCP surface: tool registration, argument schemas, errors, progress and cancellation.
+
+Handlers are async and run the blocking engine calls in worker threads, so a ``break_in``
+is served while a ``kd_command`` waits on a hung debugger. Every result leaves as a
+``CallToolResult`` built here: ``structuredContent`` is the (redacted) model, the text
+content is the same JSON, and errors are ``isError`` results carrying ``{category, message,
+session_id, state}`` — never a traceback.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+from collections.abc import Callable
+from typing import Annotated, Any, TypeVar
+
+import anyio
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp_types import CallToolResult, InputRequiredResult, TextContent, ToolAnnotations
+from pydantic import BaseModel, Field, ValidationError
+
+from kdmcp import __version__
+from kdmcp.engine import SessionState
+from kdmcp.errors import InvalidArgument, KdMcpError
+from kdmcp.server import models
+from kdmcp.server.app import KdMcpApp
+
+log = logging.getLogger(__name__)
+
+T = TypeVar("T", bound=BaseModel)
+
+_PROGRESS_EVERY_S = 1.0
+
+SessionId = Annotated[
+    str | None,
+    Field(description="the session to use; may be omitted when exactly one session is live", max_length=64),
+]
+Timeout = Annotated[
+    float | None,
+    Field(description="seconds to wait before giving up (default from the config)", gt=0, le=3600),
+]
+
+INSTRUCTIONS = """\
+kd-mcp drives Microsoft's kernel debugger (kd.exe) and cdb.exe.
+Typical loop: start_from_state (connect using the WinRM companion's state file) -> break_in ->
+kd_command (any kd command; one per call) -> resume_for_winrm (let the guest run so WinRM
+answers) -> break_in again. Every result reports the session state after the call; events
+(DbgPrint, breakpoints, bugchecks, reboots) that arrived since the previous call are attached.
+Long outputs are cut inline: read the rest with read_output(output_id). Errors carry a
+category: invalid_argument, unknown_session, capacity, target_running (break in first),
+not_connected, busy, timeout (the command may still run: break_in cancels it),
+debugger_exited, state_file, config, debugger.
+"""
+
+
+def error_result(error: models.ErrorResult, app: KdMcpApp) -> CallToolResult:
+    data = app.redacted(error)
+    return CallToolResult(
+        content=[TextContent(type="text", text=json.dumps(data))],
+        structured_content=data,
+        is_error=True,
+    )
+
+
+def from_exception(exc: KdMcpError, app: KdMcpApp) -> CallToolResult:
+    partial = getattr(exc, "partial_output", None)
+    output_id = None
+    if exc.session_id is not None and hasattr(exc, "output_offset"):
+        output_id = KdMcpApp.output_id(exc.session_id, exc.output_offset, exc.output_end)  # type: ignore[attr-defined]
+    state = SessionState(exc.state) if exc.state in SessionState.__members__ else None
+    return error_result(
+        models.ErrorResult(
+            category=exc.category,
+            message=exc.message,
+            session_id=exc.session_id,
+            state=state,
+            partial_output=partial,
+            output_id=output_id,
+            exit_code=getattr(exc, "exit_code", None),
+        ),
+        app,
+    )
+
+
+def ok_result(model: BaseModel, app: KdMcpApp) -> CallToolResult:
+    data = app.redacted(model)
+    return CallToolResult(content=[TextContent(type="text", text=json.dumps(data))], structured_content=data)
+
+
+class KdMcpServer(MCPServer[Any]):
+    """MCPServer whose argument-validation failures are categorized errors like any other.
+
+    The SDK reports a schema violation as a plain-text ``ToolError``; callers here branch on
+    ``category``, so such failures become ``invalid_argument`` results naming the fields.
+    """
+
+    def __init__(self, app: KdMcpApp) -> None:
+        super().__init__(
+            name="kd-mcp",
+            version=__version__,
+            instructions=INSTRUCTIONS,
+            log_level="WARNING",
+        )
+        self.app = app
+
+    async def call_tool(
+        self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None
+    ) -> CallToolResult | InputRequiredResult:
+        try:
+            return await super().call_tool(name, arguments, context)
+        except ToolError as exc:
+            cause = exc.__cause__
+            if isinstance(cause, ValidationError):
+                fields = sorted({".".join(str(p) for p in err["loc"]) or "(arguments)" for err in cause.errors()})
+                problems = "; ".join(
+                    f"{'.'.join(str(p) for p in err['loc']) or '(arguments)'}: {err['msg']}" for err in cause.errors()
+                )
+                message = f"invalid arguments for {name} ({', '.join(fields)}): {problems}"
+            elif str(exc).startswith("Unknown tool"):
+                message = f"unknown tool {name!r}"
+            else:
+                log.exception("tool %s failed", name)
+                return error_result(
+                    models.ErrorResult(category="internal", message=f"{name} failed unexpectedly; see the server log"),
+                    self.app,
+                )
+            return error_result(models.ErrorResult(category="invalid_argument", message=message), self.app)
+
+
+async def _run(
+    app: KdMcpApp,
+    ctx: Context[Any, Any] | None,
+    work: Callable[[threading.Event], BaseModel],
+    *,
+    progress_label: str | None = None,
+    total_s: float | None = None,
+    on_cancel: Callable[[threading.Event], None] | None = None,
+) -> CallToolResult:
+    """Run blocking ``work`` in a thread; send progress meanwhile; map errors; honour cancellation."""
+    cancel = threading.Event()
+    box: dict[str, BaseModel | KdMcpError] = {}
+
+    def target() -> None:
+        try:
+            box["result"] = work(cancel)
+        except KdMcpError as exc:
+            box["error"] = exc
+        except ValidationError as exc:  # a model built from the caller's values refused them
+            box["error"] = InvalidArgument("; ".join(err["msg"] for err in exc.errors()))
+        except Exception:
+            log.exception("tool work failed")
+            box["error"] = KdMcpError("the tool failed unexpectedly; see the server log")
+
+    done = anyio.Event()
+
+    async def runner() -> None:
+        try:
+            await anyio.to_thread.run_sync(target, abandon_on_cancel=True)
+        finally:
+            done.set()
+
+    try:
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(runner)
+            if progress_label is not None and ctx is not None:
+                elapsed = 0.0
+                while not done.is_set():
+                    with anyio.move_on_after(_PROGRESS_EVERY_S):
+                        await done.wait()
+                    if done.is_set():
+                        break
+                    elapsed += _PROGRESS_EVERY_S
+                    await ctx.report_progress(elapsed, total_s, f"{progress_label} ({elapsed:.0f}s)")
+    except anyio.get_cancelled_exc_class():
+        cancel.set()
+        if on_cancel is not None:
+            with anyio.CancelScope(shield=True):
+                await anyio.to_thread.run_sync(on_cancel, cancel)
+        raise
+    if "error" in box:
+        error = box["error"]
+        assert isinstance(error, KdMcpError)
+        return from_exception(error, app)
+    result = box["result"]
+    assert isinstance(result, BaseModel)
+    return ok_result(result, app)
+
+
+def build_server(app: KdMcpApp) -> KdMcpServer:
+    """The MCP server with kd-mcp's tools registered on ``app``."""
+    server = KdMcpServer(app)
+    cfg = app.options.config
+
+    @server.tool(
+        annotations=ToolAnnotations(
+            title="Connect to the guest from the WinRM companion's state file",
+            read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=True,
+        ),
+    )
+    async def start_from_state(
+        state_file: Annotated[
+            str | None, Field(description="path of the winrm-kd-session-v1 state file (default: config, "
+                              "KDMCP_STATE_FILE, then the companion's default)", max_length=4096)
+        ] = None,
+        initial_break: Annotated[bool, Field(description="break in as soon as kd connects")] = False,
+        use_target_host: Annotated[
+            bool, Field(description="pass guest_host as kd's target= (needed when the host must reach out)")
+        ] = False,
+        timeout_s: Timeout = None,
+        ctx: Context[Any, Any] | None = None,
+    ) -> Annotated[CallToolResult, models.StartResult]:
+        """Start kd.exe on KDNET with the port and key the WinRM companion wrote, and wait for the guest.
+
+        Returns once kd is connected (the target runs unless initial_break) or fails with
+        not_connected when the guest does not answer within the timeout (then kd is stopped).
+        """
+        wait = timeout_s or cfg.timeouts.startup
+        return await _run(
+            app, ctx, lambda c: app.start_from_state(state_file, initial_break, timeout_s, use_target_host, c),
+            progress_label="waiting for the guest to connect", total_s=wait, on_cancel=app.abort_start,
+        )
+
+    @server.tool(
+        annotations=ToolAnnotations(
+            title="Connect to a guest over KDNET", read_only_hint=False, destructive_hint=False,
+            idempotent_hint=False, open_world_hint=True,
+        ),
+    )
+    async def start_kd(
+        port: Annotated[int | None, Field(description="KDNET port (bcdedit /dbgsettings net port=)", ge=1, le=65535)]
+        = None,
+        key: Annotated[
+            str | None,
+            Field(description="KDNET key: four dot-separated base-36 words",
+                  pattern=r"^[0-9A-Za-z]{1,13}(\.[0-9A-Za-z]{1,13}){3}$"),
+        ] = None,
+        target_host: Annotated[str | None, Field(description="the guest's address, passed as target=",
+                                                 max_length=255, pattern=r"^[0-9A-Za-z.:\-\[\]]+$")] = None,
+        connection: Annotated[str | None, Field(description="a named connection from the config",
+                                                max_length=128)] = None,
+        initial_break: Annotated[bool, Field(description="break in as soon as kd connects")] = False,
+        timeout_s: Timeout = None,
+        ctx: Context[Any, Any] | None = None,
+    ) -> Annotated[CallToolResult, models.StartResult]:
+        """Start kd.exe on KDNET with an explicit port and key, or a named connection from the config."""
+        wait = timeout_s or cfg.timeouts.startup
+        return await _run(
+            app, ctx, lambda c: app.start_kd(port, key, target_host, connection, initial_break, timeout_s, c),
+            progress_label="waiting for the guest to connect", total_s=wait, on_cancel=app.abort_start,
+        )
+
+    @server.tool(
+        annotations=ToolAnnotations(
+            title="Run one debugger command", read_only_hint=False, destructive_hint=True,
+            idempotent_hint=False, open_world_hint=False,
+        ),
+    )
+    async def kd_command(
+        command: Annotated[str, Field(description="one kd/cdb command line, e.g. 'k', 'lm', '!analyze -v'",
+                                      min_length=1, max_length=4000)],
+        session_id: SessionId = None,
+        timeout_s: Timeout = None,
+        ctx: Context[Any, Any] | None = None,
+    ) -> Annotated[CallToolResult, models.CommandResult]:
+        """Run one command at the debugger's prompt and return its output (capped; see read_output).
+
+        The target must be broken in (else target_running). Go-class commands (g, gh, gn, gu)
+        return as soon as the target is confirmed running.
+        """
+        def cancel_command(_cancel: threading.Event) -> None:
+            """The client gave up on the command: stop kd working on it (Ctrl+C)."""
+            try:
+                app.manager.get(session_id).break_in()
+            except KdMcpError as exc:
+                log.info("could not cancel %r: %s", command, exc.message)
+
+        return await _run(
+            app, ctx, lambda _c: app.kd_command(command, session_id, timeout_s),
+            progress_label=f"running {command!r}", total_s=timeout_s or cfg.timeouts.command,
+            on_cancel=cancel_command,
+        )
+
+    @server.tool(
+        annotations=ToolAnnotations(
+            title="Break into the running target", read_only_hint=False, destructive_hint=False,
+            idempotent_hint=True, open_world_hint=False,
+        ),
+    )
+    async def break_in(session_id: SessionId = None, timeout_s: Timeout = None,
+                       ctx: Context[Any, Any] | None = None) -> Annotated[CallToolResult, models.BreakResult]:
+        """Break in (Ctrl+C) and wait for the prompt; also cancels a command that hangs.
+
+        While broken in, the guest is frozen: WinRM and everything else on it stop answering.
+        """
+        return await _run(app, ctx, lambda _c: app.break_in(session_id, timeout_s))
+
+    @server.tool(
+        annotations=ToolAnnotations(
+            title="Let the target run", read_only_hint=False, destructive_hint=False,
+            idempotent_hint=False, open_world_hint=False,
+        ),
+    )
+    async def continue_go(
+        session_id: SessionId = None,
+        command: Annotated[str, Field(description="the go command: g, gh, gn, or g with an address",
+                                      min_length=1, max_length=256)] = "g",
+        ctx: Context[Any, Any] | None = None,
+    ) -> Annotated[CallToolResult, models.ContinueResult]:
+        """Resume the target and return once it is confirmed running (or stopped again at once)."""
+        return await _run(app, ctx, lambda _c: app.continue_go(session_id, command))
+
+    @server.tool(
+        annotations=ToolAnnotations(
+            title="Resume the guest so WinRM answers again", read_only_hint=False, destructive_hint=False,
+            idempotent_hint=False, open_world_hint=False,
+        ),
+    )
+    async def resume_for_winrm(
+        session_id: SessionId = None,
+        wait_s: Annotated[float | None, Field(description="seconds to let the guest run before returning "
+                                              "(default: timeouts.continue_wait_sec)", ge=0, le=600)] = None,
+        ctx: Context[Any, Any] | None = None,
+    ) -> Annotated[CallToolResult, models.ResumeResult]:
+        """Continue the target, confirm it runs, let it run wait_s seconds, and say what happened.
+
+        The hint names the next step: retry the WinRM call (target running) or inspect the stop.
+        """
+        wait = cfg.timeouts.continue_wait_sec if wait_s is None else wait_s
+        return await _run(
+            app, ctx, lambda c: app.resume_for_winrm(session_id, wait_s, c),
+            progress_label="letting the guest run", total_s=wait,
+        )
+
+    @server.tool(
+        annotations=ToolAnnotations(
+            title="Read a session's output", read_only_hint=True, destructive_hint=False,
+            idempotent_hint=True, open_world_hint=False,
+        ),
+    )
+    async def read_output(
+        session_id: SessionId = None,
+        output_id: Annotated[str | None, Field(description="an output_id from a result: reads that output",
+                                               max_length=128)] = None,
+        offset: Annotated[int, Field(description="byte offset (within output_id's output, if given)", ge=0)] = 0,
+        limit: Annotated[int, Field(description="bytes to read at most", ge=1, le=1024 * 1024)] = 65536,
+        ctx: Context[Any, Any] | None = None,
+    ) -> Annotated[CallToolResult, models.OutputChunk]:
+        """Read any part of a session's output by offset; nothing is ever dropped (ended sessions too)."""
+        return await _run(app, ctx, lambda _c: app.read_output(session_id, output_id, offset, limit))
+
+    @server.tool(
+        annotations=ToolAnnotations(
+            title="End a debugging session", read_only_hint=False, destructive_hint=True,
+            idempotent_hint=False, open_world_hint=False,
+        ),
+    )
+    async def stop_kd(
+        session_id: SessionId = None,
+        resume: Annotated[bool, Field(description="resume a broken-in kernel target before quitting "
+                                      "(a guest left at a break is frozen)")] = True,
+        ctx: Context[Any, Any] | None = None,
+    ) -> Annotated[CallToolResult, models.StopResult]:
+        """Stop the debugger: resume a live kernel target, quit, and kill only as a last resort."""
+        return await _run(app, ctx, lambda _c: app.stop_kd(session_id, resume))
+
+    @server.tool(
+        annotations=ToolAnnotations(
+            title="List sessions", read_only_hint=True, destructive_hint=False, idempotent_hint=True,
+            open_world_hint=False,
+        ),
+    )
+    async def list_sessions(ctx: Context[Any, Any] | None = None) -> Annotated[CallToolResult, models.SessionList]:
+        """Live and recently ended sessions with their states."""
+        return await _run(app, ctx, lambda _c: app.list_sessions())
+
+    @server.tool(
+        annotations=ToolAnnotations(
+            title="Check the setup", read_only_hint=True, destructive_hint=False, idempotent_hint=True,
+            open_world_hint=False,
+        ),
+    )
+    async def health_check(ctx: Context[Any, Any] | None = None) -> Annotated[CallToolResult, models.HealthResult]:
+        """Which debuggers are found (and their versions), whether the config and state file are valid, sessions."""
+        return await _run(app, ctx, lambda _c: app.health_check())
+
+    return server
