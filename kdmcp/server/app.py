@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -51,7 +51,6 @@ class ServerOptions:
     config_path: str | None = None
     simulate: bool = False
     scenario: str | None = None  # simulator scenario file (with simulate)
-    extra_secrets: list[Secret] = field(default_factory=list)
 
 
 def demo_state() -> KdSessionState:
@@ -84,7 +83,7 @@ class KdMcpApp:
         self._lock = threading.Lock()
         self._cursors: dict[str, int] = {}
         self._starting: dict[threading.Event, DebuggerSession] = {}
-        self._secrets: list[Secret] = list(options.extra_secrets)
+        self._secrets: list[Secret] = []
         for connection in cfg.connections.values():
             self._secrets.append(connection.key)
 

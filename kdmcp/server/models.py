@@ -11,6 +11,7 @@ from pydantic import BaseModel, Field
 
 from kdmcp.engine import DebuggerEvent, SessionState
 
+# Every category an ErrorResult can carry (one per KdMcpError class, plus "internal").
 ERROR_CATEGORIES = (
     "invalid_argument",
     "unknown_session",
@@ -23,7 +24,6 @@ ERROR_CATEGORIES = (
     "state_file",
     "config",
     "debugger",
-    "cancelled",
     "internal",
 )
 
