@@ -107,3 +107,20 @@ async def test_results_carry_structured_content_matching_the_text():
         data = health.structured_content
         assert data["simulated"] and data["debuggers"][0]["found"]
         assert json.loads(health.content[0].text) == data
+
+
+async def test_state_file_warnings_reach_the_result(tmp_path):
+    import json
+    import time
+
+    from tests.server.helpers import write_state
+
+    state = write_state(tmp_path / "kd-session.json", created_at_unix=time.time() - 3 * 86400)
+    state.chmod(0o644)
+    async with in_memory(make_app()) as client:
+        started = await client.call_tool("start_from_state", {"state_file": str(state)})
+        assert not started.is_error, started.structured_content
+        warnings = " ".join(started.structured_content["warnings"]).lower()
+        assert "readable" in warnings and "old" in warnings
+        assert started.structured_content["state_file"] == str(state)
+        assert CANARY_KEY not in json.dumps(started.structured_content)
