@@ -35,6 +35,13 @@ def build_parser() -> argparse.ArgumentParser:
     serve = sub.add_parser("serve", help="run the MCP server on stdio (the default command)")
     _common(serve)
     serve.add_argument("--log-level", default="WARNING", choices=["DEBUG", "INFO", "WARNING", "ERROR"])
+    serve.add_argument("--tools", help="tool groups to serve, comma-separated: session (always), control, "
+                       "commands, output (default: all)")
+    serve.add_argument("--listen", metavar="HOST:PORT",
+                       help="serve Streamable HTTP instead of stdio (token from KDMCP_LISTEN_TOKEN or --token-file)")
+    serve.add_argument("--token-file", help="listener clients: {name: {token, tools, policy}} (YAML)")
+    serve.add_argument("--allow-remote-bind", action="store_true",
+                       help="let --listen bind a non-loopback address (prefer ssh -L)")
     doctor = sub.add_parser("doctor", help="check debuggers, config and state file")
     _common(doctor)
     demo = sub.add_parser("demo", help="drive one full debugging loop against the simulator")
@@ -93,16 +100,31 @@ def _options(parsed: argparse.Namespace) -> ServerOptions:
 
 
 def _serve(parsed: argparse.Namespace) -> int:
+    import dataclasses
+
     import anyio
 
     from kdmcp.server import KdMcpApp, build_server
     from kdmcp.server.logs import configure_logging
+    from kdmcp.server.surface import ALL_GROUPS, tools_for
 
-    app = KdMcpApp(_options(parsed))
+    options = _options(parsed)
+    groups = parsed.tools.split(",") if parsed.tools else list(ALL_GROUPS)
+    options = dataclasses.replace(options, tools=tools_for(groups))
+    if parsed.listen:
+        from kdmcp.server.clients import load_clients
+        from kdmcp.server.listener import serve_http
+
+        clients, warnings = load_clients(parsed.token_file)
+        for warning in warnings:
+            sys.stderr.write(f"kd-mcp: warning: {warning}\n")
+        options = dataclasses.replace(options, clients=clients)
+    app = KdMcpApp(options)
     configure_logging(parsed.log_level, app)
-    server = build_server(app)
     try:
-        anyio.run(server.run_stdio_async)
+        if parsed.listen:
+            return serve_http(app, parsed.listen, parsed.allow_remote_bind)
+        anyio.run(build_server(app).run_stdio_async)
     except KeyboardInterrupt:
         pass
     finally:

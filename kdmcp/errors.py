@@ -106,3 +106,9 @@ class ConfigError(KdMcpError):
     """The server configuration is unreadable or invalid: fix the named key."""
 
     category = "config"
+
+
+class PolicyDenied(KdMcpError):
+    """The command, or the tool, is outside what this client is allowed to do."""
+
+    category = "policy_denied"

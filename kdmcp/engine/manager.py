@@ -3,6 +3,9 @@
 A kernel debugger is a heavy, stateful thing (one KDNET port, one guest): the limit keeps an
 agent from piling up debuggers it forgot. Ended sessions stay readable (their output is
 kept) until pushed out by newer ones, but do not count against the limit.
+
+Each session has an owner (the client that started it; None on stdio, where there is one
+client). A session is invisible to every other owner: its id reads as unknown to them.
 """
 
 from __future__ import annotations
@@ -39,47 +42,56 @@ class SessionManager:
         self._live: dict[str, DebuggerSession] = {}
         self._ended: collections.OrderedDict[str, DebuggerSession] = collections.OrderedDict()
         self._ids = itertools.count(1)
+        self._owners: dict[str, str | None] = {}
 
-    def create(self, plan: LaunchPlan, config: SessionConfig | None = None) -> DebuggerSession:
+    def create(
+        self, plan: LaunchPlan, config: SessionConfig | None = None, owner: str | None = None
+    ) -> DebuggerSession:
         """Reserve a slot and make a session (not yet started: call ``start``)."""
         with self._lock:
             self._reap_locked()
             if len(self._live) >= self.max_sessions:
-                ids = ", ".join(sorted(self._live))
-                raise CapacityError(
-                    f"{len(self._live)} sessions are live (limit {self.max_sessions}): stop one of {ids} first"
-                )
+                mine = sorted(sid for sid in self._live if self._owners.get(sid) == owner)
+                which = f": stop one of yours ({', '.join(mine)}) first" if mine else ""
+                raise CapacityError(f"{len(self._live)} sessions are live (limit {self.max_sessions}){which}")
             session_id = f"s{next(self._ids)}"
             session = DebuggerSession(session_id, plan, config or self.config, self._factory)
             self._live[session_id] = session
+            self._owners[session_id] = owner
             return session
 
-    def get(self, session_id: str | None = None, include_ended: bool = False) -> DebuggerSession:
-        """The session with that id; with no id, the only live one."""
+    def get(
+        self, session_id: str | None = None, include_ended: bool = False, owner: str | None = None
+    ) -> DebuggerSession:
+        """The owner's session with that id; with no id, the owner's only live one."""
         with self._lock:
             if session_id is None:
-                if len(self._live) == 1:
-                    return next(iter(self._live.values()))
-                if not self._live:
+                live = {sid: s for sid, s in self._live.items() if self._owners.get(sid) == owner}
+                if len(live) == 1:
+                    return next(iter(live.values()))
+                if not live:
                     raise UnknownSession("no session is live: start one first")
-                raise UnknownSession(f"{len(self._live)} sessions are live ({', '.join(sorted(self._live))}): "
+                raise UnknownSession(f"{len(live)} sessions are live ({', '.join(sorted(live))}): "
                                      "name one with session_id")
-            if session_id in self._live:
-                return self._live[session_id]
-            if include_ended and session_id in self._ended:
-                return self._ended[session_id]
+            if session_id in self._owners and self._owners[session_id] == owner:
+                if session_id in self._live:
+                    return self._live[session_id]
+                if include_ended and session_id in self._ended:
+                    return self._ended[session_id]
             raise UnknownSession(f"no session {session_id!r}", session_id=session_id)
 
-    def stop(self, session_id: str | None = None, resume: bool = True) -> StopResult:
-        session = self.get(session_id)
+    def stop(self, session_id: str | None = None, resume: bool = True, owner: str | None = None) -> StopResult:
+        session = self.get(session_id, owner=owner)
         result = session.stop(resume=resume)
         with self._lock:
             self._retire_locked(session)
         return result
 
-    def list(self) -> list[SessionInfo]:
+    def list(self, owner: str | None = None) -> list[SessionInfo]:
         with self._lock:
-            sessions = list(self._live.values()) + list(self._ended.values())
+            sessions = [
+                s for s in [*self._live.values(), *self._ended.values()] if self._owners.get(s.session_id) == owner
+            ]
         return [
             SessionInfo(
                 session_id=s.session_id,
@@ -114,5 +126,6 @@ class SessionManager:
         self._live.pop(session.session_id, None)
         self._ended[session.session_id] = session
         while len(self._ended) > _ENDED_KEPT:
-            _, old = self._ended.popitem(last=False)
+            old_id, old = self._ended.popitem(last=False)
+            self._owners.pop(old_id, None)
             old.store.close()

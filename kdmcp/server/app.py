@@ -34,6 +34,8 @@ from kdmcp.engine.results import CommandResult as EngineCommandResult
 from kdmcp.errors import DebuggerError, InvalidArgument, KdMcpError, NotConnected
 from kdmcp.secret import MASK, Secret, redact
 from kdmcp.server import models
+from kdmcp.server.clients import ClientRegistry
+from kdmcp.server.surface import ALL_TOOLS
 from kdmcp.statefile import KdSessionState, LoadedState, load_state, resolve_state_path
 
 ModelT = TypeVar("ModelT", bound=BaseModel)
@@ -51,6 +53,10 @@ class ServerOptions:
     config_path: str | None = None
     simulate: bool = False
     scenario: str | None = None  # simulator scenario file (with simulate)
+    # HTTP listener clients (None on stdio, where the one client is whoever started us).
+    clients: ClientRegistry | None = None
+    # The tools a stdio client may use (--tools); listener clients carry their own.
+    tools: frozenset[str] = ALL_TOOLS
 
 
 def demo_state() -> KdSessionState:
@@ -82,10 +88,12 @@ class KdMcpApp:
         self.manager = SessionManager(self.session_config, max_sessions=cfg.max_sessions)
         self._lock = threading.Lock()
         self._cursors: dict[str, int] = {}
-        self._starting: dict[threading.Event, DebuggerSession] = {}
+        self._starting: dict[threading.Event, tuple[DebuggerSession, str | None]] = {}
         self._secrets: list[Secret] = []
         for connection in cfg.connections.values():
             self._secrets.append(connection.key)
+        if options.clients is not None:
+            self._secrets.extend(options.clients.secrets)
 
     # ------------------------------------------------------------ redaction
 
@@ -119,8 +127,8 @@ class KdMcpApp:
             )
         return [found.path]
 
-    def _session(self, session_id: str | None, include_ended: bool = False) -> DebuggerSession:
-        return self.manager.get(session_id, include_ended=include_ended)
+    def _session(self, session_id: str | None, owner: str | None, include_ended: bool = False) -> DebuggerSession:
+        return self.manager.get(session_id, include_ended=include_ended, owner=owner)
 
     def _new_events(self, session: DebuggerSession) -> list[DebuggerEvent]:
         """Events since the previous result for this session (each reported once)."""
@@ -161,13 +169,15 @@ class KdMcpApp:
         timeout_s: float | None,
         use_target_host: bool,
         cancel: threading.Event | None = None,
+        *,
+        owner: str | None = None,
     ) -> models.StartResult:
         loaded = self.load_state(state_file)
         state = loaded.state
         self.remember_secret(state.key)
         target = KdnetTarget(port=state.port, key=state.key, host=state.guest_host if use_target_host else None)
         return self._start(target, initial_break=initial_break, timeout_s=timeout_s, state_file=str(loaded.path),
-                           warnings=loaded.warnings, cancel=cancel)
+                           warnings=loaded.warnings, cancel=cancel, owner=owner)
 
     def start_kd(
         self,
@@ -178,6 +188,8 @@ class KdMcpApp:
         initial_break: bool,
         timeout_s: float | None,
         cancel: threading.Event | None = None,
+        *,
+        owner: str | None = None,
     ) -> models.StartResult:
         if connection is not None:
             if port is not None or key is not None:
@@ -195,7 +207,7 @@ class KdMcpApp:
             target = KdnetTarget(port=port, key=secret, host=target_host)
         self.remember_secret(target.key)
         return self._start(target, initial_break=initial_break, timeout_s=timeout_s, state_file=None, warnings=[],
-                           cancel=cancel)
+                           cancel=cancel, owner=owner)
 
     def _start(
         self,
@@ -206,14 +218,15 @@ class KdMcpApp:
         state_file: str | None,
         warnings: list[str],
         cancel: threading.Event | None = None,
+        owner: str | None = None,
     ) -> models.StartResult:
         plan = build_plan(
             self.debugger_argv("kd"), target, symbol_path=self.options.config.symbol_path, initial_break=initial_break
         )
-        session = self.manager.create(plan)
+        session = self.manager.create(plan, owner=owner)
         if cancel is not None:
             with self._lock:
-                self._starting[cancel] = session
+                self._starting[cancel] = (session, owner)
         try:
             result = session.start(timeout_s)
         finally:
@@ -222,7 +235,7 @@ class KdMcpApp:
                     self._starting.pop(cancel, None)
         if result.state in (SessionState.waiting_for_target, SessionState.starting):
             # kd would wait forever; the session would hold a slot and a KDNET port.
-            stop = self.manager.stop(session.session_id, resume=False)
+            stop = self.manager.stop(session.session_id, resume=False, owner=owner)
             raise NotConnected(
                 f"no target answered within {(timeout_s or self.session_config.startup_timeout):g}s on port "
                 f"{target.port} (kd is still printing 'Waiting to reconnect...'): check the key, the port, "
@@ -232,7 +245,7 @@ class KdMcpApp:
                 state=SessionState.exited.value,
             )
         if result.state == SessionState.exited:
-            self.manager.stop(session.session_id)
+            self.manager.stop(session.session_id, owner=owner)
             raise DebuggerError(
                 f"the debugger exited during start (code {result.exit_code}): {result.banner[-500:]}",
                 session_id=session.session_id,
@@ -255,14 +268,17 @@ class KdMcpApp:
     def abort_start(self, cancel: threading.Event) -> None:
         """The client cancelled a start: stop the debugger it was waiting on."""
         with self._lock:
-            session = self._starting.pop(cancel, None)
-        if session is not None:
-            self.manager.stop(session.session_id)
+            starting = self._starting.pop(cancel, None)
+        if starting is not None:
+            session, owner = starting
+            self.manager.stop(session.session_id, owner=owner)
 
     # ------------------------------------------------------------- commands
 
-    def kd_command(self, command: str, session_id: str | None, timeout_s: float | None) -> models.CommandResult:
-        session = self._session(session_id)
+    def kd_command(
+        self, command: str, session_id: str | None, timeout_s: float | None, *, owner: str | None = None
+    ) -> models.CommandResult:
+        session = self._session(session_id, owner)
         result = session.execute(command, timeout_s)
         return self._command_result(session, result)
 
@@ -282,8 +298,10 @@ class KdMcpApp:
             output_bytes=result.output_end - result.output_offset,
         )
 
-    def break_in(self, session_id: str | None, timeout_s: float | None) -> models.BreakResult:
-        session = self._session(session_id)
+    def break_in(
+        self, session_id: str | None, timeout_s: float | None, *, owner: str | None = None
+    ) -> models.BreakResult:
+        session = self._session(session_id, owner)
         result = session.break_in(timeout_s)
         return models.BreakResult(
             session_id=session.session_id,
@@ -294,8 +312,8 @@ class KdMcpApp:
             already_broken=result.already_broken,
         )
 
-    def continue_go(self, session_id: str | None, command: str) -> models.ContinueResult:
-        session = self._session(session_id)
+    def continue_go(self, session_id: str | None, command: str, *, owner: str | None = None) -> models.ContinueResult:
+        session = self._session(session_id, owner)
         result = session.continue_(command)
         return models.ContinueResult(
             session_id=session.session_id,
@@ -307,7 +325,12 @@ class KdMcpApp:
         )
 
     def resume_for_winrm(
-        self, session_id: str | None, wait_s: float | None, cancel: threading.Event | None = None
+        self,
+        session_id: str | None,
+        wait_s: float | None,
+        cancel: threading.Event | None = None,
+        *,
+        owner: str | None = None,
     ) -> models.ResumeResult:
         """Continue, confirm running, then watch the target for ``wait_s`` before handing back.
 
@@ -316,7 +339,7 @@ class KdMcpApp:
         stops again (breakpoint, bugcheck), which the hint then says.
         """
         t0 = time.monotonic()
-        session = self._session(session_id)
+        session = self._session(session_id, owner)
         wait = self.options.config.timeouts.continue_wait_sec if wait_s is None else wait_s
         # Already running: nothing to resume.
         confirmed = "running" if session.state == SessionState.running else session.continue_("g").confirmed
@@ -354,7 +377,7 @@ class KdMcpApp:
     # --------------------------------------------------------------- output
 
     def read_output(
-        self, session_id: str | None, output_id: str | None, offset: int, limit: int
+        self, session_id: str | None, output_id: str | None, offset: int, limit: int, *, owner: str | None = None
     ) -> models.OutputChunk:
         end_cap: int | None = None
         if output_id is not None:
@@ -367,7 +390,7 @@ class KdMcpApp:
             session_id = sid
             offset += int(start_text)
             end_cap = int(end_text)
-        session = self._session(session_id, include_ended=True)
+        session = self._session(session_id, owner, include_ended=True)
         total = session.store.size
         if offset > total:
             raise InvalidArgument(f"offset {offset} is past the end of the output ({total} bytes)")
@@ -421,9 +444,9 @@ class KdMcpApp:
 
     # ----------------------------------------------------------------- stop
 
-    def stop_kd(self, session_id: str | None, resume: bool) -> models.StopResult:
-        session = self._session(session_id)
-        result = self.manager.stop(session.session_id, resume=resume)
+    def stop_kd(self, session_id: str | None, resume: bool, *, owner: str | None = None) -> models.StopResult:
+        session = self._session(session_id, owner)
+        result = self.manager.stop(session.session_id, resume=resume, owner=owner)
         return models.StopResult(
             session_id=session.session_id,
             state=result.state,
@@ -432,11 +455,12 @@ class KdMcpApp:
             elapsed_ms=result.elapsed_ms,
         )
 
-    def list_sessions(self) -> models.SessionList:
-        return models.SessionList(sessions=self._summaries(), max_sessions=self.manager.max_sessions)
+    def list_sessions(self, *, owner: str | None = None) -> models.SessionList:
+        return models.SessionList(sessions=self._summaries(owner), max_sessions=self.manager.max_sessions)
 
-    def _summaries(self) -> list[models.SessionSummary]:
-        live = {s.session_id for s in self.manager.list() if s.state != SessionState.exited}
+    def _summaries(self, owner: str | None) -> list[models.SessionSummary]:
+        infos = self.manager.list(owner=owner)
+        live = {s.session_id for s in infos if s.state != SessionState.exited}
         return [
             models.SessionSummary(
                 session_id=info.session_id,
@@ -447,10 +471,10 @@ class KdMcpApp:
                 output_bytes=info.output_bytes,
                 started_at_unix=info.started_at_unix,
             )
-            for info in self.manager.list()
+            for info in infos
         ]
 
-    def health_check(self) -> models.HealthResult:
+    def health_check(self, *, owner: str | None = None) -> models.HealthResult:
         checks: list[models.DebuggerCheck] = []
         for flavor in ("kd", "cdb"):
             if self.options.simulate:
@@ -482,7 +506,7 @@ class KdMcpApp:
             state_file_ok=state_ok,
             state_file_error=state_error,
             state_file_warnings=state_warnings,
-            sessions=self._summaries(),
+            sessions=self._summaries(owner),
         )
 
     def shutdown(self) -> None:

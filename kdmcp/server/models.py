@@ -24,6 +24,7 @@ ERROR_CATEGORIES = (
     "state_file",
     "config",
     "debugger",
+    "policy_denied",
     "internal",
 )
 

@@ -18,7 +18,7 @@ from typing import Annotated, Any, TypeVar
 import anyio
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
-from mcp_types import CallToolResult, InputRequiredResult, TextContent, ToolAnnotations
+from mcp_types import CallToolResult, InputRequiredResult, ListToolsResult, TextContent, ToolAnnotations
 from pydantic import BaseModel, Field, ValidationError
 
 from kdmcp import __version__
@@ -26,6 +26,7 @@ from kdmcp.engine import SessionState
 from kdmcp.errors import InvalidArgument, KdMcpError
 from kdmcp.server import models
 from kdmcp.server.app import KdMcpApp
+from kdmcp.server.surface import ALL_TOOLS
 
 log = logging.getLogger(__name__)
 
@@ -89,6 +90,22 @@ def ok_result(model: BaseModel, app: KdMcpApp) -> CallToolResult:
     return CallToolResult(content=[TextContent(type="text", text=json.dumps(data))], structured_content=data)
 
 
+def _owner(app: KdMcpApp, ctx: Context[Any, Any] | None) -> str | None:
+    """The calling client's name (the owner of its sessions); None on stdio."""
+    if app.options.clients is None or ctx is None:
+        return None
+    client = app.options.clients.match_headers(ctx.headers)
+    # The listener's auth middleware already refused requests without a valid token.
+    return client.name if client is not None else "\0unauthenticated"
+
+
+def _surface(app: KdMcpApp, headers: Any) -> frozenset[str]:
+    if app.options.clients is None:
+        return app.options.tools
+    client = app.options.clients.match_headers(headers)
+    return client.tools if client is not None else frozenset()
+
+
 class KdMcpServer(MCPServer[Any]):
     """MCPServer whose argument-validation failures are categorized errors like any other.
 
@@ -105,9 +122,22 @@ class KdMcpServer(MCPServer[Any]):
         )
         self.app = app
 
+    async def _handle_list_tools(
+        self, ctx: Any, params: Any
+    ) -> ListToolsResult:
+        """Each client lists only its own tool surface (the SDK's hook; private in mcp 2.x)."""
+        surface = _surface(self.app, getattr(ctx.request, "headers", None) if ctx is not None else None)
+        return ListToolsResult(tools=[t for t in await self.list_tools() if t.name in surface])
+
     async def call_tool(
         self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None
     ) -> CallToolResult | InputRequiredResult:
+        surface = _surface(self.app, context.headers if context is not None else None)
+        if name not in surface and name in ALL_TOOLS:
+            return error_result(
+                models.ErrorResult(category="policy_denied", message=f"tool {name!r} is not available to this client"),
+                self.app,
+            )
         try:
             return await super().call_tool(name, arguments, context)
         except ToolError as exc:
@@ -218,7 +248,8 @@ def build_server(app: KdMcpApp) -> KdMcpServer:
         """
         wait = timeout_s or cfg.timeouts.startup
         return await _run(
-            app, ctx, lambda c: app.start_from_state(state_file, initial_break, timeout_s, use_target_host, c),
+            app, ctx, lambda c: app.start_from_state(state_file, initial_break, timeout_s, use_target_host, c,
+                                           owner=_owner(app, ctx)),
             progress_label="waiting for the guest to connect", total_s=wait, on_cancel=app.abort_start,
         )
 
@@ -247,7 +278,8 @@ def build_server(app: KdMcpApp) -> KdMcpServer:
         """Start kd.exe on KDNET with an explicit port and key, or a named connection from the config."""
         wait = timeout_s or cfg.timeouts.startup
         return await _run(
-            app, ctx, lambda c: app.start_kd(port, key, target_host, connection, initial_break, timeout_s, c),
+            app, ctx, lambda c: app.start_kd(port, key, target_host, connection, initial_break, timeout_s, c,
+                                   owner=_owner(app, ctx)),
             progress_label="waiting for the guest to connect", total_s=wait, on_cancel=app.abort_start,
         )
 
@@ -272,12 +304,12 @@ def build_server(app: KdMcpApp) -> KdMcpServer:
         def cancel_command(_cancel: threading.Event) -> None:
             """The client gave up on the command: stop kd working on it (Ctrl+C)."""
             try:
-                app.manager.get(session_id).break_in()
+                app.manager.get(session_id, owner=_owner(app, ctx)).break_in()
             except KdMcpError as exc:
                 log.info("could not cancel %r: %s", command, exc.message)
 
         return await _run(
-            app, ctx, lambda _c: app.kd_command(command, session_id, timeout_s),
+            app, ctx, lambda _c: app.kd_command(command, session_id, timeout_s, owner=_owner(app, ctx)),
             progress_label=f"running {command!r}", total_s=timeout_s or cfg.timeouts.command,
             on_cancel=cancel_command,
         )
@@ -294,7 +326,7 @@ def build_server(app: KdMcpApp) -> KdMcpServer:
 
         While broken in, the guest is frozen: WinRM and everything else on it stop answering.
         """
-        return await _run(app, ctx, lambda _c: app.break_in(session_id, timeout_s))
+        return await _run(app, ctx, lambda _c: app.break_in(session_id, timeout_s, owner=_owner(app, ctx)))
 
     @server.tool(
         annotations=ToolAnnotations(
@@ -309,7 +341,7 @@ def build_server(app: KdMcpApp) -> KdMcpServer:
         ctx: Context[Any, Any] | None = None,
     ) -> Annotated[CallToolResult, models.ContinueResult]:
         """Resume the target and return once it is confirmed running (or stopped again at once)."""
-        return await _run(app, ctx, lambda _c: app.continue_go(session_id, command))
+        return await _run(app, ctx, lambda _c: app.continue_go(session_id, command, owner=_owner(app, ctx)))
 
     @server.tool(
         annotations=ToolAnnotations(
@@ -329,7 +361,7 @@ def build_server(app: KdMcpApp) -> KdMcpServer:
         """
         wait = cfg.timeouts.continue_wait_sec if wait_s is None else wait_s
         return await _run(
-            app, ctx, lambda c: app.resume_for_winrm(session_id, wait_s, c),
+            app, ctx, lambda c: app.resume_for_winrm(session_id, wait_s, c, owner=_owner(app, ctx)),
             progress_label="letting the guest run", total_s=wait,
         )
 
@@ -348,7 +380,8 @@ def build_server(app: KdMcpApp) -> KdMcpServer:
         ctx: Context[Any, Any] | None = None,
     ) -> Annotated[CallToolResult, models.OutputChunk]:
         """Read any part of a session's output by offset; nothing is ever dropped (ended sessions too)."""
-        return await _run(app, ctx, lambda _c: app.read_output(session_id, output_id, offset, limit))
+        return await _run(app, ctx, lambda _c: app.read_output(session_id, output_id, offset, limit,
+                                                                 owner=_owner(app, ctx)))
 
     @server.tool(
         annotations=ToolAnnotations(
@@ -363,7 +396,7 @@ def build_server(app: KdMcpApp) -> KdMcpServer:
         ctx: Context[Any, Any] | None = None,
     ) -> Annotated[CallToolResult, models.StopResult]:
         """Stop the debugger: resume a live kernel target, quit, and kill only as a last resort."""
-        return await _run(app, ctx, lambda _c: app.stop_kd(session_id, resume))
+        return await _run(app, ctx, lambda _c: app.stop_kd(session_id, resume, owner=_owner(app, ctx)))
 
     @server.tool(
         annotations=ToolAnnotations(
@@ -373,7 +406,7 @@ def build_server(app: KdMcpApp) -> KdMcpServer:
     )
     async def list_sessions(ctx: Context[Any, Any] | None = None) -> Annotated[CallToolResult, models.SessionList]:
         """Live and recently ended sessions with their states."""
-        return await _run(app, ctx, lambda _c: app.list_sessions())
+        return await _run(app, ctx, lambda _c: app.list_sessions(owner=_owner(app, ctx)))
 
     @server.tool(
         annotations=ToolAnnotations(
@@ -383,6 +416,6 @@ def build_server(app: KdMcpApp) -> KdMcpServer:
     )
     async def health_check(ctx: Context[Any, Any] | None = None) -> Annotated[CallToolResult, models.HealthResult]:
         """Which debuggers are found (and their versions), whether the config and state file are valid, sessions."""
-        return await _run(app, ctx, lambda _c: app.health_check())
+        return await _run(app, ctx, lambda _c: app.health_check(owner=_owner(app, ctx)))
 
     return server

@@ -67,3 +67,26 @@ def test_a_debugger_that_died_frees_its_slot(manager):
     s._console.terminate(force=True)  # the debugger dies on its own
     assert s.wait_for(lambda: s.state == SessionState.exited, 10)
     manager.create(_plan(50001))  # no CapacityError
+
+
+def test_sessions_are_invisible_to_other_owners(manager):
+    alice = manager.create(_plan(50000), owner="alice")
+    alice.start(10)
+    bob = manager.create(_plan(50001), owner="bob")
+    bob.start(10)
+    assert manager.get(owner="alice") is alice and manager.get(owner="bob") is bob
+    with pytest.raises(UnknownSession, match="no session 's2'"):
+        manager.get("s2", owner="alice")
+    with pytest.raises(UnknownSession):
+        manager.get("s1")  # the stdio owner (None) sees neither
+    with pytest.raises(UnknownSession):
+        manager.stop("s1", owner="bob")
+    assert [i.session_id for i in manager.list(owner="alice")] == ["s1"]
+    manager.max_sessions = 2
+    with pytest.raises(CapacityError) as info:
+        manager.create(_plan(50002), owner="carol")
+    assert "s1" not in info.value.message and "s2" not in info.value.message  # others' ids stay hidden
+    manager.stop("s1", owner="alice")
+    assert manager.get("s1", include_ended=True, owner="alice").state == SessionState.exited
+    with pytest.raises(UnknownSession):
+        manager.get("s1", include_ended=True, owner="bob")
