@@ -6,6 +6,7 @@ In stdio mode stdout belongs to MCP: everything for people goes to stderr.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from typing import TYPE_CHECKING
 
@@ -15,7 +16,7 @@ from kdmcp.errors import KdMcpError
 if TYPE_CHECKING:  # the server pulls in the MCP SDK: not needed for `kd-mcp sim`
     from kdmcp.server import ServerOptions
 
-_COMMANDS = ("serve", "doctor", "demo", "state", "sim")
+_COMMANDS = ("serve", "doctor", "demo", "state", "transcript", "sim")
 
 
 def _common(parser: argparse.ArgumentParser) -> None:
@@ -42,6 +43,14 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--token-file", help="listener clients: {name: {token, tools, policy}} (YAML)")
     serve.add_argument("--allow-remote-bind", action="store_true",
                        help="let --listen bind a non-loopback address (prefer ssh -L)")
+    serve.add_argument("--transcript", help="append a JSONL transcript here (default: $KDMCP_TRANSCRIPT)")
+    transcript = sub.add_parser("transcript", help="read a transcript")
+    transcript_sub = transcript.add_subparsers(dest="transcript_command", metavar="ACTION", required=True)
+    show = transcript_sub.add_parser("show", help="print a transcript as a table")
+    show.add_argument("file")
+    cast = transcript_sub.add_parser("cast", help="convert a transcript to an asciicast v2 recording")
+    cast.add_argument("file")
+    cast.add_argument("-o", "--output", required=True, help="the .cast file to write")
     doctor = sub.add_parser("doctor", help="check debuggers, config and state file")
     _common(doctor)
     demo = sub.add_parser("demo", help="drive one full debugging loop against the simulator")
@@ -79,6 +88,12 @@ def main(argv: list[str] | None = None) -> int:
             return run_demo(parsed.scenario)
         if parsed.command == "state":
             return _state_write(parsed)
+        if parsed.command == "transcript":
+            from kdmcp.transcript_view import cast_transcript, show_transcript
+
+            if parsed.transcript_command == "show":
+                return show_transcript(parsed.file)
+            return cast_transcript(parsed.file, parsed.output)
     except KdMcpError as exc:
         sys.stderr.write(f"kd-mcp: {exc.category}: {exc.message}\n")
         return 2
@@ -110,7 +125,8 @@ def _serve(parsed: argparse.Namespace) -> int:
 
     options = _options(parsed)
     groups = parsed.tools.split(",") if parsed.tools else list(ALL_GROUPS)
-    options = dataclasses.replace(options, tools=tools_for(groups))
+    options = dataclasses.replace(options, tools=tools_for(groups),
+                                  transcript=parsed.transcript or os.environ.get("KDMCP_TRANSCRIPT") or None)
     if parsed.listen:
         from kdmcp.server.clients import load_clients
         from kdmcp.server.listener import serve_http

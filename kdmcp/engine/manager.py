@@ -10,6 +10,7 @@ client). A session is invisible to every other owner: its id reads as unknown to
 
 from __future__ import annotations
 
+import builtins
 import collections
 import itertools
 import threading
@@ -104,18 +105,34 @@ class SessionManager:
             for s in sessions
         ]
 
-    def stop_all(self) -> None:
-        """Stop every live session (server shutdown), resuming live kernel targets."""
+    def stop_all(self, keep_ended: bool = False) -> None:
+        """Stop every live session (server shutdown), resuming live kernel targets.
+
+        ``keep_ended``: leave the ended sessions' output readable (a transcript still
+        copies it); otherwise their spill files are freed now.
+        """
         with self._lock:
             live = list(self._live.values())
         for session in live:
             session.stop()
             with self._lock:
                 self._retire_locked(session)
+        if not keep_ended:
+            with self._lock:
+                for session in self._ended.values():
+                    session.store.close()
+                self._ended.clear()
+
+    def list_all(self) -> builtins.list[SessionInfo]:
+        """Every session, whoever owns it (for the server's own bookkeeping, never for callers)."""
         with self._lock:
-            for session in self._ended.values():
-                session.store.close()
-            self._ended.clear()
+            owners = set(self._owners.values())
+        return [info for owner in owners for info in self.list(owner=owner)]
+
+    def session_of(self, session_id: str) -> DebuggerSession | None:
+        """A session by id, whoever owns it (server bookkeeping only)."""
+        with self._lock:
+            return self._live.get(session_id) or self._ended.get(session_id)
 
     def _reap_locked(self) -> None:
         """Sessions whose debugger died on its own stop counting against the limit."""

@@ -36,6 +36,7 @@ from kdmcp.secret import MASK, Secret, redact
 from kdmcp.server import models
 from kdmcp.server.clients import ClientRegistry
 from kdmcp.server.surface import ALL_TOOLS
+from kdmcp.server.transcript import Transcript
 from kdmcp.statefile import KdSessionState, LoadedState, load_state, resolve_state_path
 
 ModelT = TypeVar("ModelT", bound=BaseModel)
@@ -57,6 +58,7 @@ class ServerOptions:
     clients: ClientRegistry | None = None
     # The tools a stdio client may use (--tools); listener clients carry their own.
     tools: frozenset[str] = ALL_TOOLS
+    transcript: str | None = None  # JSONL transcript path (--transcript / KDMCP_TRANSCRIPT)
 
 
 def demo_state() -> KdSessionState:
@@ -94,6 +96,8 @@ class KdMcpApp:
             self._secrets.append(connection.key)
         if options.clients is not None:
             self._secrets.extend(options.clients.secrets)
+        self.transcript = Transcript(options.transcript, self.redact_text) if options.transcript else None
+        self._log_pos: dict[str, int] = {}
 
     # ------------------------------------------------------------ redaction
 
@@ -137,7 +141,37 @@ class KdMcpApp:
             events = session.events_since(cursor)
             if events:
                 self._cursors[session.session_id] = events[-1].seq
+        if self.transcript is not None:
+            for event in events:
+                fields = event.model_dump(mode="json")
+                fields["event"] = fields.pop("kind")
+                self.transcript.record("event", session_id=session.session_id, **fields)
         return events
+
+    def flush_session_logs(self, final: bool = False) -> None:
+        """Append each session's new console output to its transcript log, keys masked.
+
+        The last key-length bytes are held back until the session ends: a key still arriving
+        would otherwise be written half before it could be recognised.
+        """
+        if self.transcript is None:
+            return
+        with self._lock:
+            reach = max((len(s.reveal()) for s in self._secrets), default=0)
+        for info in self.manager.list_all():
+            session = self.manager.session_of(info.session_id)
+            if session is None:
+                continue
+            done = final or info.state == SessionState.exited
+            pos = self._log_pos.get(info.session_id, 0)
+            size = session.store.size
+            end = size if done else size - reach
+            if end <= pos:
+                continue
+            text, next_pos = self._masked_range(session, pos, end, size)
+            with open(self.transcript.session_log_path(info.session_id), "a", encoding="utf-8") as log:
+                log.write(text)
+            self._log_pos[info.session_id] = next_pos
 
     @staticmethod
     def _prompt(session: DebuggerSession) -> str | None:
@@ -224,6 +258,9 @@ class KdMcpApp:
             self.debugger_argv("kd"), target, symbol_path=self.options.config.symbol_path, initial_break=initial_break
         )
         session = self.manager.create(plan, owner=owner)
+        if self.transcript is not None:
+            self.transcript.record("session", event="created", session_id=session.session_id,
+                                   command_line=plan.display, owner=owner)
         if cancel is not None:
             with self._lock:
                 self._starting[cancel] = (session, owner)
@@ -447,6 +484,9 @@ class KdMcpApp:
     def stop_kd(self, session_id: str | None, resume: bool, *, owner: str | None = None) -> models.StopResult:
         session = self._session(session_id, owner)
         result = self.manager.stop(session.session_id, resume=resume, owner=owner)
+        if self.transcript is not None:
+            self.transcript.record("session", event="stopped", session_id=session.session_id,
+                                   actions=result.actions, exit_code=result.exit_code)
         return models.StopResult(
             session_id=session.session_id,
             state=result.state,
@@ -511,7 +551,12 @@ class KdMcpApp:
 
     def shutdown(self) -> None:
         """Stop every session (resuming live kernel targets) as the server exits."""
-        self.manager.stop_all()
+        self.flush_session_logs()
+        self.manager.stop_all(keep_ended=self.transcript is not None)
+        if self.transcript is not None:
+            self.flush_session_logs(final=True)
+            self.transcript.record("stop")
+            self.transcript.close()
 
 
 def _complete_utf8_prefix(data: bytes) -> int:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import logging
 import threading
+import time
 from collections.abc import Callable
 from typing import Annotated, Any, TypeVar
 
@@ -24,6 +25,7 @@ from pydantic import BaseModel, Field, ValidationError
 from kdmcp import __version__
 from kdmcp.engine import SessionState
 from kdmcp.errors import InvalidArgument, KdMcpError
+from kdmcp.secret import MASK, Secret
 from kdmcp.server import models
 from kdmcp.server.app import KdMcpApp
 from kdmcp.server.surface import ALL_TOOLS
@@ -99,6 +101,21 @@ def _owner(app: KdMcpApp, ctx: Context[Any, Any] | None) -> str | None:
     return client.name if client is not None else "\0unauthenticated"
 
 
+_SECRET_ARGUMENTS = ("key", "token", "password")
+
+
+def _masked_arguments(app: KdMcpApp, arguments: dict[str, Any]) -> dict[str, Any]:
+    """Arguments as a transcript may show them: secret-named values masked (and remembered,
+    so the value is also masked wherever else it turns up)."""
+    masked = dict(arguments)
+    for name in _SECRET_ARGUMENTS:
+        value = masked.get(name)
+        if isinstance(value, str) and value:
+            app.remember_secret(Secret(value))
+            masked[name] = MASK
+    return masked
+
+
 def _surface(app: KdMcpApp, headers: Any) -> frozenset[str]:
     if app.options.clients is None:
         return app.options.tools
@@ -131,6 +148,27 @@ class KdMcpServer(MCPServer[Any]):
 
     async def call_tool(
         self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None
+    ) -> CallToolResult | InputRequiredResult:
+        transcript = self.app.transcript
+        if transcript is None:
+            return await self._call_tool(name, arguments, context)
+        t0 = time.monotonic()
+        client = _owner(self.app, context)
+        transcript.record("request", tool=name, args=_masked_arguments(self.app, arguments), client=client)
+        result = await self._call_tool(name, arguments, context)
+        data = result.structured_content if isinstance(result, CallToolResult) else None
+        data = data or {}
+        transcript.record(
+            "result", tool=name, client=client, status="error" if getattr(result, "is_error", False) else "ok",
+            category=data.get("category"), session_id=data.get("session_id"), state=data.get("state"),
+            output_id=data.get("output_id"), elapsed_ms=round((time.monotonic() - t0) * 1000, 3),
+            text=data.get("output") or data.get("message"),
+        )
+        await anyio.to_thread.run_sync(self.app.flush_session_logs)
+        return result
+
+    async def _call_tool(
+        self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None
     ) -> CallToolResult | InputRequiredResult:
         surface = _surface(self.app, context.headers if context is not None else None)
         if name not in surface and name in ALL_TOOLS:
