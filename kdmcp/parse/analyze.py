@@ -1,0 +1,259 @@
+"""``!analyze -v``: kernel (bugcheck) and user (exception) analyses, old and new layouts.
+
+The output is a header then ``KEY: value`` sections, each running until the next key at
+column 0 (bodies may contain blank lines: ``KEY_VALUES_STRING``, ``PROBLEM_CLASSES``)::
+
+    *   Bugcheck Analysis   *                     <- banner ("Exception Analysis" in user mode)
+    DRIVER_IRQL_NOT_LESS_OR_EQUAL (d1)            <- bugcheck name (code)
+    An attempt was made to access ...             <- description
+    Arguments:
+    Arg1: ffffd8024aaa8010, memory referenced     <- arguments (descriptions may wrap)
+    ...
+    PROCESS_NAME:  notmyfault64.exe               <- sections
+    STACK_TEXT:
+    ffffd48f`77af9698 fffff800`62a09169 : ... : nt!KeBugCheckEx
+
+Sections with structure get typed fields (``stack``, ``trap_frame``, ``exception``,
+``faulting_ip``, ``key_values``); every section is also kept verbatim in ``fields``.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from kdmcp.parse._text import addr, split_lines, to_int
+from kdmcp.parse.disasm import parse_instruction_pair
+from kdmcp.parse.exceptions import exception_from_lines
+from kdmcp.parse.frames import frames_from_lines
+from kdmcp.parse.models import AnalysisRecord
+from kdmcp.parse.registers import context_from_lines
+
+# A section key at column 0: "PROCESS_NAME:", "TAG_NOT_DEFINED_202b:", "Followup:", "Timeline:".
+# (upper case except a trailing lower-case tag part; checked in _is_key, not by nested
+# quantifiers, which would backtrack exponentially on a long "A_A_A_..." without a colon)
+_KEY_RE = re.compile(r"^(?P<key>[A-Z][A-Za-z0-9_]*):(?:[ \t]+|$)(?P<value>.*)$")
+# Capitalised words kd also puts at column 0 that are not sections.
+_NOT_KEYS = frozenset({"NOTE", "WARNING", "ERROR"})
+_MIXED_CASE_KEYS = frozenset({"Followup", "Timeline"})
+
+
+def _is_key(key: str) -> bool:
+    """A section key: all caps (``TAG_NOT_DEFINED_202b`` may end in lower case), or one
+    of the two mixed-case keys; not ``Arg1``/``Arguments``/``NOTE``."""
+    if key in _MIXED_CASE_KEYS:
+        return True
+    if key in _NOT_KEYS or len(key) < 3:
+        return False
+    head = key.rsplit("_", 1)[0] if "_" in key else key
+    return head.upper() == head
+
+
+# "DRIVER_IRQL_NOT_LESS_OR_EQUAL (d1)"
+_BUGCHECK_RE = re.compile(r"^(?P<name>[A-Z][A-Z0-9_]+) \((?P<code>[0-9a-fA-F]+)\)\s*$")
+# "Arg1: ffffd8024aaa8010, memory referenced"
+_ARG_RE = re.compile(r"^Arg(?P<n>\d): (?P<value>[0-9a-fA-F`]+)(?:,\s*(?P<desc>.*))?$")
+# banner line: "*                        Bugcheck Analysis                                    *"
+_BANNER_RE = re.compile(r"^\*\s+(?P<what>Bugcheck|Exception) Analysis\s+\*\s*$")
+# KEY_VALUES_STRING body: "    Key  : AV.Type" / "    Value: Read"
+_KV_KEY_RE = re.compile(r"^\s+Key\s*:\s*(?P<key>.*)$")
+_KV_VALUE_RE = re.compile(r"^\s+Value\s*:\s*(?P<value>.*)$")
+
+# Named fields copied from sections.
+_SIMPLE_FIELDS = {
+    "MODULE_NAME": "module_name",
+    "IMAGE_NAME": "image_name",
+    "SYMBOL_NAME": "symbol_name",
+    "PROCESS_NAME": "process_name",
+    "FAILURE_BUCKET_ID": "failure_bucket_id",
+    "FAILURE_ID_HASH": "failure_id_hash",
+    "STACK_COMMAND": "stack_command",
+    "FAULTING_SOURCE_FILE": "faulting_source_file",
+}
+
+
+def _split_sections(lines: list[str]) -> tuple[list[str], list[tuple[str, str, list[str]]]]:
+    """(header lines, [(key, first-line value, body lines)])."""
+    header: list[str] = []
+    sections: list[tuple[str, str, list[str]]] = []
+    for line in lines:
+        m = _KEY_RE.match(line) if line[:1].isupper() else None
+        if m is not None and _is_key(m.group("key")):
+            sections.append((m.group("key"), m.group("value").strip(), []))
+            continue
+        if sections:
+            sections[-1][2].append(line)
+        else:
+            header.append(line)
+    return header, sections
+
+
+def _parse_header(header: list[str], record: dict[str, Any]) -> None:
+    """Banner, bugcheck name/code, description and arguments."""
+    name: str | None = None
+    code: str | None = None
+    description: list[str] = []
+    args: list[str] = []
+    descs: list[str] = []
+    state = "start"
+    for line in header:
+        if state == "start":
+            b = _BANNER_RE.match(line)
+            if b is not None:
+                record["mode"] = "kernel" if b.group("what") == "Bugcheck" else "user"
+                continue
+            m = _BUGCHECK_RE.match(line)
+            if m is not None:
+                name, code = m.group("name"), m.group("code")
+                state = "description"
+            continue
+        if state == "description":
+            if line.strip() == "Arguments:":
+                state = "args"
+            elif line.strip():
+                description.append(line.strip())
+            continue
+        a = _ARG_RE.match(line)
+        if a is not None:
+            args.append(addr(a.group("value")))
+            descs.append(a.group("desc") or "")
+            continue
+        if not line.strip():
+            if args:
+                state = "done"
+            continue
+        if state == "args" and args and line[:1].isspace():
+            descs[-1] = (descs[-1] + " " + line.strip()).strip()
+    if name is not None:
+        record["bugcheck"] = {
+            "code": "0x" + (code or "").lower(),
+            "name": name,
+            "args": args,
+            "arg_descriptions": descs,
+            "description": " ".join(description) or None,
+        }
+
+
+def _body_text(value: str, body: list[str]) -> str:
+    """A section's text: first-line value plus its body, outer blank lines dropped."""
+    lines = [value] if value else []
+    lines.extend(body)
+    while lines and not lines[-1].strip():
+        lines.pop()
+    while lines and not lines[0].strip():
+        lines.pop(0)
+    return "\n".join(line.rstrip() for line in lines)
+
+
+def _instruction_of(body: list[str], value: str) -> Any:
+    """FAULTING_IP / FOLLOWUP_IP: label line then instruction line."""
+    lines = ([value] if value else []) + [b for b in body if b.strip()]
+    for i, line in enumerate(lines):
+        ins = parse_instruction_pair(lines[i - 1] if i > 0 else None, line)
+        if ins is not None:
+            return ins
+    return None
+
+
+def parse_analysis(command: str, raw: str) -> AnalysisRecord | None:
+    """An ``AnalysisRecord``; ``None`` if neither a bugcheck header nor a section is present."""
+    lines = split_lines(raw)
+    header, sections = _split_sections(lines)
+    record: dict[str, Any] = {"command": command, "raw": raw, "fields": {}, "key_values": {}}
+    _parse_header(header, record)
+    if not sections and "bugcheck" not in record:
+        return None
+    texts: dict[str, list[str]] = {}  # repeated keys (Timeline) are joined once, at the end
+    for key, value, body in sections:
+        text = _body_text(value, body)
+        texts.setdefault(key, []).append(text)
+        if key == "STACK_TEXT":
+            record["stack"] = frames_from_lines(body)
+        elif key in ("TRAP_FRAME", "CONTEXT") and "trap_frame" not in record:
+            ctx = context_from_lines(body)
+            if ctx is not None:
+                record["trap_frame"] = ctx
+        elif key == "EXCEPTION_RECORD":
+            info = exception_from_lines(body)
+            if info:
+                record["exception"] = info
+        elif key == "FAULTING_IP":
+            record["faulting_ip"] = _instruction_of(body, value)
+        elif key == "FOLLOWUP_IP":
+            record["followup_ip"] = _instruction_of(body, value)
+        elif key == "KEY_VALUES_STRING":
+            _key_values(body, record["key_values"])
+        elif key == "FAULTING_SOURCE_LINE_NUMBER":
+            record["faulting_source_line"] = to_int(value)
+        elif key in _SIMPLE_FIELDS and value:
+            record.setdefault(_SIMPLE_FIELDS[key], value)
+    fields: dict[str, str] = record["fields"]
+    fields.update((key, "\n".join(parts)) for key, parts in texts.items())
+    _derive(record, fields)
+    return AnalysisRecord.model_validate(record)
+
+
+def _key_values(body: list[str], out: dict[str, str]) -> None:
+    """``Key : X`` / ``Value: Y`` pairs of KEY_VALUES_STRING."""
+    key: str | None = None
+    for line in body:
+        k = _KV_KEY_RE.match(line)
+        if k is not None:
+            key = k.group("key")
+            continue
+        v = _KV_VALUE_RE.match(line)
+        if v is not None and key is not None:
+            out[key] = v.group("value")
+            key = None
+
+
+def _derive(record: dict[str, Any], fields: dict[str, str]) -> None:
+    """Fill typed fields the new layout spells differently (BUGCHECK_CODE, key values)."""
+    if "bugcheck" not in record and "BUGCHECK_CODE" in fields:
+        args = [addr(fields[f"BUGCHECK_P{i}"]) for i in range(1, 5) if f"BUGCHECK_P{i}" in fields]
+        record["bugcheck"] = {"code": addr(fields["BUGCHECK_CODE"].split()[0]), "args": args}
+    if "bugcheck" in record and "mode" not in record:
+        record["mode"] = "kernel"
+    kv: dict[str, str] = record["key_values"]
+    if "exception" not in record:
+        code = fields.get("EXCEPTION_CODE_STR") or kv.get("Failure.Exception.Code")
+        if code:
+            exc: dict[str, Any] = {"code": addr(code.split()[0])}
+            ip = kv.get("Failure.Exception.IP.Address")
+            if ip:
+                exc["address"] = addr(ip)
+            record["exception"] = exc
+    if "failure_id_hash" not in record and "Failure.Hash" in kv:
+        record["failure_id_hash"] = kv["Failure.Hash"]
+    if "failure_bucket_id" not in record and "Failure.Bucket" in kv:
+        record["failure_bucket_id"] = kv["Failure.Bucket"]
+    if "mode" not in record and fields.get("ANALYSIS_SOURCE") == "UM":
+        record["mode"] = "user"
+    if "mode" not in record and ("TRAP_FRAME" in fields or "BUGCHECK_STR" in fields):
+        record["mode"] = "kernel"
+    if record.get("faulting_ip") is None:
+        record["faulting_ip"] = _fallback_ip(record, fields, kv)
+
+
+def _fallback_ip(record: dict[str, Any], fields: dict[str, str], kv: dict[str, str]) -> Any:
+    """Current layouts drop FAULTING_IP: use IP_IN_PAGED_CODE, the trap frame's instruction,
+    or the ``Failure.Exception.IP.Address`` key value (address only), in that order."""
+    paged = fields.get("IP_IN_PAGED_CODE")
+    if paged:
+        ins = _instruction_of(paged.split("\n"), "")
+        if ins is not None:
+            return ins
+    trap = record.get("trap_frame")
+    if trap and trap.get("address"):
+        return {
+            "address": trap["address"],
+            "bytes": trap.get("bytes") or "",
+            "mnemonic": trap.get("mnemonic") or "",
+            "operands": trap.get("operands") or "",
+            "symbol": trap.get("symbol"),
+            "memory_reference": trap.get("memory_reference"),
+        }
+    ip = kv.get("Failure.Exception.IP.Address")
+    if ip:
+        return {"address": addr(ip)}
+    return None

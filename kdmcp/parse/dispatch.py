@@ -1,0 +1,196 @@
+"""The one door: ``parse(command, output) -> Record``.
+
+The command names the family (``kb`` -> stack, ``lmvm nt`` -> modules, ``~*k`` -> stack
+per thread...); the family parser reads the output; if it finds nothing, the output is
+either the debugger's own error (``ErrorRecord``) or something we do not understand
+(``TextRecord``). ``parse`` never raises and always keeps the output in ``raw``.
+"""
+
+from __future__ import annotations
+
+import gc
+import logging
+import re
+from collections.abc import Callable
+from functools import partial
+from typing import cast
+
+from kdmcp.parse import errors
+from kdmcp.parse.analyze import parse_analysis
+from kdmcp.parse.breakpoints import parse_breakpoints
+from kdmcp.parse.command_list import split_command_list
+from kdmcp.parse.datamodel import parse_data_model
+from kdmcp.parse.disasm import parse_disassembly
+from kdmcp.parse.errorcode import parse_error_code
+from kdmcp.parse.events import parse_events
+from kdmcp.parse.exceptions import parse_exception_record
+from kdmcp.parse.expressions import parse_expression
+from kdmcp.parse.locals import parse_locals
+from kdmcp.parse.memory import memory_command, parse_memory
+from kdmcp.parse.models import Record, RecordBase, TextRecord
+from kdmcp.parse.modules import parse_modules
+from kdmcp.parse.objects import OBJECT_EXTENSIONS, parse_object
+from kdmcp.parse.processes import parse_processes
+from kdmcp.parse.registers import parse_registers
+from kdmcp.parse.stack import parse_stack
+from kdmcp.parse.symbols import parse_symbol_load, parse_symbol_path, parse_symbols
+from kdmcp.parse.target import parse_target
+from kdmcp.parse.threads import parse_runaway, parse_running, parse_stacks, parse_threads
+from kdmcp.parse.types import parse_type_dump
+
+logger = logging.getLogger(__name__)
+
+Parser = Callable[[str, str], RecordBase | None]
+
+# "~*k", "~3 kb", "~.", "~#", "~~[1a4]s", "~*e kb": thread selector then the rest.
+_THREAD_PREFIX_RE = re.compile(r"^~(?P<sel>\*|\.|#|\d+|~\[[^\]]*\])?(?P<rest>.*)$", re.DOTALL)
+# "|", "|*", "|1s", "||0": process/system selector then the rest.
+_PROCESS_PREFIX_RE = re.compile(r"^\|\|?(?P<sel>\*|\.|#|\d+)?(?P<rest>.*)$", re.DOTALL)
+
+# Families chosen by the head of the command. Order matters only where heads overlap
+# (kd = memory, not stack; dt/dv/dx before the d* memory table).
+_ROUTES: tuple[tuple[re.Pattern[str], Parser], ...] = (
+    # k, kb, kv, kn, kp, kP, kc, kL, knL, kbn, "k = ...", "kb 100"   (kd is a memory dump)
+    (re.compile(r"^k(?!d\b)[a-zA-Z]*(?=[\s=\d]|$)"), parse_stack),
+    # r, r rip, r $t0, rM 0x04, rX, rF
+    (re.compile(r"^r[MXFLQ]?(?=\s|$)"), parse_registers),
+    (re.compile(r"^\.(?:trap|cxr|ecxr)\b", re.IGNORECASE), parse_registers),
+    # go / step / trace, and commands that resume or restart the target
+    (
+        re.compile(
+            r"^(?:[pt][acthr]?|pt|tt|wt|g[hnNuc]?)(?=[\s;]|$)|^\.(?:breakin|reboot|restart|attach|create|detach)\b"
+        ),
+        parse_events,
+    ),
+    (re.compile(r"^lm", re.IGNORECASE), parse_modules),
+    (re.compile(r"^!process\b", re.IGNORECASE), parse_processes),
+    (re.compile(r"^!(?:thread|ready)\b", re.IGNORECASE), parse_threads),
+    (re.compile(r"^!running\b", re.IGNORECASE), parse_running),
+    (re.compile(r"^!runaway\b", re.IGNORECASE), parse_runaway),
+    (re.compile(r"^!stacks\b", re.IGNORECASE), parse_stacks),
+    (re.compile(r"^!analyze\b", re.IGNORECASE), parse_analysis),
+    (re.compile(r"^dt(?=[\s/-]|$)"), parse_type_dump),
+    (re.compile(r"^dv(?=[\s/-]|$)"), parse_locals),
+    (re.compile(r"^dx(?=[\s/-]|$)"), parse_data_model),
+    (re.compile(r"^u[bf]?(?=[\s.]|$)"), parse_disassembly),
+    (re.compile(r"^(?:bl|bp|bu|bm|ba|bc|bd|be|bs|bsc)(?=[\s\d\[]|$)"), parse_breakpoints),
+    (re.compile(r"^(?:vertarget|version|\.time)\b", re.IGNORECASE), parse_target),
+    (re.compile(r"^\.(?:exr|lastevent|jdinfo)\b", re.IGNORECASE), parse_exception_record),
+    (re.compile(r"^!error\b", re.IGNORECASE), parse_error_code),
+    (re.compile(r"^\?|^\.formats\b", re.IGNORECASE), parse_expression),
+    (re.compile(r"^(?:x|ln)(?=\s|$)"), parse_symbols),
+    (re.compile(r"^\.sym(?:path|fix)\b", re.IGNORECASE), parse_symbol_path),
+    (re.compile(r"^(?:\.reload|ld)(?=\s|$)", re.IGNORECASE), parse_symbol_load),
+)
+
+# "!ext.name" / "!name": object extensions.
+_EXTENSION_RE = re.compile(r"^!(?:\w+\.)?(?P<name>\w+)")
+
+
+# Section keys that only !analyze prints: output pasted without its prompt line is still
+# recognised as an analysis.
+_ANALYSIS_MARKERS = ("FAILURE_BUCKET_ID:", "STACK_TEXT:", "Bugcheck Analysis", "Exception Analysis", "FAULTING_IP:")
+
+
+def _parse_unprompted(command: str, raw: str) -> RecordBase | None:
+    """Output with no command: an analysis pasted without its prompt, else events."""
+    if any(marker in raw for marker in _ANALYSIS_MARKERS):
+        record = parse_analysis(command, raw)
+        if record is not None:
+            return record
+    return parse_events(command, raw)
+
+
+def route(command: str) -> Parser | None:
+    """The family parser for ``command`` (``None``: no family, the output is text or an error).
+
+    For a command list (``r; k``) the first command chooses: kd prints the outputs one
+    after the other and the first one leads.
+    """
+    cmd = command.strip()
+    if ";" in cmd:
+        commands = split_command_list(cmd)
+        cmd = commands[0] if commands else ""
+    if not cmd:
+        return _parse_unprompted
+    if cmd.startswith("~"):
+        return _route_thread_prefixed(cmd)
+    if cmd.startswith("|"):
+        m = _PROCESS_PREFIX_RE.match(cmd)
+        rest = m.group("rest").strip() if m is not None else ""
+        if not rest:
+            return parse_processes
+        if rest == "s" or rest.startswith("s "):
+            return parse_events
+        return route(rest)
+    if (cmd[0] == "d" or cmd.startswith(("kd", "!d"))) and memory_command(cmd) is not None:
+        return parse_memory
+    for pattern, parser in _ROUTES:
+        if pattern.match(cmd):
+            return parser
+    m = _EXTENSION_RE.match(cmd)
+    if m is not None and m.group("name").lower() in OBJECT_EXTENSIONS:
+        return parse_object
+    return None
+
+
+def _route_thread_prefixed(cmd: str) -> Parser | None:
+    m = _THREAD_PREFIX_RE.match(cmd)
+    if m is None:
+        return parse_threads
+    rest = m.group("rest").strip()
+    if not rest:
+        return parse_threads
+    if rest.startswith("e "):
+        rest = rest[2:].strip()
+    if rest == "s" or rest.startswith("s "):
+        return parse_registers  # thread switch prints the new thread's context
+    if rest[0] in "fumn" and len(rest) == 1:
+        return None  # freeze / unfreeze / suspend / resume: no output worth a record
+    sub = route(rest)
+    if sub is parse_stack:
+        return partial(parse_stack, per_thread=m.group("sel") == "*")
+    return sub
+
+
+# Above this size the cyclic garbage collector is paused while parsing: a large capture
+# allocates hundreds of thousands of short-lived dicts and strings (none cyclic), and the
+# collector's repeated passes over them cost 30-40% of the parse time. The previous state
+# is restored afterwards (a caller that disabled GC itself keeps it disabled).
+_GC_PAUSE_THRESHOLD = 256 * 1024
+
+
+def parse(command: str, output: str) -> Record:
+    """Parse ``output`` (what the debugger printed after ``command``, up to the next prompt).
+
+    Returns a typed record whose ``raw`` is ``output`` unchanged. Never raises: an
+    unexpected failure inside a family parser yields a ``TextRecord`` with a warning.
+    """
+    pause = len(output) > _GC_PAUSE_THRESHOLD and gc.isenabled()
+    if pause:
+        gc.disable()
+    try:
+        return _parse(command, output)
+    except Exception as exc:  # the contract is "never an exception, never a lost byte"
+        logger.debug("parser failed for %r", command, exc_info=True)
+        return TextRecord.model_construct(
+            kind="text", command=command, raw=output, warnings=[f"parser error: {type(exc).__name__}"]
+        )
+    finally:
+        if pause:
+            gc.enable()
+
+
+def _parse(command: str, output: str) -> Record:
+    cmd = command.strip()
+    diags = errors.scan(output)
+    parser = route(cmd)
+    record = parser(cmd, output) if parser is not None else None
+    if record is None:
+        err = errors.error_record(cmd, output, diags)
+        if err is not None:
+            return err
+        return TextRecord(command=cmd, raw=output)
+    if diags:
+        record.warnings = errors.warnings_of(diags)
+    return cast("Record", record)

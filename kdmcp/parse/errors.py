@@ -1,0 +1,193 @@
+"""The debugger's own complaints: recognise, classify, and turn into records or warnings.
+
+kd does not mark errors out of band; it prints a line, sometimes under a caret that points
+into the echoed command::
+
+    0:000> ea eip helloworld
+                 ^ Quotes required in 'ea eip helloworld'
+
+A command whose whole output is such lines failed (``ErrorRecord``); a command that also
+printed what it was asked for succeeded, and the lines become ``warnings`` of its record.
+Categories are chosen by what the caller does next (fix the syntax, load symbols, pick
+another address...), not by the debugger's wording.
+"""
+
+from __future__ import annotations
+
+import re
+
+from kdmcp.parse.models import DebuggerError, ErrorRecord
+
+# Cheap first pass: every diagnostic below contains one of these phrases, and almost all
+# start with an upper-case letter or "*": Python's regex engine skips positions whose
+# first character cannot start an alternative, so the rarer those characters, the faster
+# the scan (~10 ms per MB here). Only hits are classified.
+_TRIGGER_RE = re.compile(
+    r"\*\*\*|Syntax error|Extra character|Numeric expression|Quotes required|Range error"
+    r"|Memory (?:access|read)|Unable to|Cannot read|Could|Bad register|Symbol \S+ not found"
+    r"|No (?:type information|export|runnable)|Type information|Operation not|This command"
+    r"|The call|Debuggee|GetContextState|Error|ERROR|WARNING|Invalid|Bp expression"
+    r"|is not extension gallery"
+)
+
+# Optional leading blanks and the caret kd prints under the offending column.
+_LEAD = r"^\s*(?:\^\s*)?"
+
+# (category, noise?, pattern). Noise = symbol/unwind chatter that accompanies successful
+# output; the rest are failures of the command itself. First match wins.
+_CLASSIFIERS: tuple[tuple[str, bool, re.Pattern[str]], ...] = (
+    # "*** WARNING: Unable to verify checksum for foo.dll"
+    # "*** ERROR: Module load completed but symbols could not be loaded for foo.sys"
+    # "*** ERROR: Symbol file could not be found.  Defaulted to export symbols for ntdll.dll -"
+    # "*** WARNING: symbols checksum is wrong 0x0000735a 0x00000000 for agpcpq.sys"
+    # (may follow the progress dots of a reload on the same line: "..*** WARNING: ...")
+    ("symbol_load", True, re.compile(r"^[\s.]*\*\*\* (?:WARNING|ERROR)\b")),
+    # "WARNING: Stack unwind information not available. Following frames may be wrong."
+    # "WARNING: Frame IP not in any known module. Following frames may be wrong."
+    ("unwind", True, re.compile(r"^\s*WARNING: (?:Stack unwind|Frame IP)")),
+    # "Unable to enumerate user-mode unloaded modules, Win32 error 0n30"
+    ("unloaded_modules", True, re.compile(r"^\s*Unable to enumerate (?:user-mode )?unloaded modules")),
+    # "Unable to load image \SystemRoot\system32\foo.sys, Win32 error 0n2"
+    ("symbol_load", True, re.compile(r"^\s*Unable to load image\b")),
+    # "Bp expression 'foo!bar' could not be resolved, adding deferred bp"
+    ("unresolved_symbol", True, re.compile(r"^\s*Bp expression '.*' could not be resolved")),
+    # "^ Syntax error in 'xyz'", "Syntax error at '( "c:\dir\", ..."
+    ("syntax", False, re.compile(_LEAD + r"Syntax error\b")),
+    # "^ Extra character error in 'r rip rip'", "^ Numeric expression missing from '...'"
+    ("syntax", False, re.compile(_LEAD + r"(?:Extra character error|Numeric expression missing)\b")),
+    # "^ Quotes required in 'ea eip helloworld'"
+    ("syntax", False, re.compile(_LEAD + r"Quotes required in\b")),
+    # "^ Range error in 'db 0 L-1'"
+    ("invalid_argument", False, re.compile(_LEAD + r"Range error\b")),
+    # "Memory access error at ')'", "^ Memory access error in 'dd 0'"
+    ("memory_access", False, re.compile(_LEAD + r"Memory access error\b")),
+    # "Memory read error 00000000" (dt), "Unable to read memory at Address ...",
+    # "Cannot read ...", "Could not read process/memory ..."
+    (
+        "memory_access",
+        False,
+        re.compile(
+            r"^\s*(?:Memory read error\b|Unable to read (?:memory|virtual|\w+ memory)"
+            r"|Cannot read\b|Could not read\b)"
+        ),
+    ),
+    # "^ Bad register error in 'r zz'"
+    ("bad_register", False, re.compile(_LEAD + r"Bad register error\b")),
+    # "Couldn't resolve error at 'foo'"
+    ("unresolved_symbol", False, re.compile(_LEAD + r"Couldn't resolve error\b")),
+    # dt: "Symbol nt!_FOO not found." ; "No type information found for 'x'"
+    (
+        "unresolved_symbol",
+        False,
+        re.compile(r"^\s*(?:Symbol \S+ not found\b|No type information found|Type information missing)"),
+    ),
+    # "No export analyze found"
+    ("no_export", False, re.compile(r"^\s*No export \S+ found")),
+    # "!foo is not extension gallery command"
+    ("no_export", False, re.compile(r"^\s*\S+ is not extension gallery command")),
+    # "^ Operation not supported in current debug session '.dump'"
+    ("not_supported", False, re.compile(_LEAD + r"(?:Operation not supported|This command is not supported)")),
+    # "The call to LoadLibrary(foo) failed, Win32 error 0n2"
+    ("extension_load", False, re.compile(r"^\s*The call to LoadLibrary\(")),
+    # "^ No runnable debuggees error in 'g'"
+    ("no_target", False, re.compile(_LEAD + r"(?:No runnable debuggees|Debuggee not connected)")),
+    # "Unable to get program counter", "GetContextState failed, 0xD0000147"
+    (
+        "context",
+        False,
+        re.compile(
+            r"^\s*(?:Unable to get (?:program counter|current machine context|thread context)"
+            r"|GetContextState failed)"
+        ),
+    ),
+    # '"C:\x\TestScript.js" (line 11 (@ 1)): Error (0x80004005): Syntax error'
+    # 'Error: Unable to execute JavaScript script ...'
+    (
+        "script",
+        False,
+        re.compile(r'^\s*(?:".*" \(line \d+.*\): Error \(0x[0-9a-fA-F]+\)|Error: Unable to execute)'),
+    ),
+    # "Could not open dump file [x.dmp], HRESULT 0x80004002",
+    # "Could not match Dump File signature - invalid file format",
+    # "**** DebugClient cannot open DumpFile - error 80004002"
+    (
+        "file",
+        False,
+        re.compile(r"^\s*(?:Could not (?:open|match) dump file|\*+ DebugClient cannot open)", re.IGNORECASE),
+    ),
+    # "Unable to insert breakpoint 0 at fffff801`1234, Win32 error 0n998"
+    ("breakpoint", False, re.compile(r"^\s*Unable to (?:insert|remove|set) breakpoint")),
+    # "Invalid parameter passed", "^ Invalid type name"
+    ("invalid_argument", False, re.compile(_LEAD + r"Invalid (?:parameter|argument|flags?|type)\b")),
+)
+
+# Caret lines: "             ^ Quotes required in ..." -> message without the caret.
+_CARET_RE = re.compile(r"^\s*\^\s*")
+
+
+def classify_line(line: str) -> DebuggerError | None:
+    """Classify one output line as a debugger diagnostic, or ``None`` if it is not one."""
+    for category, noise, pattern in _CLASSIFIERS:
+        if pattern.match(line):
+            message = _CARET_RE.sub("", line).strip() if not noise else line.strip()
+            return DebuggerError(category=category, message=message, line=line, noise=noise)
+    return None
+
+
+def scan(raw: str) -> list[DebuggerError]:
+    """All diagnostic lines of ``raw``, in order. Linear in ``len(raw)``."""
+    found: list[DebuggerError] = []
+    pos = 0
+    search = _TRIGGER_RE.search
+    while True:
+        m = search(raw, pos)
+        if m is None:
+            return found
+        start = raw.rfind("\n", 0, m.start()) + 1
+        end = raw.find("\n", m.end())
+        if end < 0:
+            end = len(raw)
+        line = raw[start:end].rstrip("\r")
+        diag = classify_line(line)
+        if diag is not None:
+            found.append(diag)
+        pos = end + 1
+        if pos >= len(raw):
+            return found
+
+
+def is_noise(diag: DebuggerError) -> bool:
+    """True for symbol/unwind chatter that does not mean the command failed."""
+    return diag.noise
+
+
+def warnings_of(diags: list[DebuggerError]) -> list[str]:
+    """The warning strings a successful record carries."""
+    return [d.message for d in diags]
+
+
+def error_record(command: str, raw: str, diags: list[DebuggerError]) -> ErrorRecord | None:
+    """An ``ErrorRecord`` if the output carries any diagnostic, else ``None``.
+
+    Used only when no family parser understood the output: then a diagnostic is the
+    answer. The first real failure names the category; symbol noise only if alone.
+    """
+    if not diags:
+        return None
+    hard = [d for d in diags if not is_noise(d)]
+    first = hard[0] if hard else diags[0]
+    return ErrorRecord(
+        command=command,
+        raw=raw,
+        category=first.category,
+        message=first.message,
+        errors=diags,
+        warnings=[d.message for d in diags if is_noise(d)],
+    )
+
+
+def looks_like_error_line(text: str) -> bool:
+    """True if ``text`` is a failure line (not noise); used to tell output that landed on
+    a prompt line (pipes, ``.scriptload``) from a typed command."""
+    diag = classify_line(text)
+    return diag is not None and not is_noise(diag)

@@ -1,0 +1,299 @@
+"""The stack-frame line grammar, shared by ``k*``, ``!thread``/``!process``, ``STACK_TEXT``.
+
+Every layout kd uses is "optional frame number, a few address-like columns, optional
+``: args :``, then the call site and its annotations"::
+
+    00 00000000`77732ef5 : 00000000`00000000 ... : ntdll!LdrpDoDebuggerBreak+0x30     (kb, no Child-SP)
+    03 ffffd48f`77af9b40 fffff800`62c75328     : ffffd48f`77af9ec0 ... : nt!IofCallDriver+0x55
+    00 00000055`5f8fdb78 00007ff9`9bc1f6f4     ntdll!NtWriteFile                      (k)
+    00 0133fb7c 00891145 00000001 00000004 0133fd4c Project1!AddValues1 (FPO: [Non-Fpo]) (CONV: cdecl)
+     009fdd0c 71a32520 COMCTL32!_chkstk+0x25                                          (old x86 k)
+    01 (Inline Function) --------`-------- Wdf01000!FxDriverDeviceAdd::Invoke+0x30 [x.hpp @ 61]
+    (Inline) --------     -------- -------- -------- Freeimage_test!FreeImage_test+0x13
+    ... : nt!DbgBreakPointWithStatus ...                                             (doc-redacted)
+
+So one pattern splits a line into (index, columns, call site); the columns are then read
+by position (child SP/EBP, return address, arguments), and the call site is peeled of its
+annotations (``[file @ line]``, ``(FPO: ...)``, ``(TrapFrame @ ...)``).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from kdmcp.parse._text import addr, split_lines, split_symbol, strip_source
+
+# A column token: an address (8 or 8`8 hex digits), a placeholder for an inline frame's
+# missing address ("--------`--------", "(Inline Function)"), the ":" around kb/kv
+# arguments, or the "..." authors use to elide columns.
+_COLUMN = (
+    r"(?:[0-9a-fA-F]{8}(?:`[0-9a-fA-F]{8})?|--------(?:`--------)?"
+    r"|\(Inline(?: Function)?\)|:|\.\.\.)"
+)
+
+FRAME_RE = re.compile(
+    r"^\s*(?:(?P<index>[0-9a-fA-F]{2,4})\s+(?=\S))?"  # frame number (kn, kb, kv...)
+    r"(?P<cols>(?:" + _COLUMN + r"\s+)*)"  # address-like columns
+    r"(?P<site>\S.*)$"  # call site and annotations (lines arrive right-stripped)
+)
+
+# A call site that is plainly a symbol or code address: "mod!func", "mod+0x12", "0x...".
+_SYMBOLISH_RE = re.compile(r"^(?:[^\s!]*![^\s]|[^\s+]*\+(?:0x)?[0-9a-fA-F]+\b|0x[0-9a-fA-F`]+\b|<Unloaded)")
+
+# Trailing annotations kd appends to a call site.
+_ANNOTATION_RE = re.compile(
+    r"(?P<note>\((?:FPO|CONV|TrapFrame|Inline|Exception|Kernel|Frame)\b[^()]*\)|\[No function listed\.\])$"
+)
+_TRAPFRAME_RE = re.compile(r"\(TrapFrame @ (?P<addr>[0-9a-fA-F`]+)\)")
+
+# Fast path for the layouts that make up nearly all of a large capture (k/kn/kv/kb on x64,
+# k/kb on x86, !thread stacks): no annotations, no source note, a plain symbol. A line that
+# does not match exactly goes through FRAME_RE and the general reader below.
+_A16 = r"[0-9a-f]{8}(?:`[0-9a-f]{8})?"
+_FAST_FRAME = (
+    r"(?:(?P<index>[0-9a-f]{2,4}) )?"
+    r"(?P<child>" + _A16 + r") (?P<ret>" + _A16 + r") +"
+    r"(?::(?P<args>(?: " + _A16 + r")+) : |(?P<xargs>(?:[0-9a-f]{8} ){1,4}))?"
+    r"(?P<site>(?P<bare>0x[0-9a-f]{8}`?[0-9a-f]{8}|0x[0-9a-f]{8})"
+    r"|(?P<module>[A-Za-z0-9_.$-]+)(?:!(?P<function>[A-Za-z0-9_:~<>$@?.]+))?(?:\+0x(?P<offset>[0-9a-f]+))?)"
+    r"(?: \(TrapFrame @ (?P<trap>" + _A16 + r")\))?"
+)
+_FAST_FRAME_RE = re.compile(_FAST_FRAME)
+# The same, as whole lines of a larger text: lets frames_from_text find them in one C-level
+# scan instead of a Python loop over lines.
+_FAST_FRAME_LINE_RE = re.compile(r"^[ \t]*" + _FAST_FRAME + r"[ \t]*\r?$", re.MULTILINE)
+
+# kP continuation: at most this many parameter lines, and never across the next frame line.
+_MAX_CONTINUATION = 16
+_NEW_FRAME_RE = re.compile(r"(?:[0-9a-fA-F]{2,4} )?[0-9a-fA-F]{8}[` ]")
+
+# Header lines of the various k layouts.
+STACK_HEADER_RE = re.compile(r"^\s*(?:#\s+)?(?:Child-?SP|ChildEBP|RetAddr|Memory\s+Child)|Call Site\s*$")
+
+
+def _read_columns(cols: str) -> tuple[str | None, str | None, list[str], bool]:
+    """(child, return address, args, inline) from the column text."""
+    tokens = cols.replace("(Inline Function)", "(Inline)").split()
+    inline = False
+    if ":" in tokens:
+        groups: list[list[str]] = [[]]
+        for tok in tokens:
+            if tok == ":":
+                groups.append([])
+            else:
+                groups[-1].append(tok)
+        pre = groups[0]
+        args = groups[1] if len(groups) > 1 else []
+    else:
+        pre = tokens[:2]
+        args = tokens[2:]
+    child: str | None = None
+    ret: str | None = None
+    if len(pre) >= 2:
+        child, ret = pre[0], pre[1]
+    elif len(pre) == 1:
+        ret = pre[0]
+    if child is not None and child.startswith("("):
+        inline = True
+        child = None
+    if child is not None and (child.startswith("-") or child == "..."):
+        child = None
+    if ret is not None and (ret.startswith("-") or ret == "..." or ret.startswith("(")):
+        if ret.startswith("("):
+            inline = True
+        ret = None
+    clean_args = [a for a in args if not a.startswith("-") and a != "..."]
+    return child, ret, clean_args, inline
+
+
+def frame_fields(m: re.Match[str]) -> dict[str, Any] | None:
+    """A ``Frame`` dict from a ``FRAME_RE`` match, or ``None`` if the line is not a frame."""
+    cols = m.group("cols")
+    site = m.group("site")
+    n_addr = 0
+    if cols:
+        for tok in cols.split():
+            if tok[0] not in ":.":
+                n_addr += 1
+    if not (n_addr >= 2 or _SYMBOLISH_RE.match(site)) or site.endswith(":"):
+        return None
+    index_text = m.group("index")
+    child, ret, args, inline = _read_columns(cols) if cols else (None, None, [], False)
+    frame: dict[str, Any] = {}
+    if index_text is not None:
+        frame["index"] = int(index_text, 16)
+    if child is not None:
+        if len(child) == 8:
+            frame["child_ebp"] = addr(child)
+        else:
+            frame["child_sp"] = addr(child)
+    if ret is not None:
+        frame["return_address"] = addr(ret)
+    if args:
+        frame["args"] = [addr(a) for a in args]
+    if inline or "(Inline" in site:
+        frame["inline"] = True
+    frame.update(site_fields(site))
+    return frame
+
+
+def site_fields(site: str) -> dict[str, Any]:
+    """The call-site part of a ``Frame``: symbol split, source, annotations."""
+    frame: dict[str, Any] = {}
+    if site.endswith(" ..."):
+        site = site[:-4].rstrip()
+    site, source_file, source_line = strip_source(site)
+    annotations: list[str] = []
+    site = site.rstrip()
+    while site.endswith((")", "]")):
+        a = _ANNOTATION_RE.search(site)
+        if a is None:
+            break
+        annotations.append(a.group("note"))
+        site = site[: a.start()].rstrip()
+    if annotations:
+        annotations.reverse()
+        frame["annotations"] = annotations
+        for note in annotations:
+            t = _TRAPFRAME_RE.match(note)
+            if t is not None:
+                frame["trap_frame"] = addr(t.group("addr"))
+        if site.endswith(" ..."):
+            site = site[:-4]
+    site = site.strip()
+    if source_file is not None:
+        frame["source_file"] = source_file
+        frame["source_line"] = source_line
+    frame["call_site"] = site
+    module, function, offset, address = split_symbol(site)
+    if module is not None:
+        frame["module"] = module
+    if function is not None:
+        frame["function"] = function
+    if offset is not None:
+        frame["offset"] = offset
+    if address is not None:
+        frame["address"] = address
+    return frame
+
+
+def _fast_frame(stripped: str) -> dict[str, Any] | None:
+    """The common layouts, read straight from one exact match (about 4x faster)."""
+    m = _FAST_FRAME_RE.fullmatch(stripped)
+    if m is None:
+        return None
+    return _fast_fields(m)
+
+
+def _fast_fields(m: re.Match[str]) -> dict[str, Any]:
+    """A ``Frame`` dict from a ``_FAST_FRAME`` match (hot path: positional groups, no lookups)."""
+    index, child, ret, args, xargs, site, bare, module, function, offset, trap = m.groups()
+    frame: dict[str, Any] = {"return_address": "0x" + ret.replace("`", ""), "call_site": site}
+    if len(child) == 8:
+        frame["child_ebp"] = "0x" + child
+    else:
+        frame["child_sp"] = "0x" + child.replace("`", "")
+    if index is not None:
+        frame["index"] = int(index, 16)
+    if args is not None:
+        frame["args"] = tuple(["0x" + a for a in args.replace("`", "").split()])
+    elif xargs is not None:
+        frame["args"] = tuple(["0x" + a for a in xargs.split()])
+    if bare is not None:
+        frame["address"] = bare.replace("`", "")
+    else:
+        frame["module"] = module
+        if function is not None:
+            frame["function"] = function
+        if offset is not None:
+            frame["offset"] = "0x" + (offset.lstrip("0") or "0")
+    if trap is not None:
+        frame["trap_frame"] = "0x" + trap.replace("`", "")
+        frame["annotations"] = (m.string[m.start("trap") - len("(TrapFrame @ ") : m.end("trap") + 1],)
+    return frame
+
+
+def parse_frame_line(line: str) -> dict[str, Any] | None:
+    """A ``Frame`` dict if ``line`` is a stack frame line."""
+    stripped = line.strip()
+    if not stripped:
+        return None
+    fast = _fast_frame(stripped)
+    if fast is not None:
+        return fast
+    m = FRAME_RE.match(stripped)
+    if m is None:
+        return None
+    return frame_fields(m)
+
+
+def frames_from_lines(lines: list[str], start: int = 0, stop: int | None = None) -> list[dict[str, Any]]:
+    """All frame lines in ``lines[start:stop]``; other lines are skipped.
+
+    ``kP`` prints a frame's parameters on the following lines, closing the parenthesis
+    before ``+0x..``; such a frame is re-joined before it is read.
+    """
+    end = len(lines) if stop is None else stop
+    frames: list[dict[str, Any]] = []
+    i = start
+    match = FRAME_RE.match
+    while i < end:
+        line = lines[i]
+        i += 1
+        stripped = line.strip()
+        if not stripped:
+            continue
+        fast = _fast_frame(stripped)
+        if fast is not None:
+            frames.append(fast)
+            continue
+        m = match(line)
+        if m is None:
+            continue
+        site = m.group("site")
+        if site.count("(") > site.count(")"):
+            # kP: "MyApp!main(" / "int argc = 0n1, " / "char ** argv = 0x...)+0x5 [x.cpp @ 12]"
+            parts = [line.rstrip()]
+            j = i
+            depth = site.count("(") - site.count(")")
+            while j < end and depth > 0 and j - i < _MAX_CONTINUATION:
+                nxt = lines[j].strip()
+                if _NEW_FRAME_RE.match(nxt):
+                    break
+                parts.append(nxt)
+                depth += nxt.count("(") - nxt.count(")")
+                j += 1
+            if depth <= 0:
+                joined = parts[0] + " ".join(parts[1:])
+                m2 = match(joined)
+                if m2 is not None:
+                    f = frame_fields(m2)
+                    if f is not None:
+                        frames.append(f)
+                        i = j
+                        continue
+        f = frame_fields(m)
+        if f is not None:
+            frames.append(f)
+    return frames
+
+
+def frames_from_text(text: str) -> list[dict[str, Any]]:
+    """All frames in ``text``: common-layout lines found in one scan, the rest (headers,
+    annotated or inline frames, ``kP`` continuations) read line by line."""
+    frames: list[dict[str, Any]] = []
+    pos = 0
+    for m in _FAST_FRAME_LINE_RE.finditer(text):
+        start = m.start()
+        if start > pos:
+            gap = text[pos:start]
+            if not gap.isspace():
+                frames.extend(frames_from_lines(split_lines(gap)))
+        frames.append(_fast_fields(m))
+        pos = m.end()
+    if pos < len(text):
+        tail = text[pos:]
+        if not tail.isspace():
+            frames.extend(frames_from_lines(split_lines(tail)))
+    return frames

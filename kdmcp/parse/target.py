@@ -1,0 +1,145 @@
+"""What the target is: ``vertarget``, ``version``, ``.time`` and the same lines in connect banners.
+
+::
+
+    Windows 10 Kernel Version 9926 MP (4 procs) Free x64
+    Product: WinNt, suite: TerminalServer SingleUserTS
+    Built by: 9926.0.amd64fre.fbl_awesome1501.150119-1648
+    Machine Name: ""
+    Kernel base = 0xfffff801`8d283000 PsLoadedModuleList = 0xfffff801`8d58aef0
+    Debug session time: Fri Feb 20 10:15:17.807 2015 (UTC - 8:00)
+    System Uptime: 0 days 01:31:58.931
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from kdmcp.parse._text import addr, split_lines
+from kdmcp.parse.models import TargetRecord
+
+# "Windows 10 Kernel Version 9926 MP (4 procs) Free x64"
+# "Windows 7 Version 7601 (Service Pack 1) UP Free x64"
+# "Windows XP Kernel Version 2505 UP Free x86 compatible"
+OS_LINE_RE = re.compile(
+    r"^\s*(?P<os>Windows(?: [\w.]+)*?) (?P<kernel>Kernel )?Version (?P<build>\d+)"
+    r"(?: \((?P<sp>[^)]*)\))?(?: (?P<mp>MP|UP))?(?: \((?P<procs>\d+) procs\))?"
+    r"(?: (?P<type>Free|Checked))?(?: (?P<arch>x86|x64|AMD64|ARM64|ARM|IA64))?"
+)
+
+# "Connected to Windows 10 16299 x64 target at (Wed Feb 28 ...), ptr64 TRUE"
+CONNECTED_RE = re.compile(
+    r"^\s*Connected to (?P<os>Windows(?: [\w.]+)*?) (?P<build>\d+) (?P<arch>x86|x64|ARM64|ARM|AMD64|IA64) target"
+)
+
+# "Kernel base = 0xfffff801`8d283000 PsLoadedModuleList = 0xfffff801`8d58aef0"
+_KERNEL_BASE_RE = re.compile(
+    r"^\s*Kernel base = (?P<base>0x[0-9a-fA-F`]+)(?:\s+PsLoadedModuleList = (?P<list>0x[0-9a-fA-F`]+))?"
+)
+
+# "Microsoft (R) Windows Debugger Version 10.0.10586.567 AMD64"
+_DEBUGGER_RE = re.compile(r"Windows Debugger Version (?P<version>[\d.]+)(?: (?P<arch>\w+))?")
+
+# "0 days 01:31:58.931"
+_UPTIME_RE = re.compile(r"^(?P<days>\d+) days? (?P<h>\d+):(?P<m>\d+):(?P<s>\d+(?:\.\d+)?)")
+
+# "Key: value" lines (version's "dbgeng:  image ...", "Live user mode: <Local>")
+_KEY_VALUE_RE = re.compile(r"^\s*(?P<key>[A-Za-z][\w .()-]*?):\s*(?P<value>.*)$")
+
+_FIELDS_BY_KEY = {
+    "Built by": "build_lab",
+    "Edition build lab": "build_lab",
+    "Debug session time": "debug_session_time",
+    "System Uptime": "uptime",
+    "Process Uptime": "process_uptime",
+    "Kernel time": "kernel_time",
+    "User time": "user_time",
+}
+
+
+def uptime_seconds(text: str) -> float | None:
+    """Seconds in ``"0 days 01:31:58.931"`` (``None`` for "not available")."""
+    m = _UPTIME_RE.match(text.strip())
+    if m is None:
+        return None
+    return int(m.group("days")) * 86400 + int(m.group("h")) * 3600 + int(m.group("m")) * 60 + float(m.group("s"))
+
+
+def target_line(line: str, info: dict[str, Any]) -> bool:
+    """Fold one target-describing line into ``info``; False if the line says nothing of it."""
+    if "Version" in line:
+        m = OS_LINE_RE.match(line)
+        if m is not None:
+            info["os"] = m.group("os")
+            info["version_line"] = line.strip()
+            info["build"] = int(m.group("build"))
+            info["kernel"] = m.group("kernel") is not None
+            if m.group("sp"):
+                info["service_pack"] = m.group("sp")
+            if m.group("mp"):
+                info["multiprocessor"] = m.group("mp") == "MP"
+                info["processors"] = (
+                    int(m.group("procs")) if m.group("procs") else (1 if m.group("mp") == "UP" else None)
+                )
+            if m.group("type"):
+                info["build_type"] = m.group("type")
+            if m.group("arch"):
+                info["arch"] = m.group("arch")
+            return True
+        d = _DEBUGGER_RE.search(line)
+        if d is not None:
+            info["debugger_version"] = d.group("version")
+            return True
+    if line.lstrip().startswith("Connected to Windows"):
+        c = CONNECTED_RE.match(line)
+        if c is not None:
+            info.setdefault("os", c.group("os"))
+            info.setdefault("build", int(c.group("build")))
+            info.setdefault("arch", c.group("arch"))
+            return True
+    if "Kernel base" in line:
+        k = _KERNEL_BASE_RE.match(line)
+        if k is not None:
+            info["kernel_base"] = addr(k.group("base"))
+            if k.group("list"):
+                info["loaded_module_list"] = addr(k.group("list"))
+            return True
+    stripped = line.strip()
+    if stripped.startswith("Product:"):
+        product, _, suite = stripped[len("Product:") :].partition(", suite:")
+        info["product"] = product.strip()
+        if suite:
+            info["suite"] = suite.strip()
+        return True
+    if stripped.startswith("Machine Name:"):
+        name = stripped[len("Machine Name:") :].strip()
+        info["machine_name"] = name[1:-1] if len(name) >= 2 and name[0] == name[-1] == '"' else name
+        return True
+    kv = _KEY_VALUE_RE.match(line)
+    if kv is not None and kv.group("key") in _FIELDS_BY_KEY:
+        field = _FIELDS_BY_KEY[kv.group("key")]
+        info[field] = kv.group("value")
+        if field == "uptime":
+            info["uptime_seconds"] = uptime_seconds(kv.group("value"))
+        return True
+    return False
+
+
+def parse_target(command: str, raw: str) -> TargetRecord | None:
+    """A ``TargetRecord``; ``None`` if no target fact is present."""
+    info: dict[str, Any] = {"details": {}}
+    found = False
+    for line in split_lines(raw):
+        if not line.strip():
+            continue
+        if target_line(line, info):
+            found = True
+            continue
+        kv = _KEY_VALUE_RE.match(line)
+        if kv is not None and kv.group("value"):
+            info["details"].setdefault(kv.group("key").strip(), kv.group("value"))
+    if not found:
+        return None
+    info.update(command=command, raw=raw)
+    return TargetRecord.model_validate(info)

@@ -1,0 +1,448 @@
+"""Threads: user-mode ``~`` lists, kernel ``!thread`` blocks, ``!running``, ``!runaway``, ``!stacks``.
+
+User mode (``~``, ``~*``, ``~.``, ``~N``)::
+
+    .  0  Id: 7a0.5ac Suspend: 1 Teb: 7ffdf000 Unfrozen "name"
+          Start: notepad!WinMainCRTStartup (00e131c9)
+          Priority: 0  Priority class: 32  Affinity: 1
+       0  id: 16.15   Teb 7ffdd000 Unfrozen                  (NT4-era spelling)
+
+Kernel (``!thread``, and every THREAD block of ``!process``)::
+
+    THREAD ffff91895309d080  Cid 1e90.1e94  Teb: 000000bb6f2ad000 Win32Thread: ffff... WAIT: (UserRequest) ...
+        ffff918953118260  SynchronizationEvent
+    Owning Process            ffff9189527e9080       Image:         notepad.exe
+    ...
+    Child-SP          RetAddr               Call Site
+    ffffd48f`777beb10 fffff800`6280c970     nt!KiSwapContext+0x76
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import Any
+
+from kdmcp.parse._text import addr, hexnum, split_detail, split_lines
+from kdmcp.parse.frames import FRAME_RE, frame_fields, parse_frame_line
+from kdmcp.parse.models import ThreadsRecord
+
+# "[.#] N  Id: pid.tid Suspend: n Teb: addr Unfrozen [name] [// comment]"
+USER_THREAD_RE = re.compile(
+    r"^\s*(?:(?P<mark>[.#])\s*)?(?P<index>\d+)\s+[Ii]d:\s*(?P<pid>[0-9a-fA-F]+)\.(?P<tid>[0-9a-fA-F]+)"
+    r"\s+(?:Suspend:\s*(?P<suspend>-?\d+)\s+)?Teb:?\s+(?P<teb>[0-9a-fA-F`]+)"
+    r"(?:\s+(?P<frozen>Unfrozen|Frozen))?(?P<rest>.*)$"
+)
+
+# "      Start: ntdll!DbgUiRemoteBreakin (76fcec3b)"
+_START_RE = re.compile(r"^\s+Start:\s*(?P<rest>.*)$")
+# its trailing "(00e131c9)"
+_START_ADDR_TAIL_RE = re.compile(r"\((?P<addr>[0-9a-fA-F`]+)\)$")
+
+# "      Priority: 0  Priority class: 32  Affinity: 1"
+_PRIORITY_RE = re.compile(
+    r"^\s+Priority:\s*(?P<prio>-?\d+)\s+Priority class:\s*(?P<cls>-?\d+)(?:\s+Affinity:\s*(?P<aff>\S+))?"
+)
+
+# "THREAD <ethread>  Cid <pid>.<tid>  Teb: <teb> Win32Thread: <w32> <STATE>[: (<reason>) <mode> <alertable>]"
+KERNEL_THREAD_RE = re.compile(
+    r"^\s*THREAD\s+(?P<addr>[0-9a-fA-F`]+)\s+Cid\s+(?P<pid>[0-9a-fA-F]+)\.(?P<tid>[0-9a-fA-F]+)"
+    r"(?:\s+Teb:\s+(?P<teb>[0-9a-fA-F`]+))?(?:\s+Win32Thread:\s+(?P<w32>[0-9a-fA-F`]+))?"
+    r"(?:\s+(?P<state>[A-Z][A-Z]+))?:?\s*(?P<rest>.*)$"
+)
+
+# "(UserRequest) UserMode Non-Alertable"
+_WAIT_RE = re.compile(r"^\((?P<reason>\w+)\)\s+(?P<mode>\w+)\s+(?P<alert>Non-Alertable|Alertable)")
+
+# "RUNNING on processor 5"
+_ON_PROCESSOR_RE = re.compile(r"on processor (?P<cpu>\d+)")
+
+# A wait object under the THREAD header: "    ffff918953118260  SynchronizationEvent"
+_WAIT_OBJECT_RE = re.compile(r"^\s+(?P<addr>[0-9a-fA-F`]{8,17})\s+(?P<type>(?![0-9a-fA-F`]+\b)[A-Za-z]\w*)\b")
+
+
+# "Win32 Start Address notepad!wWinMainCRTStartup (0x00007ff7e2e85a30)" or "... 0x00007ff7e2e85a30"
+_START_ADDRESS_RE = re.compile(
+    r"^\s*(?:Win32 )?Start Address\s+"
+    r"(?:(?P<sym>\S+)\s+\((?P<a1>0x[0-9a-fA-F`]+)\)|(?P<a2>0x[0-9a-fA-F`]+)|(?P<sym2>\S+))"
+)
+
+# "Priority 10 BasePriority 8 PriorityDecrement 0 IoPriority 2 PagePriority 5"
+_KPRIORITY_RE = re.compile(r"^\s*Priority\s+(?P<prio>-?\d+)\s+BasePriority\s+(?P<base>-?\d+)")
+
+# "Owning Process            ffff9189527e9080       Image:         notepad.exe"
+_OWNING_RE = re.compile(r"^\s*Owning Process\s+(?P<proc>\S+)\s+Image:\s+(?P<image>.*)$")
+
+
+def user_thread_fields(m: re.Match[str]) -> dict[str, Any]:
+    """A ``ThreadInfo`` dict from a ``USER_THREAD_RE`` match."""
+    pid, tid = m.group("pid").lower(), m.group("tid").lower()
+    t: dict[str, Any] = {
+        "index": int(m.group("index")),
+        "id": f"{pid}.{tid}",
+        "process_id": "0x" + pid,
+        "thread_id": "0x" + tid,
+        "teb": addr(m.group("teb")),
+        "current": m.group("mark") == ".",
+        "event_thread": m.group("mark") == "#",
+    }
+    if m.group("suspend") is not None:
+        t["suspend_count"] = int(m.group("suspend"))
+    if m.group("frozen"):
+        t["frozen"] = m.group("frozen") == "Frozen"
+        t["state"] = m.group("frozen")
+    rest = m.group("rest").strip()
+    if rest:
+        comment = ""
+        if "//" in rest:
+            rest, _, comment = rest.partition("//")
+            rest = rest.strip()
+        if rest.startswith('"') and rest.endswith('"') and len(rest) >= 2:
+            t["name"] = rest[1:-1]
+        elif rest:
+            t["details"] = {"extra": rest}
+        if comment:
+            t.setdefault("details", {})["comment"] = comment.strip()
+    return t
+
+
+def parse_user_threads(lines: list[str]) -> list[dict[str, Any]]:
+    """Threads of ``~``-style output, with their Start/Priority lines."""
+    threads: list[dict[str, Any]] = []
+    for line in lines:
+        m = USER_THREAD_RE.match(line)
+        if m is not None:
+            threads.append(user_thread_fields(m))
+            continue
+        if not threads:
+            continue
+        s = _START_RE.match(line)
+        if s is not None:
+            rest = s.group("rest").rstrip()
+            tail = _START_ADDR_TAIL_RE.search(rest)
+            if tail is not None:
+                threads[-1]["start_address"] = addr(tail.group("addr"))
+                rest = rest[: tail.start()].rstrip()
+            threads[-1]["start_symbol"] = rest or None
+            continue
+        p = _PRIORITY_RE.match(line)
+        if p is not None:
+            threads[-1]["priority"] = int(p.group("prio"))
+            threads[-1]["priority_class"] = int(p.group("cls"))
+            if p.group("aff"):
+                threads[-1]["affinity"] = p.group("aff")
+    return threads
+
+
+def kernel_thread_header(m: re.Match[str]) -> dict[str, Any]:
+    """A ``ThreadInfo`` dict from a ``KERNEL_THREAD_RE`` match."""
+    pid, tid = m.group("pid").lower(), m.group("tid").lower()
+    t: dict[str, Any] = {
+        "address": addr(m.group("addr")),
+        "cid": f"{pid}.{tid}",
+        "id": f"{pid}.{tid}",
+        "process_id": "0x" + pid,
+        "thread_id": "0x" + tid,
+        "wait_objects": [],
+        "details": {},
+        "frames": [],
+    }
+    if m.group("teb"):
+        t["teb"] = addr(m.group("teb"))
+    if m.group("w32"):
+        t["win32_thread"] = addr(m.group("w32"))
+    if m.group("state"):
+        t["state"] = m.group("state")
+    rest = m.group("rest").strip()
+    if rest:
+        w = _WAIT_RE.match(rest)
+        if w is not None:
+            t["wait_reason"] = w.group("reason")
+            t["wait_mode"] = w.group("mode")
+            t["alertable"] = w.group("alert") == "Alertable"
+        p = _ON_PROCESSOR_RE.search(rest)
+        if p is not None:
+            t["processor"] = int(p.group("cpu"))
+    return t
+
+
+# First word of a line that can be a frame (or a wait object): an address, a frame
+# number, "(Inline", or the "..." of a redacted paste.
+_FRAME_START_RE = re.compile(r"[0-9a-fA-F]{8}(?:`[0-9a-fA-F]{8})?$|[0-9a-fA-F]{2,4}$|\(Inline|\.\.\.$")
+
+
+def add_kernel_thread_line(t: dict[str, Any], line: str, in_header: bool) -> bool:
+    """Fold one line of a THREAD block into ``t``. Returns whether wait objects may follow.
+
+    Hot path of ``!process 0 7``: lines are told apart by their first character and first
+    word before any pattern runs.
+    """
+    stripped = line.strip()
+    if not stripped:
+        return in_header
+    first = stripped.split(" ", 1)[0]
+    handler = _THREAD_LINE_HANDLERS.get(first)
+    if handler is not None:
+        handler(t, stripped)
+        return False
+    if in_header:
+        w = _WAIT_OBJECT_RE.match(line)
+        if w is not None:
+            t["wait_objects"].append({"address": addr(w.group("addr")), "type": w.group("type")})
+            return True
+    if _FRAME_START_RE.match(first):
+        f = parse_frame_line(stripped)
+        if f is not None and (f.get("child_sp") or f.get("child_ebp") or f.get("return_address") or f.get("inline")):
+            t["frames"].append(f)
+            return False
+    if stripped.startswith("..."):
+        return False
+    d = split_detail(stripped)
+    if d is not None:
+        t["details"][d[0]] = d[1]
+    return False
+
+
+def _owning(t: dict[str, Any], stripped: str) -> None:
+    o = _OWNING_RE.match(stripped)
+    if o is not None:
+        t["owning_process"] = addr(o.group("proc")) if o.group("proc") != "N/A" else None
+        t["image"] = o.group("image")
+    else:
+        _detail(t, stripped)
+
+
+def _start_address(t: dict[str, Any], stripped: str) -> None:
+    s = _START_ADDRESS_RE.match(stripped)
+    if s is None:
+        _detail(t, stripped)
+        return
+    a = s.group("a1") or s.group("a2")
+    if a:
+        t["start_address"] = addr(a)
+    sym = s.group("sym") or s.group("sym2")
+    if sym:
+        t["start_symbol"] = sym
+
+
+def _priority(t: dict[str, Any], stripped: str) -> None:
+    p = _KPRIORITY_RE.match(stripped)
+    if p is not None:
+        t["priority"] = int(p.group("prio"))
+        t["base_priority"] = int(p.group("base"))
+    t["details"]["Priority"] = stripped[len("Priority") :].strip()
+
+
+def _user_time(t: dict[str, Any], stripped: str) -> None:
+    t["user_time"] = stripped[len("UserTime") :].strip()
+
+
+def _kernel_time(t: dict[str, Any], stripped: str) -> None:
+    t["kernel_time"] = stripped[len("KernelTime") :].strip()
+
+
+def _not(t: dict[str, Any], stripped: str) -> None:
+    if stripped == "Not impersonating":
+        t["details"]["Impersonation"] = stripped
+    else:
+        _detail(t, stripped)
+
+
+def _detail(t: dict[str, Any], stripped: str) -> None:
+    d = split_detail(stripped)
+    if d is not None:
+        t["details"][d[0]] = d[1]
+
+
+def _header(t: dict[str, Any], stripped: str) -> None:
+    """Stack column headers ("Child-SP RetAddr Call Site"): nothing to keep."""
+
+
+# First word of a THREAD-block line -> what to do with it.
+_THREAD_LINE_HANDLERS: dict[str, Callable[[dict[str, Any], str], None]] = {
+    "Owning": _owning,
+    "Win32": _start_address,
+    "Start": _start_address,
+    "Priority": _priority,
+    "UserTime": _user_time,
+    "KernelTime": _kernel_time,
+    "Not": _not,
+    "Child-SP": _header,
+    "ChildEBP": _header,
+    "#": _header,
+    "Memory": _header,
+}
+
+
+def kernel_threads_from_lines(lines: list[str]) -> list[dict[str, Any]]:
+    """Every THREAD block in ``lines`` (``!thread``, ``!process`` without process headers)."""
+    threads: list[dict[str, Any]] = []
+    current: dict[str, Any] | None = None
+    in_header = False
+    for line in lines:
+        if not line or line.isspace():
+            in_header = False
+            continue
+        if "THREAD" in line:
+            m = KERNEL_THREAD_RE.match(line)
+            if m is not None:
+                current = kernel_thread_header(m)
+                threads.append(current)
+                in_header = True
+                continue
+        if current is not None:
+            in_header = add_kernel_thread_line(current, line, in_header)
+    return threads
+
+
+# --------------------------------------------------------------------------- !running
+
+# "  0  ffdff120  805495a0            ................" / "  1  f87e0120  f87e2e60  f87e1234  ..."
+_RUNNING_ROW_RE = re.compile(
+    r"^\s*(?P<cpu>\d+)\s+(?P<prcb>[0-9a-fA-F`]{8,17})\s+(?P<cur>[0-9a-fA-F`]{8,17})"
+    r"(?:\s+(?P<next>[0-9a-fA-F`]{8,17}))?(?:\s+(?P<flags>[.\w]+))?\s*$"
+)
+_RUNNING_FIELD_RE = re.compile(r"^\s*(?P<key>System Processors|Idle Processors)\s+(?P<value>.*)$")
+
+
+def parse_running(command: str, raw: str) -> ThreadsRecord | None:
+    """``!running``: one ``ThreadInfo`` per listed processor (its current thread)."""
+    threads: list[dict[str, Any]] = []
+    fields: dict[str, str] = {}
+    for line in split_lines(raw):
+        if not line.strip():
+            continue
+        r = _RUNNING_ROW_RE.match(line)
+        if r is not None:
+            t: dict[str, Any] = {
+                "processor": int(r.group("cpu")),
+                "prcb": addr(r.group("prcb")),
+                "address": addr(r.group("cur")),
+                "state": "RUNNING",
+                "frames": [],
+            }
+            if r.group("next"):
+                t["next_thread"] = addr(r.group("next"))
+            if r.group("flags"):
+                t["details"] = {"flags": r.group("flags")}
+            threads.append(t)
+            continue
+        f = _RUNNING_FIELD_RE.match(line)
+        if f is not None:
+            fields[f.group("key")] = f.group("value")
+            continue
+        if line.strip() == "All processors idle.":
+            fields["all_idle"] = "true"
+            continue
+        if threads:
+            m = FRAME_RE.match(line)
+            if m is not None:
+                fr = frame_fields(m)
+                if fr is not None:
+                    threads[-1]["frames"].append(fr)
+    if not threads and not fields:
+        return None
+    return ThreadsRecord.model_validate({"command": command, "raw": raw, "threads": threads, "fields": fields})
+
+
+# --------------------------------------------------------------------------- !runaway
+
+# "    8:21dc     0 days 0:00:07.000"
+_RUNAWAY_ROW_RE = re.compile(r"^\s*(?P<index>\d+):(?P<tid>[0-9a-fA-F]+)\s+(?P<time>\d+ days? [\d:.]+)\s*$")
+_RUNAWAY_SECTIONS = {
+    "User Mode Time": "user_time",
+    "Kernel Mode Time": "kernel_time",
+    "Elapsed Time": "elapsed_time",
+}
+
+
+def parse_runaway(command: str, raw: str) -> ThreadsRecord | None:
+    """``!runaway [flags]``: per-thread user/kernel/elapsed times, merged by thread index."""
+    by_index: dict[int, dict[str, Any]] = {}
+    section = "user_time"
+    for line in split_lines(raw):
+        stripped = line.strip()
+        if stripped in _RUNAWAY_SECTIONS:
+            section = _RUNAWAY_SECTIONS[stripped]
+            continue
+        m = _RUNAWAY_ROW_RE.match(line)
+        if m is None:
+            continue
+        index = int(m.group("index"))
+        t = by_index.setdefault(index, {"index": index, "thread_id": "0x" + m.group("tid").lower()})
+        t[section] = m.group("time")
+    if not by_index:
+        return None
+    return ThreadsRecord.model_validate({"command": command, "raw": raw, "threads": list(by_index.values())})
+
+
+# --------------------------------------------------------------------------- !stacks
+
+# "   4.000008  827d0030  Blocked    ntoskrnl!MmZeroPageThread+0x66"
+_STACKS_ROW_RE = re.compile(
+    r"^\s*(?P<pid>[0-9a-fA-F]+)\.(?P<tid>[0-9a-fA-F]+)\s+(?P<addr>[0-9a-fA-F`]{8,17})\s+(?P<state>\w+)\s+(?P<blocker>.*)$"
+)
+# "                                     [smss.exe]"
+_STACKS_PROCESS_RE = re.compile(r"^\s+\[(?P<image>[^\]]+)\]\s*$")
+# continuation frame of !stacks 2: deeply indented lone symbol
+_STACKS_CONT_RE = re.compile(r"^\s{20,}(?P<site>\S+)\s*$")
+
+
+def parse_stacks(command: str, raw: str) -> ThreadsRecord | None:
+    """``!stacks``: one thread per row, the blocker (and ``!stacks 2`` frames) as frames."""
+    threads: list[dict[str, Any]] = []
+    image: str | None = None
+    for line in split_lines(raw):
+        p = _STACKS_PROCESS_RE.match(line)
+        if p is not None:
+            image = p.group("image")
+            continue
+        m = _STACKS_ROW_RE.match(line)
+        if m is not None:
+            pid, tid = hexnum(m.group("pid"))[2:], hexnum(m.group("tid"))[2:]
+            blocker = m.group("blocker")
+            t: dict[str, Any] = {
+                "id": f"{pid}.{tid}",
+                "process_id": "0x" + pid,
+                "thread_id": "0x" + tid,
+                "address": addr(m.group("addr")),
+                "state": m.group("state"),
+                "image": image,
+                "details": {"blocker": blocker},
+                "frames": [],
+            }
+            fr = _lone_frame(blocker)
+            if fr is not None:
+                t["frames"].append(fr)
+            threads.append(t)
+            continue
+        c = _STACKS_CONT_RE.match(line)
+        if c is not None and threads:
+            fr = _lone_frame(c.group("site"))
+            if fr is not None:
+                threads[-1]["frames"].append(fr)
+    if not threads:
+        return None
+    return ThreadsRecord.model_validate({"command": command, "raw": raw, "threads": threads})
+
+
+def _lone_frame(site: str) -> dict[str, Any] | None:
+    """A frame made of just a call site (``!stacks``, ``!heap -p -a`` without columns)."""
+    m = FRAME_RE.match(site)
+    if m is None or m.group("index") or m.group("cols"):
+        return None
+    return frame_fields(m)
+
+
+# --------------------------------------------------------------------------- dispatch
+
+
+def parse_threads(command: str, raw: str) -> ThreadsRecord | None:
+    """``~`` forms and ``!thread``: user thread lines or kernel THREAD blocks."""
+    lines = split_lines(raw)
+    kernel = kernel_threads_from_lines(lines) if "THREAD" in raw else []
+    user = parse_user_threads(lines) if not kernel else []
+    threads = kernel or user
+    if not threads:
+        return None
+    return ThreadsRecord.model_validate({"command": command, "raw": raw, "threads": threads})

@@ -1,0 +1,59 @@
+"""Shared fixtures for the parser tests: the real-transcript corpus beside the checkout.
+
+The corpus lives in ``../shared/corpus/`` relative to the repository root (CI and
+developer machines put it there); tests that need it skip with a clear reason otherwise.
+"""
+
+from __future__ import annotations
+
+import json
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from kdmcp.parse import Block, parse_transcript
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+CORPUS_DIR = REPO_ROOT.parent / "shared" / "corpus"
+
+
+class Corpus:
+    """Read-only access to the corpus samples and their parsed blocks (cached)."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.index: list[dict[str, Any]] = json.loads((root / "index.json").read_text(encoding="utf-8"))
+
+    def text(self, name: str) -> str:
+        return (self.root / name).read_bytes().decode("utf-8", errors="replace")
+
+    def names(self, category: str | None = None) -> list[str]:
+        return sorted(e["file"] for e in self.index if category is None or e["category"] == category)
+
+    def blocks(self, name: str) -> list[Block]:
+        return _blocks(self.root, name)
+
+    def block(self, name: str, command: str | None = None, nth: int = 0) -> Block:
+        """The ``nth`` block whose command equals ``command`` (default: the first block)."""
+        found = [b for b in self.blocks(name) if command is None or b.command == command]
+        assert len(found) > nth, f"{name}: no block #{nth} for command {command!r}"
+        return found[nth]
+
+    def record(self, name: str, command: str | None = None, nth: int = 0) -> Any:
+        """The parsed record of ``block(name, command, nth)``; typed ``Any`` for brevity in checks."""
+        return self.block(name, command, nth).record
+
+
+@cache
+def _blocks(root: Path, name: str) -> list[Block]:
+    text = (root / name).read_bytes().decode("utf-8", errors="replace")
+    return parse_transcript(text)
+
+
+@pytest.fixture(scope="session")
+def corpus() -> Corpus:
+    if not (CORPUS_DIR / "index.json").is_file():
+        pytest.skip(f"real-transcript corpus not found at {CORPUS_DIR} (expected beside the checkout)")
+    return Corpus(CORPUS_DIR)
