@@ -16,7 +16,7 @@ from kdmcp.errors import KdMcpError
 if TYPE_CHECKING:  # the server pulls in the MCP SDK: not needed for `kd-mcp sim`
     from kdmcp.server import ServerOptions
 
-_COMMANDS = ("serve", "doctor", "demo", "state", "transcript", "sim")
+_COMMANDS = ("serve", "doctor", "demo", "state", "transcript", "parse", "sim")
 
 
 def _common(parser: argparse.ArgumentParser) -> None:
@@ -63,6 +63,10 @@ def build_parser() -> argparse.ArgumentParser:
     write.add_argument("--guest-host", required=True)
     write.add_argument("--host-ip", required=True)
     write.add_argument("--port", type=int, required=True)
+    parse = sub.add_parser("parse", help="parse kd/cdb output into typed records (JSON on stdout)")
+    parse.add_argument("file", nargs="?", default="-", help="the output or a console transcript (- for stdin)")
+    parse.add_argument("--command", dest="for_command", metavar="CMD", help="the command that printed FILE: print its one record; without it, "
+                       "FILE is a transcript and each prompt/command/output block is printed")
     sub.add_parser("sim", help="run the simulated debugger: kd-mcp sim {kd|cdb} [options] [--scenario FILE]",
                    add_help=False)
     return parser
@@ -88,6 +92,8 @@ def main(argv: list[str] | None = None) -> int:
             return run_demo(parsed.scenario)
         if parsed.command == "state":
             return _state_write(parsed)
+        if parsed.command == "parse":
+            return _parse(parsed)
         if parsed.command == "transcript":
             from kdmcp.transcript_view import cast_transcript, show_transcript
 
@@ -172,6 +178,28 @@ def _doctor(parsed: argparse.Namespace) -> int:
         table.add_row("state file", f"[red]problem[/] {health.state_file_error}")
     console.print(table)
     return 0 if health.ok else 1
+
+
+def _parse(parsed: argparse.Namespace) -> int:
+    """The parser the server uses, on a file: one record, or one block per prompt line."""
+    import json
+
+    from kdmcp.parse import parse, parse_transcript
+
+    if parsed.file == "-":
+        text = sys.stdin.buffer.read().decode("utf-8", errors="replace")
+    else:
+        with open(parsed.file, "rb") as handle:
+            text = handle.read().decode("utf-8", errors="replace")
+    if parsed.for_command is not None:
+        sys.stdout.write(parse(parsed.for_command, text).model_dump_json(indent=2) + "\n")
+        return 0
+    blocks = [
+        {"prompt": block.prompt_text, "command": block.command, "record": block.record.model_dump(mode="json")}
+        for block in parse_transcript(text)
+    ]
+    sys.stdout.write(json.dumps(blocks, indent=2) + "\n")
+    return 0
 
 
 def _state_write(parsed: argparse.Namespace) -> int:

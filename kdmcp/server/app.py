@@ -32,6 +32,7 @@ from kdmcp.engine import (
 from kdmcp.engine.launch import Flavor
 from kdmcp.engine.results import CommandResult as EngineCommandResult
 from kdmcp.errors import DebuggerError, InvalidArgument, KdMcpError, NotConnected
+from kdmcp.parse import parse
 from kdmcp.secret import MASK, Secret, redact
 from kdmcp.server import models
 from kdmcp.server.clients import ClientRegistry
@@ -320,6 +321,9 @@ class KdMcpApp:
         return self._command_result(session, result)
 
     def _command_result(self, session: DebuggerSession, result: EngineCommandResult) -> models.CommandResult:
+        record: dict[str, Any] | None = None
+        if result.kind == "immediate":
+            record = parse(result.command, result.output).model_dump(mode="json", exclude={"raw"})
         return models.CommandResult(
             session_id=session.session_id,
             state=result.state,
@@ -333,7 +337,28 @@ class KdMcpApp:
             output_offset=result.output_offset,
             output_end=result.output_end,
             output_bytes=result.output_end - result.output_offset,
+            record=record,
+            record_partial=record is not None and result.truncated,
         )
+
+    def inspect(
+        self,
+        command: str,
+        session_id: str | None,
+        limit: int,
+        timeout_s: float | None = None,
+        *,
+        owner: str | None = None,
+    ) -> models.InspectResult:
+        """Run one read command and return its typed record, each list cut to ``limit`` items."""
+        base = self.kd_command(command, session_id, timeout_s, owner=owner)
+        record = dict(base.record or {})
+        lists: dict[str, models.ListCount] = {}
+        for name, value in list(record.items()):
+            if isinstance(value, list) and value:
+                lists[name] = models.ListCount(total=len(value), returned=min(len(value), limit))
+                record[name] = value[:limit]
+        return models.InspectResult(**{**base.model_dump(), "record": record, "lists": lists})
 
     def break_in(
         self, session_id: str | None, timeout_s: float | None, *, owner: str | None = None

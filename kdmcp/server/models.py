@@ -7,6 +7,8 @@ all of it through ``read_output``.
 
 from __future__ import annotations
 
+from typing import Any
+
 from pydantic import BaseModel, Field
 
 from kdmcp.engine import DebuggerEvent, SessionState
@@ -70,6 +72,22 @@ class CommandResult(SessionResult):
     output_offset: int
     output_end: int
     output_bytes: int
+    record: dict[str, Any] | None = Field(
+        default=None,
+        description="the output parsed into a typed record (kind + fields, docs/parsing.md); raw text is in output",
+    )
+    record_partial: bool = Field(default=False, description="the record covers only the inline (capped) output")
+
+
+class ListCount(BaseModel):
+    total: int
+    returned: int
+
+
+class InspectResult(CommandResult):
+    """A typed read: one command, one record, long lists capped (counts say what was cut)."""
+
+    lists: dict[str, ListCount] = Field(default_factory=dict, description="per list field: total and returned")
 
 
 class BreakResult(SessionResult):

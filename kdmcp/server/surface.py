@@ -2,7 +2,8 @@
 
 Groups follow what a caller is trusted to do: ``session`` (start, stop, list, check — always
 included, a client without it can do nothing), ``control`` (break in, let the target run),
-``commands`` (arbitrary debugger commands, under the command policy), ``output`` (read what
+``commands`` (arbitrary debugger commands, under the command policy), ``inspect`` (fixed,
+typed reads: registers, stack, modules, processes, !analyze, vertarget), ``output`` (read what
 sessions printed).
 """
 
@@ -16,6 +17,7 @@ TOOL_GROUPS: dict[str, tuple[str, ...]] = {
     "session": ("start_from_state", "start_kd", "stop_kd", "list_sessions", "health_check"),
     "control": ("break_in", "continue_go", "resume_for_winrm"),
     "commands": ("kd_command",),
+    "inspect": ("registers", "backtrace", "modules", "processes", "analyze", "vertarget"),
     "output": ("read_output",),
 }
 ALL_GROUPS = tuple(TOOL_GROUPS)

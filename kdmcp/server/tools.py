@@ -14,7 +14,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable
-from typing import Annotated, Any, TypeVar
+from typing import Annotated, Any, Literal, TypeVar
 
 import anyio
 from mcp.server.mcpserver import Context, MCPServer
@@ -40,6 +40,11 @@ SessionId = Annotated[
     str | None,
     Field(description="the session to use; may be omitted when exactly one session is live", max_length=64),
 ]
+# How many items of each list a typed read returns (its counts say how many there were).
+LIST_LIMIT = 200
+Limit = Annotated[int, Field(description="return at most this many items of each list", ge=1, le=5000)]
+
+
 Timeout = Annotated[
     float | None,
     Field(description="seconds to wait before giving up (default from the config)", gt=0, le=3600),
@@ -351,6 +356,81 @@ def build_server(app: KdMcpApp) -> KdMcpServer:
             progress_label=f"running {command!r}", total_s=timeout_s or cfg.timeouts.command,
             on_cancel=cancel_command,
         )
+
+    def read_tool(title: str) -> ToolAnnotations:
+        return ToolAnnotations(title=title, read_only_hint=True, destructive_hint=False, idempotent_hint=True,
+                               open_world_hint=False)
+
+    async def inspect(ctx: Context[Any, Any] | None, command: str, session_id: str | None, limit: int,
+                      timeout_s: float | None = None) -> CallToolResult:
+        return await _run(
+            app, ctx, lambda _c: app.inspect(command, session_id, limit, timeout_s, owner=_owner(app, ctx)),
+            progress_label=f"running {command!r}", total_s=timeout_s or cfg.timeouts.command,
+        )
+
+    @server.tool(annotations=read_tool("Registers"))
+    async def registers(
+        session_id: SessionId = None,
+        register: Annotated[str | None, Field(description="one register (rip, rsp, eax, efl…); default all",
+                                              pattern=r"^[A-Za-z][A-Za-z0-9]{0,15}$")] = None,
+        ctx: Context[Any, Any] | None = None,
+    ) -> Annotated[CallToolResult, models.InspectResult]:
+        """The register context as a typed record (`r`): values, flags, segments, current instruction."""
+        return await inspect(ctx, f"r {register}" if register else "r", session_id, LIST_LIMIT)
+
+    @server.tool(annotations=read_tool("Call stack"))
+    async def backtrace(
+        session_id: SessionId = None,
+        variant: Annotated[Literal["k", "kb", "kv", "kn", "kp", "kP", "kc", "kL", "knL"],
+                           Field(description="the k command: kb/kv add arguments, kn numbers frames")] = "kn",
+        limit: Limit = LIST_LIMIT,
+        ctx: Context[Any, Any] | None = None,
+    ) -> Annotated[CallToolResult, models.InspectResult]:
+        """The current thread's stack as frames (module, function, offset, addresses, source)."""
+        return await inspect(ctx, variant, session_id, limit)
+
+    @server.tool(annotations=read_tool("Loaded modules"))
+    async def modules(
+        session_id: SessionId = None,
+        pattern: Annotated[str | None, Field(description="module name pattern, e.g. nt or win32k*",
+                                             pattern=r"^[A-Za-z0-9_*?.\-]{1,64}$")] = None,
+        verbose: Annotated[bool, Field(description="lmv: image path, timestamp, checksum, versions")] = False,
+        limit: Limit = LIST_LIMIT,
+        ctx: Context[Any, Any] | None = None,
+    ) -> Annotated[CallToolResult, models.InspectResult]:
+        """Loaded modules (`lm`, `lm m PATTERN`, `lmv …`) with ranges and symbol status."""
+        command = "lmv" if verbose else "lm"
+        if pattern:
+            command += f" m {pattern}"
+        return await inspect(ctx, command, session_id, limit)
+
+    @server.tool(annotations=read_tool("Processes"))
+    async def processes(
+        session_id: SessionId = None,
+        name: Annotated[str | None, Field(description="only processes with this image name, e.g. lsass.exe",
+                                          pattern=r"^[A-Za-z0-9_.\-]{1,64}$")] = None,
+        limit: Limit = LIST_LIMIT,
+        ctx: Context[Any, Any] | None = None,
+    ) -> Annotated[CallToolResult, models.InspectResult]:
+        """Processes (`!process 0 0 [name]`): address, cid, parent, DirBase, handle count, image."""
+        return await inspect(ctx, f"!process 0 0 {name}" if name else "!process 0 0", session_id, limit)
+
+    @server.tool(annotations=read_tool("Crash analysis"))
+    async def analyze(
+        session_id: SessionId = None,
+        timeout_s: Timeout = None,
+        ctx: Context[Any, Any] | None = None,
+    ) -> Annotated[CallToolResult, models.InspectResult]:
+        """`!analyze -v` as a record: bugcheck code and arguments, faulting module, bucket, stack."""
+        return await inspect(ctx, "!analyze -v", session_id, LIST_LIMIT,
+                             timeout_s or max(cfg.timeouts.command, 300.0))
+
+    @server.tool(annotations=read_tool("Target version"))
+    async def vertarget(
+        session_id: SessionId = None, ctx: Context[Any, Any] | None = None
+    ) -> Annotated[CallToolResult, models.InspectResult]:
+        """The target's OS, build, architecture, processors, kernel base and uptime (`vertarget`)."""
+        return await inspect(ctx, "vertarget", session_id, LIST_LIMIT)
 
     @server.tool(
         annotations=ToolAnnotations(

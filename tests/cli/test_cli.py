@@ -83,3 +83,38 @@ def test_state_write_takes_the_key_from_the_environment_only(tmp_path):
 
     assert load_state(str(path)).state.key.reveal() == CANARY
     json.dumps(doc)  # plain data
+
+
+CORPUS = os.path.join(os.path.dirname(__file__), "..", "..", "..", "shared", "corpus")
+
+
+def test_parse_a_transcript_gives_one_block_per_prompt_line(tmp_path):
+    transcript = tmp_path / "session.txt"
+    transcript.write_text(
+        "0: kd> r rip\nrip=fffff80062a05c20\n0: kd> lm m nt\nstart             end                 module name\n"
+        "fffff800`62600000 fffff800`63646000   nt         (pdb symbols)          C:\\sym\\ntkrnlmp.pdb\n"
+        "1: kd:x86> k\n # ChildEBP RetAddr\n00 8d5dfb4c 81a9e7d6 nt!KiSwapContext+0x19\n0:000> foo\n"
+        "       ^ Syntax error in 'foo'\n"
+    )
+    done = run("parse", str(transcript))
+    assert done.returncode == 0, done.stderr
+    blocks = json.loads(done.stdout)
+    assert [(b["prompt"], b["command"]) for b in blocks] == [
+        ("0: kd> ", "r rip"), ("0: kd> ", "lm m nt"), ("1: kd:x86> ", "k"), ("0:000> ", "foo")]
+    assert [b["record"]["kind"] for b in blocks] == ["registers", "modules", "stack", "error"]
+    assert blocks[1]["record"]["modules"][0]["name"] == "nt"
+
+
+def test_parse_one_output_from_stdin_with_its_command():
+    done = run("parse", "--command", "r rip", stdin=b"rip=fffff80062a05c20\n")
+    assert done.returncode == 0, done.stderr
+    record = json.loads(done.stdout)
+    assert record["kind"] == "registers" and record["registers"] == {"rip": "0xfffff80062a05c20"}
+
+
+def test_parse_a_corpus_sample():
+    sample = os.path.join(CORPUS, "stack", "04.txt")
+    if not os.path.exists(sample):
+        pytest.skip("shared corpus not beside the checkout")
+    blocks = json.loads(run("parse", sample).stdout)
+    assert blocks[0]["command"] == "k" and len(blocks[0]["record"]["frames"]) == 16

@@ -29,7 +29,7 @@ async def test_served_tools_match_the_readme_table():
     async with in_memory(make_app()) as client:
         served = [tool.name for tool in (await client.list_tools()).tools]
     documented = readme_tools()
-    assert len(documented) == 10
+    assert len(documented) == 16
     assert sorted(served) == sorted(documented)
 
 
@@ -41,5 +41,6 @@ async def test_every_tool_has_a_description_schema_and_honest_annotations():
         assert tool.output_schema is not None, tool.name
         assert tool.annotations is not None
     read_only = {name for name, tool in tools.items() if tool.annotations.read_only_hint}
-    assert read_only == {"read_output", "list_sessions", "health_check"}
+    assert read_only == {"read_output", "list_sessions", "health_check", "registers", "backtrace", "modules",
+                         "processes", "analyze", "vertarget"}
     assert tools["stop_kd"].annotations.destructive_hint and tools["kd_command"].annotations.destructive_hint
