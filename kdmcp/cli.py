@@ -65,8 +65,9 @@ def build_parser() -> argparse.ArgumentParser:
     write.add_argument("--port", type=int, required=True)
     parse = sub.add_parser("parse", help="parse kd/cdb output into typed records (JSON on stdout)")
     parse.add_argument("file", nargs="?", default="-", help="the output or a console transcript (- for stdin)")
-    parse.add_argument("--command", dest="for_command", metavar="CMD", help="the command that printed FILE: print its one record; without it, "
-                       "FILE is a transcript and each prompt/command/output block is printed")
+    parse.add_argument("--command", dest="for_command", metavar="CMD",
+                       help="the command that printed FILE: print its one record; without it, FILE is a "
+                       "transcript and each prompt/command/output block is printed")
     sub.add_parser("sim", help="run the simulated debugger: kd-mcp sim {kd|cdb} [options] [--scenario FILE]",
                    add_help=False)
     return parser
