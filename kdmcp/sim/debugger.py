@@ -37,6 +37,8 @@ _WRITE_CHUNK = 65536
 _BREAK_THREAD = 2
 # In canned text, replaced by the debugger's own command line (as ``version`` prints it).
 COMMAND_LINE_TOKEN = "@@COMMAND_LINE@@"  # noqa: S105 (a placeholder, not a secret)
+# Set to a path: every byte written to stdout is also appended there (fault tests' ground truth).
+EMIT_LOG_ENV = "KDMCP_SIM_EMIT_LOG"
 
 
 class _Exit(Exception):
@@ -70,6 +72,9 @@ class SimDebugger:
         self.script_deadline: float | None = None
         self.pid = opts.pid if opts.pid is not None else 0x1A2C
         self._outbuf = bytearray()
+        # Tests of "nothing lost" compare what the engine stored with what was really written.
+        emit_path = os.environ.get(EMIT_LOG_ENV)
+        self._emit_log = open(emit_path, "ab") if emit_path else None  # noqa: SIM115 (lives with the process)
         self._wake_r, self._wake_w = os.pipe()
         os.set_blocking(self._wake_w, False)
 
@@ -96,6 +101,9 @@ class SimDebugger:
         view = memoryview(data)
         while view:
             n = os.write(self.out_fd, view)
+            if self._emit_log is not None:
+                self._emit_log.write(view[:n])
+                self._emit_log.flush()
             view = view[n:]
 
     def prompt_text(self) -> str:
@@ -392,11 +400,6 @@ class SimDebugger:
         del command
         if r.latency_ms and self.wait(r.latency_ms / 1000, want_input=False) == "interrupt":
             return
-        if r.hang == "hard":
-            signal.signal(signal.SIGINT, signal.SIG_IGN)
-            self.flush()
-            while True:
-                select.select([], [], [], 3600)
         text = r.text.replace(COMMAND_LINE_TOKEN, self.opts.command_line_echo)
         data = text.replace("\n", "\r\n") if self.crlf else text
         payload = data.encode("utf-8")
@@ -416,6 +419,11 @@ class SimDebugger:
         if r.hang == "soft":
             self.wait(None, want_input=False)  # until Ctrl+C
             return
+        if r.hang == "hard":  # deaf to Ctrl+C and to input: only a kill ends it
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
+            self.flush()
+            while True:
+                select.select([], [], [], 3600)
         if r.effect == "go":
             self.go()
         elif r.effect == "reboot":
