@@ -24,6 +24,18 @@ GOOD_KEY = "1.2.3.4"
 
 SessionMaker = Callable[..., DebuggerSession]
 
+# Secrets the tests use (KDNET keys, listener tokens): no byte kd-mcp emits may hold one.
+CANARIES = ("c4n4ryk3y0000", "k3yc4n4ry0000", "fr35hk3y00000", "t0kenAl1ce-0123456789", "t0kenB0b-fedcba98765")
+CAPTURED_LEAKS: list[str] = []
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    """Look for canaries in everything each test captured: stdout, stderr, log records."""
+    for section, content in report.sections:
+        for canary in CANARIES:
+            if canary in content:
+                CAPTURED_LEAKS.append(f"{report.nodeid} {section}: {canary}")
+
 
 def scenario(name: str) -> str:
     return str(SCENARIOS / f"{name}.yaml")
