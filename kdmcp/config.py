@@ -100,6 +100,8 @@ class Config(_Section):
     timeouts: Timeouts = Field(default_factory=Timeouts)
     inline_output_bytes: int = Field(default=64 * 1024, ge=1)
     max_sessions: int = Field(default=4, ge=1)
+    # The command policy for the stdio client (listener clients carry their own): see docs/security.md.
+    policy: Literal["read_only", "standard", "full"] = "standard"
     state_file: str | None = None
     state_file_max_age_hours: float = Field(default=24.0, gt=0)
     connections: dict[str, KdnetConnection] = Field(default_factory=dict)

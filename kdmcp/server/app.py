@@ -31,8 +31,9 @@ from kdmcp.engine import (
 )
 from kdmcp.engine.launch import Flavor
 from kdmcp.engine.results import CommandResult as EngineCommandResult
-from kdmcp.errors import DebuggerError, InvalidArgument, KdMcpError, NotConnected
+from kdmcp.errors import DebuggerError, InvalidArgument, KdMcpError, NotConnected, PolicyDenied
 from kdmcp.parse import parse
+from kdmcp.policy import Profile, check, launch_flags
 from kdmcp.secret import MASK, Secret, redact
 from kdmcp.server import models
 from kdmcp.server.clients import ClientRegistry
@@ -256,7 +257,9 @@ class KdMcpApp:
         owner: str | None = None,
     ) -> models.StartResult:
         plan = build_plan(
-            self.debugger_argv("kd"), target, symbol_path=self.options.config.symbol_path, initial_break=initial_break
+            self.debugger_argv("kd"), target, symbol_path=self.options.config.symbol_path, initial_break=initial_break,
+            # -noshell unless the caller's policy allows host commands: a second wall behind the policy.
+            extra_args=launch_flags(self.profile_for(owner)),
         )
         session = self.manager.create(plan, owner=owner)
         if self.transcript is not None:
@@ -313,10 +316,26 @@ class KdMcpApp:
 
     # ------------------------------------------------------------- commands
 
+    def profile_for(self, owner: str | None) -> Profile:
+        """The command policy of the caller: its listener client's, else the config's."""
+        clients = self.options.clients
+        if clients is not None:
+            for client in clients.clients:
+                if client.name == owner:
+                    return client.policy
+            return "read_only"
+        return self.options.config.policy
+
+    def enforce_policy(self, command: str, owner: str | None, session_id: str | None = None) -> None:
+        verdict = check(command, self.profile_for(owner))
+        if not verdict.allowed:
+            raise PolicyDenied(verdict.message, session_id=session_id)
+
     def kd_command(
         self, command: str, session_id: str | None, timeout_s: float | None, *, owner: str | None = None
     ) -> models.CommandResult:
         session = self._session(session_id, owner)
+        self.enforce_policy(command, owner, session.session_id)
         result = session.execute(command, timeout_s)
         return self._command_result(session, result)
 
@@ -376,6 +395,7 @@ class KdMcpApp:
 
     def continue_go(self, session_id: str | None, command: str, *, owner: str | None = None) -> models.ContinueResult:
         session = self._session(session_id, owner)
+        self.enforce_policy(command, owner, session.session_id)
         result = session.continue_(command)
         return models.ContinueResult(
             session_id=session.session_id,
@@ -402,6 +422,7 @@ class KdMcpApp:
         """
         t0 = time.monotonic()
         session = self._session(session_id, owner)
+        self.enforce_policy("g", owner, session.session_id)
         wait = self.options.config.timeouts.continue_wait_sec if wait_s is None else wait_s
         # Already running: nothing to resume.
         confirmed = "running" if session.state == SessionState.running else session.continue_("g").confirmed

@@ -1,0 +1,70 @@
+"""The command policy as the tools enforce it (the classifier itself: tests/policy)."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.server.helpers import CANARY_KEY, in_memory, make_app
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+async def _start(client):
+    started = await client.call_tool("start_kd", {"port": 50000, "key": CANARY_KEY, "initial_break": True})
+    assert not started.is_error, started.structured_content
+    return started.structured_content
+
+
+DENIED_UNDER_STANDARD = [
+    (".shell dir", "host_exec"),
+    ("!!dir", "host_exec"),
+    ("r; .ShElL calc", "host_exec"),
+    ('bp nt!NtCreateFile ".shell calc"', "host_exec"),
+    (".block { .block { .load evil } }", "code_load"),
+    ("$$>a< c:\\x.txt", "code_load"),
+    ('dx Debugger.Utility.Control.ExecuteCommand(".shell")', "host_exec"),
+    (".writemem c:\\x 0 10", "file_write"),
+    (".detach", "session_ending"),
+    ('aS x ".shell"; ${x}', None),
+]
+
+
+@pytest.mark.parametrize(("command", "klass"), DENIED_UNDER_STANDARD)
+async def test_standard_denies_host_code_file_and_session_commands(command, klass):
+    async with in_memory(make_app()) as client:
+        await _start(client)
+        result = await client.call_tool("kd_command", {"command": command})
+        data = result.structured_content
+        assert result.is_error and data["category"] == "policy_denied", data
+        assert "denied by profile 'standard'" in data["message"]
+        if klass:
+            assert klass in data["message"]
+        ok = await client.call_tool("kd_command", {"command": "r; k"})
+        assert not ok.is_error
+
+
+async def test_read_only_allows_reads_only():
+    async with in_memory(make_app(policy="read_only")) as client:
+        started = await _start(client)
+        assert "-noshell" in started["command_line"]
+        assert not (await client.call_tool("kd_command", {"command": "lm"})).is_error
+        assert not (await client.call_tool("backtrace", {})).is_error
+        for tool, args in [("kd_command", {"command": "eb fffff800`62a05c20 90"}),
+                           ("kd_command", {"command": "g"}), ("continue_go", {}), ("resume_for_winrm", {})]:
+            result = await client.call_tool(tool, args)
+            assert result.is_error and result.structured_content["category"] == "policy_denied", (tool, args)
+        stopped = await client.call_tool("stop_kd", {})  # ending one's own session is always allowed
+        assert not stopped.is_error
+
+
+async def test_full_allows_everything_and_drops_noshell():
+    async with in_memory(make_app(policy="full")) as client:
+        started = await _start(client)
+        assert "-noshell" not in started["command_line"]
+        result = await client.call_tool("kd_command", {"command": ".shell echo hi"})
+        assert not result.is_error  # the simulator answers with a syntax error; the policy let it through
