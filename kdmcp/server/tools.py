@@ -245,7 +245,8 @@ async def _run(
                     if done.is_set():
                         break
                     elapsed += _PROGRESS_EVERY_S
-                    await ctx.report_progress(elapsed, total_s, f"{progress_label} ({elapsed:.0f}s)")
+                    message = app.redact_text(f"{progress_label} ({elapsed:.0f}s)")
+                    await ctx.report_progress(elapsed, total_s, message)
     except anyio.get_cancelled_exc_class():
         cancel.set()
         if on_cancel is not None:
