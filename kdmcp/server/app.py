@@ -29,6 +29,7 @@ from kdmcp.engine import (
     build_plan,
     simulator_command,
 )
+from kdmcp.engine.commands import validate
 from kdmcp.engine.launch import Flavor
 from kdmcp.engine.results import CommandResult as EngineCommandResult
 from kdmcp.errors import DebuggerError, InvalidArgument, KdMcpError, NotConnected, PolicyDenied
@@ -327,6 +328,10 @@ class KdMcpApp:
         return self.options.config.policy
 
     def enforce_policy(self, command: str, owner: str | None, session_id: str | None = None) -> None:
+        """Refuse a malformed line as such first, then anything the caller's profile denies."""
+        problem = validate(command)
+        if problem is not None:
+            raise InvalidArgument(problem, session_id=session_id)
         verdict = check(command, self.profile_for(owner))
         if not verdict.allowed:
             raise PolicyDenied(verdict.message, session_id=session_id)

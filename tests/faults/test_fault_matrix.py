@@ -65,7 +65,9 @@ class Harness:
 
 @pytest.fixture
 async def harness(tmp_path, monkeypatch):
-    app = make_app("faults", console_backend="pipe")
+    # The simulator's fault commands (!hang, !crash…) are unknown extensions, which the
+    # standard policy refuses: these tests are about the engine, so the policy is full.
+    app = make_app("faults", console_backend="pipe", policy="full")
     async with in_memory(app) as client:
         yield Harness(app, client, tmp_path, monkeypatch)
 

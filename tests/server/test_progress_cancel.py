@@ -38,7 +38,7 @@ async def test_cancelled_command_is_broken_off_and_the_session_stays_usable():
     async def on_progress(progress: float, total: float | None, message: str | None) -> None:
         progressed.set()
 
-    app = make_app("faults")
+    app = make_app("faults", policy="full")  # !hang is an unknown extension to the standard policy
     async with in_memory(app) as client:
         await client.call_tool("start_kd", {"port": 50000, "key": CANARY_KEY, "initial_break": True})
         session = app.manager.get()

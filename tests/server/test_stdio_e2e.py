@@ -159,7 +159,9 @@ async def test_state_file_defects_are_named(tmp_path):
 
 async def test_debugger_crash_mid_command(tmp_path):
     state = write_state(tmp_path / "kd-session.json")
-    async with stdio_server(tmp_path, "--scenario", scenario("faults")) as client:
+    config = tmp_path / "kdmcp.yaml"
+    config.write_text("policy: full  # !crash is an unknown extension to the standard policy\n")
+    async with stdio_server(tmp_path, "--scenario", scenario("faults"), "--config", str(config)) as client:
         started = await call(client, "start_from_state", state_file=str(state), initial_break=True, timeout_s=20)
         assert started["state"] == "broken"
         crashed = await call(client, "kd_command", command="!crash")

@@ -85,11 +85,12 @@ async def test_command_validation_inside_a_live_session():
     async with in_memory(make_app()) as client:
         started = await client.call_tool("start_kd", {"port": 50000, "key": CANARY_KEY, "initial_break": True})
         assert not started.is_error, started.structured_content
-        for command, words in [("r\nk", "line break"), ("r\x03", "control character"), ("q", "stop"),
-                               ("   ", "empty")]:
+        for command, words in [("r\nk", "line break"), ("r\x03", "control character"), ("   ", "empty")]:
             result = await client.call_tool("kd_command", {"command": command})
             assert result.is_error and result.structured_content["category"] == "invalid_argument"
             assert words in result.structured_content["message"]
+        quit_ = await client.call_tool("kd_command", {"command": "q"})  # session_ending: stop_kd's job
+        assert quit_.structured_content["category"] == "policy_denied"
         go = await client.call_tool("continue_go", {"command": "r"})
         assert go.structured_content["category"] == "invalid_argument"
         past = await client.call_tool("read_output", {"offset": 10**9})

@@ -75,7 +75,7 @@ async def test_kd_command_results_carry_the_record():
         out = (await client.call_tool("kd_command", {"command": "lm m nt"})).structured_content
         assert out["record"]["kind"] == "modules" and out["record"]["modules"][0]["name"] == "nt"
         assert "raw" not in out["record"] and not out["record_partial"]
-        err = (await client.call_tool("kd_command", {"command": "frob"})).structured_content
+        err = (await client.call_tool("kd_command", {"command": "dd nowhere"})).structured_content
         assert err["record"]["kind"] == "error" and err["record"]["errors"][0]["category"] == "syntax"
         go = (await client.call_tool("kd_command", {"command": "g"})).structured_content
         assert go["record"] is None and go["state"] == "running"
