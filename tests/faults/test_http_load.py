@@ -35,7 +35,8 @@ async def test_four_sessions_times_500_commands_from_two_clients(tmp_path):
     latencies: list[float] = []
     with listener("--token-file", str(tokens), env=_env()) as (url, _lines):
         server = next(p for p in psutil.Process().children() if "--listen" in " ".join(p.cmdline()))
-        async with http_client(url, TOKEN_A) as alice, http_client(url, TOKEN_B) as bob:
+        async with http_client(url, TOKEN_A, tmp_path / "http-alice.bin") as alice, \
+                http_client(url, TOKEN_B, tmp_path / "http-bob.bin") as bob:
             owned: list[tuple[Any, str]] = []
             for client, port in ((alice, 50001), (alice, 50002), (bob, 50003), (bob, 50004)):
                 started = await call(client, "start_kd", port=port, key=CANARY_KEY, initial_break=True)

@@ -68,9 +68,38 @@ def listener(*args: str, env: dict[str, str]) -> Iterator[tuple[str, list[bytes]
         lines.append(out)
 
 
+class RecordingTransport(httpx2.AsyncBaseTransport):
+    """Passes requests through and appends every response byte to a file (for the canary sweep)."""
+
+    def __init__(self, record: Path) -> None:
+        self.inner = httpx2.AsyncHTTPTransport()
+        self.record = record
+
+    async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
+        response = await self.inner.handle_async_request(request)
+        original, record = response.stream, self.record
+
+        class Tee(httpx2.AsyncByteStream):
+            async def __aiter__(self) -> AsyncIterator[bytes]:
+                async for chunk in original:
+                    with record.open("ab") as out:
+                        out.write(chunk)
+                    yield chunk
+
+            async def aclose(self) -> None:
+                await original.aclose()
+
+        response.stream = Tee()
+        return response
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
+
+
 @asynccontextmanager
-async def http_client(url: str, token: str) -> AsyncIterator[Client]:
-    http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=30)
+async def http_client(url: str, token: str, record: Path | None = None) -> AsyncIterator[Client]:
+    transport = RecordingTransport(record) if record is not None else None
+    http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=30, transport=transport)
     async with http, Client(streamable_http_client(url, http_client=http), read_timeout_seconds=30) as client:
         yield client
 
@@ -100,7 +129,7 @@ def test_refuses_short_tokens_and_remote_binds():
     assert done.returncode == 2 and b"not a loopback address" in done.stderr
 
 
-async def test_unauthorized_requests_get_401_and_wrong_hosts_are_refused():
+async def test_unauthorized_requests_get_401_and_wrong_hosts_are_refused(tmp_path):
     with listener(env=_env(KDMCP_LISTEN_TOKEN=TOKEN_A)) as (url, lines):
         async with httpx2.AsyncClient(timeout=30) as http:
             body = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
@@ -114,7 +143,7 @@ async def test_unauthorized_requests_get_401_and_wrong_hosts_are_refused():
             assert response.headers["www-authenticate"].startswith("Bearer")
             assert TOKEN_A not in response.text
         assert rebound.status_code in (400, 403, 421)
-        async with http_client(url, TOKEN_A) as client:
+        async with http_client(url, TOKEN_A, tmp_path / "http-responses.bin") as client:
             listed = await call(client, "list_sessions")
             assert listed["sessions"] == [] and not listed["_is_error"]
     assert TOKEN_A.encode() not in b"".join(lines)
@@ -128,7 +157,8 @@ async def test_clients_have_their_own_sessions_tools_and_policy(tmp_path):
     )
     tokens.chmod(0o600)
     with listener("--token-file", str(tokens), env=_env()) as (url, lines):
-        async with http_client(url, TOKEN_A) as alice, http_client(url, TOKEN_B) as bob:
+        async with http_client(url, TOKEN_A, tmp_path / "http-alice.bin") as alice, \
+                http_client(url, TOKEN_B, tmp_path / "http-bob.bin") as bob:
             started = await call(alice, "start_kd", port=50000, key=CANARY_KEY, initial_break=True)
             assert not started["_is_error"], started
             sid = started["session_id"]
@@ -146,7 +176,9 @@ async def test_clients_have_their_own_sessions_tools_and_policy(tmp_path):
             assert [s["session_id"] for s in (await call(alice, "list_sessions"))["sessions"]] == [sid]
             stopped = await call(alice, "stop_kd")
             assert stopped["state"] == "exited"
-    emitted = b"".join(lines)
+    responses = (tmp_path / "http-alice.bin").read_bytes() + (tmp_path / "http-bob.bin").read_bytes()
+    assert b"key=***" in responses  # the recording saw the results (kd's version output)
+    emitted = b"".join(lines) + responses
     for secret in (TOKEN_A, TOKEN_B, CANARY_WORD):
         assert secret.encode() not in emitted
 
