@@ -45,6 +45,12 @@ def kdnet(port: int = 50000, key: str = GOOD_KEY) -> KdnetTarget:
     return KdnetTarget(port=port, key=Secret(key))
 
 
+@pytest.fixture
+def anyio_backend() -> str:
+    """Async tests (pytest.mark.anyio) run on asyncio, as the MCP SDK's stdio transport does."""
+    return "asyncio"
+
+
 @pytest.fixture(params=["pexpect", "pipe"])
 def backend(request: pytest.FixtureRequest) -> str:
     return str(request.param)

@@ -23,10 +23,6 @@ from tests.server.helpers import CANARY_KEY, in_memory, make_app
 pytestmark = pytest.mark.anyio
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
 
 class Harness:
     """One server app, a session under test and a witness session that must keep answering."""

@@ -23,10 +23,6 @@ pytestmark = pytest.mark.anyio
 COMMANDS_PER_SESSION = 500
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
 
 async def test_four_sessions_times_500_commands_from_two_clients(tmp_path):
     tokens = tmp_path / "clients.yaml"

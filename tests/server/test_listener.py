@@ -28,10 +28,6 @@ TOKEN_B = "t0kenB0b-fedcba9876543210xx"
 ROOT = Path(__file__).resolve().parents[2]
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
 
 def _env(**extra: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("KDMCP_")}

@@ -11,10 +11,6 @@ from tests.server.helpers import CANARY_KEY, in_memory, make_app
 pytestmark = pytest.mark.anyio
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
 
 async def test_resume_for_winrm_reports_progress():
     seen: list[tuple[float, float | None, str | None]] = []

@@ -9,10 +9,6 @@ from tests.server.helpers import CANARY_KEY, CANARY_WORD, in_memory, make_app
 pytestmark = pytest.mark.anyio
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
 
 async def test_chunked_reads_never_show_any_part_of_the_key():
     app = make_app()

@@ -14,10 +14,6 @@ pytestmark = pytest.mark.anyio
 README = Path(__file__).resolve().parents[2] / "README.md"
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
 
 def readme_tools() -> list[str]:
     text = README.read_text(encoding="utf-8")

@@ -23,10 +23,6 @@ from tests.server.helpers import CANARY_KEY, CANARY_WORD, TEE, write_state
 pytestmark = pytest.mark.anyio
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
 
 @asynccontextmanager
 async def stdio_server(tmp_path: Path, *args: str) -> AsyncIterator[Client]:

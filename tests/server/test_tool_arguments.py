@@ -11,10 +11,6 @@ from tests.server.helpers import CANARY_KEY, in_memory, make_app
 pytestmark = pytest.mark.anyio
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
 
 BAD_CALLS: list[tuple[str, dict[str, Any], str]] = [
     ("start_from_state", {"state_file": 123}, "state_file"),

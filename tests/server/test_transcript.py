@@ -19,10 +19,6 @@ pytestmark = pytest.mark.anyio
 ROOT = Path(__file__).resolve().parents[2]
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
 
 def test_cap_marks_what_it_cuts():
     value, cut = cap({"a": "x" * 5000, "b": ["y" * 10], "c": 3})

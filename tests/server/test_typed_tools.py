@@ -9,10 +9,6 @@ from tests.server.helpers import CANARY_KEY, in_memory, make_app
 pytestmark = pytest.mark.anyio
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
 
 async def _started(client):
     started = await client.call_tool("start_kd", {"port": 50000, "key": CANARY_KEY, "initial_break": True})
