@@ -121,6 +121,28 @@ _CLASSIFIERS: tuple[tuple[str, bool, re.Pattern[str]], ...] = (
     ("invalid_argument", False, re.compile(_LEAD + r"Invalid (?:parameter|argument|flags?|type)\b")),
 )
 
+# Where a diagnostic can start: every classifier above matches at the head of its line,
+# after blanks, a caret or progress dots, on one of these words. A line
+# whose head is none of these is never classified, so ``scan`` only looks at lines that
+# pass this test (a superset is fine: candidates are still checked with _TRIGGER_RE and
+# the classifiers). The one classifier that starts with any word is found by its phrase.
+_LINE_HEAD = (
+    # blanks (not the line break), taken whole: the head is tried at every line start, and
+    # backtracking into the blanks would retry the words below once per blank (a lookahead
+    # capture then a backreference is the atomic group of Python < 3.11)
+    r"(?=(?P<blanks>[^\S\n]*))(?P=blanks)"
+    # a caret (kd points at the bad column), progress dots or "***", a quoted script name
+    r"(?:[\^.*\"]"
+    r"|WARNING|Unable to|Bp expression|Syntax error|Extra character|Numeric expression"
+    r"|Quotes required|Range error|Memory |Cannot read|C(?i:ould)|c(?i:ould)|Bad register|Symbol |No "
+    r"|Type information|Operation not|This command|The call|Debuggee|GetContextState|Error|Invalid)"
+)
+_LINE_HEAD_RE = re.compile(_LINE_HEAD)
+# The same after a line break: the literal "\n" lets the engine skip to line starts fast.
+_NEXT_LINE_HEAD_RE = re.compile(r"\n" + _LINE_HEAD)
+# "!foo is not extension gallery command" (any first word).
+_GALLERY_PHRASE = " is not extension gallery"
+
 # Caret lines: "             ^ Quotes required in ..." -> message without the caret.
 _CARET_RE = re.compile(r"^\s*\^\s*")
 
@@ -135,25 +157,36 @@ def classify_line(line: str) -> DebuggerError | None:
 
 
 def scan(raw: str) -> list[DebuggerError]:
-    """All diagnostic lines of ``raw``, in order. Linear in ``len(raw)``."""
+    """All diagnostic lines of ``raw``, in order. Linear in ``len(raw)``.
+
+    A line is classified when it contains a trigger phrase. Every classifier is anchored
+    at the start of its line, so only lines whose head can start one (``_LINE_HEAD``) are
+    looked at: one C-level scan for line breaks instead of a search at every upper-case
+    letter of a large output.
+    """
     found: list[DebuggerError] = []
-    pos = 0
-    search = _TRIGGER_RE.search
-    while True:
-        m = search(raw, pos)
-        if m is None:
-            return found
-        start = raw.rfind("\n", 0, m.start()) + 1
-        end = raw.find("\n", m.end())
+    candidates = [0] if _LINE_HEAD_RE.match(raw) else []
+    candidates += [m.start() + 1 for m in _NEXT_LINE_HEAD_RE.finditer(raw)]
+    at = raw.find(_GALLERY_PHRASE)
+    if at >= 0:
+        extra: set[int] = set()
+        while at >= 0:
+            extra.add(raw.rfind("\n", 0, at) + 1)
+            at = raw.find(_GALLERY_PHRASE, at + 1)
+        candidates = sorted(extra.union(candidates))
+    find = raw.find
+    trigger = _TRIGGER_RE.search
+    for start in candidates:
+        end = find("\n", start)
         if end < 0:
             end = len(raw)
         line = raw[start:end].rstrip("\r")
+        if trigger(line) is None:
+            continue
         diag = classify_line(line)
         if diag is not None:
             found.append(diag)
-        pos = end + 1
-        if pos >= len(raw):
-            return found
+    return found
 
 
 def is_noise(diag: DebuggerError) -> bool:
