@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from kdmcp.parse._text import addr, split_lines
+from kdmcp.parse._text import addr
 from kdmcp.parse.models import ModulesRecord
 
 _HEX = r"[0-9a-fA-F]{8}(?:`[0-9a-fA-F]{8})?"
@@ -52,49 +52,76 @@ _FIELD_OF: dict[str, str] = {
 _HEX_FIELDS = frozenset({"checksum", "image_size"})
 
 
+# A line that may open a section: a row (first character hex) or "Unloaded modules". Only
+# these lines are read one by one; the "\n" prefix lets the engine skip to line starts fast
+# (the first line is checked on its own).
+_SECTION_START = r"(?:[0-9a-fA-F]|Unloaded modules)"
+_SECTION_START_RE = re.compile(_SECTION_START)
+_NEXT_SECTION_START_RE = re.compile(r"\n" + _SECTION_START)
+
+# "    Key: value" under a row, read the way a line-by-line reader would: a line starting
+# with a blank, split at its first colon, key and value stripped of blanks; lines with an
+# empty key or value, a key longer than _MAX_KEY or holding a backslash are not pairs.
+# Lookarounds instead of optional groups keep it cheap: it runs on every verbose line.
+_VERBOSE_PAIR_RE = re.compile(
+    r"\n[^\S\n]+"  # the line break, then leading blanks (at least one)
+    r"(?=[^\s:\\])(?P<key>[^:\n\\]{1," + str(_MAX_KEY) + r"}(?<!\s))"  # no colon or backslash, no blank at its ends
+    r"[^\S\n]*:[^\S\n]*"
+    r"(?P<value>\S[^\n]*(?<!\s))"  # the rest of the line, no blank at its ends
+)
+
+
 def parse_modules(command: str, raw: str) -> ModulesRecord | None:
-    """A ``ModulesRecord``, or ``None`` if no module row is present."""
+    """A ``ModulesRecord``, or ``None`` if no module row is present.
+
+    Rows and the ``Unloaded modules`` line split the output into sections; the verbose
+    pairs of a row's section are read in one scan (``_VERBOSE_PAIR_RE.findall``).
+    """
     modules: list[dict[str, Any]] = []
     unloaded: list[dict[str, str]] = []
     in_unloaded = False
     current: dict[str, Any] | None = None
+    section = 0  # where the current row's verbose lines start
+    starts = [0] if _SECTION_START_RE.match(raw) else []
+    starts += [m.start() + 1 for m in _NEXT_SECTION_START_RE.finditer(raw)]
     match_row = MODULE_RE.match
-    for line in split_lines(raw):
-        if not line:
-            continue
-        c = line[0]
-        if c in "0123456789abcdefABCDEF":
-            m = match_row(line)
-            if m is not None:
-                if in_unloaded:
-                    unloaded.append(
-                        {"start": addr(m.group("start")), "end": addr(m.group("end")), "name": m.group("name")}
-                    )
-                    current = None
-                    continue
-                current = _row(m)
-                modules.append(current)
-                continue
-        if line.startswith("Unloaded modules"):
-            in_unloaded = True
+    find = raw.find
+    for start in starts:
+        end = find("\n", start)
+        if end < 0:
+            end = len(raw)
+        line = raw[start:end].rstrip()
+        m = match_row(line) if line[0] in "0123456789abcdefABCDEF" else None
+        if m is None and not line.startswith("Unloaded modules"):
+            continue  # hex text that is not a row: ignored, the section goes on
+        if current is not None:
+            _add_verbose(current, _VERBOSE_PAIR_RE.findall(raw, section, start))
             current = None
-            continue
-        if current is not None and c.isspace():
-            # "    Key: value" (plain string split: this runs on every verbose line)
-            key, sep, value = line.partition(":")
-            if not sep:
-                continue
-            key = key.strip()
-            value = value.strip()
-            if not value or not key or len(key) > _MAX_KEY or "\\" in key:
-                continue
-            current["details"][key] = value
-            field = _FIELD_OF.get(key)
-            if field is not None and current.get(field) is None:
-                current[field] = addr(value) if field in _HEX_FIELDS and _is_hex(value) else value
+        if m is None:
+            in_unloaded = True
+        elif in_unloaded:
+            unloaded.append({"start": addr(m.group("start")), "end": addr(m.group("end")), "name": m.group("name")})
+        else:
+            current = _row(m)
+            modules.append(current)
+            section = end
+    if current is not None:
+        _add_verbose(current, _VERBOSE_PAIR_RE.findall(raw, section))
     if not modules and not unloaded:
         return None
     return ModulesRecord.model_validate({"command": command, "raw": raw, "modules": modules, "unloaded": unloaded})
+
+
+def _add_verbose(module: dict[str, Any], pairs: list[tuple[str, str]]) -> None:
+    """Fold a row's verbose ``(key, value)`` pairs into it: every pair into ``details`` (the
+    last of a repeated key wins), the first of each typed key into its field."""
+    if not pairs:
+        return
+    module["details"].update(pairs)
+    for key, value in pairs:
+        field = _FIELD_OF.get(key)
+        if field is not None and module.get(field) is None:
+            module[field] = addr(value) if field in _HEX_FIELDS and _is_hex(value) else value
 
 
 def _is_hex(text: str) -> bool:

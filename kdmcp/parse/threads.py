@@ -23,9 +23,10 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from kdmcp.parse._text import addr, hexnum, split_detail, split_lines
-from kdmcp.parse.frames import FRAME_RE, frame_fields, parse_frame_line
-from kdmcp.parse.models import ThreadsRecord
+from kdmcp.parse._construct import adopt, trusted
+from kdmcp.parse._text import addr, hex_token_addr, hexnum, split_detail, split_lines
+from kdmcp.parse.frames import FAST_FRAME, FAST_FRAME_RE, FRAME_RE, fast_frame_model, frame_fields
+from kdmcp.parse.models import Frame, ThreadInfo, ThreadsRecord, WaitObject
 
 # "[.#] N  Id: pid.tid Suspend: n Teb: addr Unfrozen [name] [// comment]"
 USER_THREAD_RE = re.compile(
@@ -45,10 +46,12 @@ _PRIORITY_RE = re.compile(
 )
 
 # "THREAD <ethread>  Cid <pid>.<tid>  Teb: <teb> Win32Thread: <w32> <STATE>[: (<reason>) <mode> <alertable>]"
+# (optional parts spelled "(?:...|)": the same match as "(?:...)?", without the engine's
+# general repeat machinery - one of these heads every thread of a !process listing)
 KERNEL_THREAD_RE = re.compile(
     r"^\s*THREAD\s+(?P<addr>[0-9a-fA-F`]+)\s+Cid\s+(?P<pid>[0-9a-fA-F]+)\.(?P<tid>[0-9a-fA-F]+)"
-    r"(?:\s+Teb:\s+(?P<teb>[0-9a-fA-F`]+))?(?:\s+Win32Thread:\s+(?P<w32>[0-9a-fA-F`]+))?"
-    r"(?:\s+(?P<state>[A-Z][A-Z]+))?:?\s*(?P<rest>.*)$"
+    r"(?:\s+Teb:\s+(?P<teb>[0-9a-fA-F`]+)|)(?:\s+Win32Thread:\s+(?P<w32>[0-9a-fA-F`]+)|)"
+    r"(?:\s+(?P<state>[A-Z][A-Z]+)|):?\s*(?P<rest>.*)$"
 )
 
 # "(UserRequest) UserMode Non-Alertable"
@@ -136,33 +139,35 @@ def parse_user_threads(lines: list[str]) -> list[dict[str, Any]]:
 
 def kernel_thread_header(m: re.Match[str]) -> dict[str, Any]:
     """A ``ThreadInfo`` dict from a ``KERNEL_THREAD_RE`` match."""
-    pid, tid = m.group("pid").lower(), m.group("tid").lower()
+    address, pid, tid, teb, w32, state, rest = m.group("addr", "pid", "tid", "teb", "w32", "state", "rest")
+    pid, tid = pid.lower(), tid.lower()
+    cid = f"{pid}.{tid}"
     t: dict[str, Any] = {
-        "address": addr(m.group("addr")),
-        "cid": f"{pid}.{tid}",
-        "id": f"{pid}.{tid}",
+        "address": hex_token_addr(address),
+        "cid": cid,
+        "id": cid,
         "process_id": "0x" + pid,
         "thread_id": "0x" + tid,
         "wait_objects": [],
         "details": {},
         "frames": [],
     }
-    if m.group("teb"):
-        t["teb"] = addr(m.group("teb"))
-    if m.group("w32"):
-        t["win32_thread"] = addr(m.group("w32"))
-    if m.group("state"):
-        t["state"] = m.group("state")
-    rest = m.group("rest").strip()
+    if teb:
+        t["teb"] = hex_token_addr(teb)
+    if w32:
+        t["win32_thread"] = hex_token_addr(w32)
+    if state:
+        t["state"] = state
+    rest = rest.strip()
     if rest:
         w = _WAIT_RE.match(rest)
         if w is not None:
-            t["wait_reason"] = w.group("reason")
-            t["wait_mode"] = w.group("mode")
-            t["alertable"] = w.group("alert") == "Alertable"
-        p = _ON_PROCESSOR_RE.search(rest)
-        if p is not None:
-            t["processor"] = int(p.group("cpu"))
+            t["wait_reason"], t["wait_mode"], alert = w.group("reason", "mode", "alert")
+            t["alertable"] = alert == "Alertable"
+        if "on processor" in rest:
+            p = _ON_PROCESSOR_RE.search(rest)
+            if p is not None:
+                t["processor"] = int(p.group("cpu"))
     return t
 
 
@@ -171,11 +176,33 @@ def kernel_thread_header(m: re.Match[str]) -> dict[str, Any]:
 _FRAME_START_RE = re.compile(r"[0-9a-fA-F]{8}(?:`[0-9a-fA-F]{8})?$|[0-9a-fA-F]{2,4}$|\(Inline|\.\.\.$")
 
 
+_new_wait_object = adopt(WaitObject)  # both fields required: the dict is the whole __dict__
+_new_kernel_thread = trusted(ThreadInfo)
+
+
+def _wait_object(m: re.Match[str]) -> WaitObject:
+    """A ``WaitObject`` from a ``_WAIT_OBJECT_RE`` match."""
+    return _wait_object_of(*m.group("addr", "type"))
+
+
+def _wait_object_of(address: str, kind: str) -> WaitObject:
+    """A ``WaitObject`` from its address token and type word (plain strings: no validation
+    needed)."""
+    return _new_wait_object({"address": hex_token_addr(address), "type": kind}, {"address", "type"})
+
+
+def kernel_thread_model(t: dict[str, Any]) -> ThreadInfo:
+    """The ``ThreadInfo`` of a THREAD block read by ``kernel_thread_header`` and the line
+    readers: every value is already in validated form (strings, ints, bools, models), so
+    it is built without re-validation - ``!process 0 7`` lists thousands of threads."""
+    return _new_kernel_thread(t)
+
+
 def add_kernel_thread_line(t: dict[str, Any], line: str, in_header: bool) -> bool:
     """Fold one line of a THREAD block into ``t``. Returns whether wait objects may follow.
 
-    Hot path of ``!process 0 7``: lines are told apart by their first character and first
-    word before any pattern runs.
+    The definition of a THREAD block's reading: the bulk reader of ``!process`` bodies
+    (``_read_common_body``) is held equal to it line for line.
     """
     stripped = line.strip()
     if not stripped:
@@ -188,12 +215,17 @@ def add_kernel_thread_line(t: dict[str, Any], line: str, in_header: bool) -> boo
     if in_header:
         w = _WAIT_OBJECT_RE.match(line)
         if w is not None:
-            t["wait_objects"].append({"address": addr(w.group("addr")), "type": w.group("type")})
+            t["wait_objects"].append(_wait_object(w))
             return True
     if _FRAME_START_RE.match(first):
-        f = parse_frame_line(stripped)
+        fast = FAST_FRAME_RE.fullmatch(stripped)
+        if fast is not None:  # the common layouts: always a frame with both addresses
+            t["frames"].append(fast_frame_model(fast))
+            return False
+        m = FRAME_RE.match(stripped)
+        f = frame_fields(m) if m is not None else None
         if f is not None and (f.get("child_sp") or f.get("child_ebp") or f.get("return_address") or f.get("inline")):
-            t["frames"].append(f)
+            t["frames"].append(Frame.model_validate(f))  # kept as models, like the fast reader's
             return False
     if stripped.startswith("..."):
         return False
@@ -201,6 +233,110 @@ def add_kernel_thread_line(t: dict[str, Any], line: str, in_header: bool) -> boo
     if d is not None:
         t["details"][d[0]] = d[1]
     return False
+
+
+def fold_kernel_thread_body(t: dict[str, Any], body: str) -> None:
+    """Fold ``body``, the lines of a THREAD block after its header up to the next block's
+    header (``\\n``-separated, no ``\\r``), into ``t``.
+
+    The common layout (wait objects, plain detail lines, a stack header, frames) is read in
+    a few C-level scans by ``_read_common_body``; any other body goes line by line through
+    ``add_kernel_thread_line``, which defines the reading - ``tests/parse/test_thread_body.py``
+    holds the two equal.
+    """
+    if not _read_common_body(t, body):
+        fold_kernel_thread_lines(t, body.split("\n"))
+
+
+def fold_kernel_thread_lines(t: dict[str, Any], lines: list[str]) -> None:
+    """The line-by-line reading of a THREAD block's body (see ``fold_kernel_thread_body``)."""
+    in_header = True
+    for line in lines:
+        blank = not line or line.isspace()
+        in_header = False if blank else add_kernel_thread_line(t, line.rstrip(), in_header)
+
+
+# A detail line the bulk reader takes as it is: blanks, then a first word that starts with a
+# letter and is not all hex digits/backticks (which could be a wait object or a frame). The
+# first word ends at a space, as the line reader splits it; the rest is the line's tail.
+_DETAIL_ROW_RE = re.compile(r"^ *(?![0-9a-fA-F`]+[ \n])([A-Za-z][^ \n]*)([^\n]*)\n", re.MULTILINE)
+# A common-layout frame line with its line break (what ``add_kernel_thread_line`` reads as
+# ``FAST_FRAME_RE`` on the stripped line).
+_FAST_FRAME_BODY_LINE_RE = re.compile(r"^[ \t]*" + FAST_FRAME + r"[ \t]*\n", re.MULTILINE)
+# The lines right after a THREAD header that _WAIT_OBJECT_RE reads as wait objects (one
+# pattern over all of them; a line holds no line break, so its blanks are [^\S\n]), and each
+# one's (address, type).
+_WAIT_LINES_RE = re.compile(r"(?:[^\S\n]+[0-9a-fA-F`]{8,17}[^\S\n]+(?![0-9a-fA-F`]+\b)[A-Za-z]\w*\b[^\n]*\n)*")
+_WAIT_ROW_RE = re.compile(r"[^\S\n]+([0-9a-fA-F`]{8,17})[^\S\n]+((?![0-9a-fA-F`]+\b)[A-Za-z]\w*)\b[^\n]*\n")
+# Words of the column header that opens a stack ("Child-SP  RetAddr  Call Site", "# ChildEBP ...").
+_STACK_HEADER_WORDS = ("Child-SP", "ChildEBP")
+
+
+def _read_common_body(t: dict[str, Any], body: str) -> bool:
+    """``fold_kernel_thread_body`` for the common layout; ``False``, with ``t`` untouched,
+    for any other body."""
+    # wait objects: the lines right after the header that read as one
+    run = _WAIT_LINES_RE.match(body)  # never None: the pattern matches the empty string
+    pos = run.end() if run is not None else 0
+    waits = [_wait_object_of(a, k) for a, k in _WAIT_ROW_RE.findall(body, 0, pos)]
+    size = len(body)
+    # the stack header, if any, splits details from frames
+    header = -1
+    for word in _STACK_HEADER_WORDS:
+        at = body.find(word, pos)
+        if at >= 0 and (header < 0 or at < header):
+            header = at
+    if header >= 0:
+        header_start = body.rfind("\n", 0, header) + 1
+        header_end = body.find("\n", header)
+        first = body[header_start:header_end].strip().split(" ", 1)[0]
+        if _THREAD_LINE_HANDLERS.get(first) is not _header or header_start < pos:
+            return False
+    else:
+        header_start = header_end = size
+    rows = _DETAIL_ROW_RE.findall(body, pos, header_start)
+    if len(rows) != body.count("\n", pos, header_start):
+        return False  # a line of another kind (or a blank one) among the details
+    if waits:
+        t["wait_objects"].extend(waits)
+    handlers = _THREAD_LINE_HANDLERS
+    details = t["details"]
+    for word, tail in rows:
+        handler = handlers.get(word)
+        if handler is not None:
+            handler(t, (word + tail).rstrip())
+            continue
+        # split_detail of the line, from its first word
+        rest = tail.rstrip()
+        gap = rest.find("  ")
+        if gap > 0:
+            details[(word + rest[:gap]).rstrip(":")] = rest[gap:].lstrip()
+        elif rest:
+            details[word.rstrip(":")] = rest.lstrip()
+    if header_end < size:
+        _read_stack(t, body, header_end + 1)
+    return True
+
+
+def _read_stack(t: dict[str, Any], body: str, pos: int) -> None:
+    """The lines of ``body`` from ``pos`` on, after a stack header: common-layout frames
+    found in one scan, the lines between them read by ``add_kernel_thread_line``."""
+    frames = t["frames"]
+    for m in _FAST_FRAME_BODY_LINE_RE.finditer(body, pos):
+        start = m.start()
+        if start > pos:
+            _read_lines(t, body[pos:start])
+        frames.append(fast_frame_model(m))
+        pos = m.end()
+    if pos < len(body):
+        _read_lines(t, body[pos:])
+
+
+def _read_lines(t: dict[str, Any], text: str) -> None:
+    """Lines of a stack section that are not common-layout frames."""
+    for line in text.split("\n"):
+        if line and not line.isspace():
+            add_kernel_thread_line(t, line.rstrip(), False)
 
 
 def _owning(t: dict[str, Any], stripped: str) -> None:
