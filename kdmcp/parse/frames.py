@@ -72,6 +72,19 @@ FAST_FRAME_RE = re.compile(FAST_FRAME)
 # scan instead of a Python loop over lines.
 _FAST_FRAME_LINE_RE = re.compile(r"^[ \t]*" + FAST_FRAME + r"[ \t]*\r?$", re.MULTILINE)
 
+# The x64 "Child-SP  RetAddr  Call Site" layout of !thread/!process stacks alone, as whole
+# lines with their line breaks, groups in FAST_FRAME's order (child, ret, site, bare, module,
+# function, offset, trap). A line it matches is split exactly as FAST_FRAME splits it (the
+# alternatives it leaves out - a frame number, arguments - cannot match such a line), and
+# ``findall`` over a stack yields tuples without a match object per frame.
+CHILD_SP_ROW_RE = re.compile(
+    r"^[ \t]*(?P<child>[0-9a-f]{8}`[0-9a-f]{8}) (?P<ret>" + _A16 + r") +"
+    r"(?P<site>(?P<bare>0x[0-9a-f]{8}`?[0-9a-f]{8}|0x[0-9a-f]{8})"
+    r"|(?P<module>[A-Za-z0-9_.$-]+)(?:!(?P<function>[A-Za-z0-9_:~<>$@?.]+)|)(?:\+0x(?P<offset>[0-9a-f]+)|))"
+    r"(?: \(TrapFrame @ (?P<trap>" + _A16 + r")\)|)[ \t]*\n",
+    re.MULTILINE,
+)
+
 # kP continuation: at most this many parameter lines, and never across the next frame line.
 _MAX_CONTINUATION = 16
 _NEW_FRAME_RE = re.compile(r"(?:[0-9a-fA-F]{2,4} )?[0-9a-fA-F]{8}[` ]")
@@ -243,6 +256,54 @@ def fast_frame_model(m: re.Match[str]) -> Frame:
         frame["annotations"] = ("(TrapFrame @ " + trap + ")",)
         given.update(("trap_frame", "annotations"))
     return _new_frame(frame, given)
+
+
+def child_sp_frame(row: tuple[str, str, str, str, str, str, str, str]) -> Frame:
+    """The ``Frame`` of a ``CHILD_SP_ROW_RE.findall`` row: what ``fast_frame_model`` makes of
+    the same line (``findall`` gives ``""`` for a group that took no part, and no group that
+    takes part can be empty)."""
+    child, ret, site, bare, module, function, offset, trap = row
+    given = {"child_sp", "return_address", "call_site"}
+    if bare:
+        address: str | None = bare.replace("`", "")
+        given.add("address")
+        module_: str | None = None
+        function_: str | None = None
+        offset_: str | None = None
+    else:
+        address = None
+        module_ = module
+        given.add("module")
+        function_ = function or None
+        if function:
+            given.add("function")
+        offset_ = "0x" + (offset.lstrip("0") or "0") if offset else None
+        if offset:
+            given.add("offset")
+    trap_frame: str | None = None
+    annotations: tuple[str, ...] = ()
+    if trap:
+        trap_frame = "0x" + trap.replace("`", "")
+        annotations = ("(TrapFrame @ " + trap + ")",)
+        given.update(("trap_frame", "annotations"))
+    fields = {
+        "index": None,
+        "child_sp": "0x" + child.replace("`", ""),
+        "child_ebp": None,
+        "return_address": "0x" + ret.replace("`", ""),
+        "args": (),
+        "call_site": site,
+        "module": module_,
+        "function": function_,
+        "offset": offset_,
+        "address": address,
+        "source_file": None,
+        "source_line": None,
+        "inline": False,
+        "trap_frame": trap_frame,
+        "annotations": annotations,
+    }
+    return _new_frame(fields, given)
 
 
 def _fast_fields(m: re.Match[str]) -> dict[str, Any]:

@@ -25,7 +25,15 @@ from typing import Any
 
 from kdmcp.parse._construct import adopt, trusted
 from kdmcp.parse._text import addr, hex_token_addr, hexnum, split_detail, split_lines
-from kdmcp.parse.frames import FAST_FRAME, FAST_FRAME_RE, FRAME_RE, fast_frame_model, frame_fields
+from kdmcp.parse.frames import (
+    CHILD_SP_ROW_RE,
+    FAST_FRAME,
+    FAST_FRAME_RE,
+    FRAME_RE,
+    child_sp_frame,
+    fast_frame_model,
+    frame_fields,
+)
 from kdmcp.parse.models import Frame, ThreadInfo, ThreadsRecord, WaitObject
 
 # "[.#] N  Id: pid.tid Suspend: n Teb: addr Unfrozen [name] [// comment]"
@@ -322,6 +330,12 @@ def _read_stack(t: dict[str, Any], body: str, pos: int) -> None:
     """The lines of ``body`` from ``pos`` on, after a stack header: common-layout frames
     found in one scan, the lines between them read by ``add_kernel_thread_line``."""
     frames = t["frames"]
+    # the usual x64 stack: every line up to the blanks at the end a Child-SP row
+    stop = len(body.rstrip()) + 1
+    rows = CHILD_SP_ROW_RE.findall(body, pos, stop)
+    if rows and len(rows) == body.count("\n", pos, stop):
+        frames.extend([child_sp_frame(row) for row in rows])
+        return
     for m in _FAST_FRAME_BODY_LINE_RE.finditer(body, pos):
         start = m.start()
         if start > pos:
