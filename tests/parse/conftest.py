@@ -6,6 +6,7 @@ developer machines put it there); tests that need it skip with a clear reason ot
 
 from __future__ import annotations
 
+import importlib.util
 import json
 from functools import cache
 from pathlib import Path
@@ -57,3 +58,14 @@ def corpus() -> Corpus:
     if not (CORPUS_DIR / "index.json").is_file():
         pytest.skip(f"real-transcript corpus not found at {CORPUS_DIR} (expected beside the checkout)")
     return Corpus(CORPUS_DIR)
+
+
+@pytest.fixture(scope="session")
+def bench_parse() -> Any:
+    """``scripts/bench_parse.py`` as a module: its synthesised large outputs and ``measure``."""
+    script = REPO_ROOT / "scripts" / "bench_parse.py"
+    spec = importlib.util.spec_from_file_location("bench_parse", script)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module

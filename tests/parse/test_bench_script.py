@@ -2,17 +2,10 @@
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
-
-SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "bench_parse.py"
+from typing import Any
 
 
-def test_measure_reports_throughput_keys() -> None:
-    spec = importlib.util.spec_from_file_location("bench_parse", SCRIPT)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    figures = module.measure(size_mb=0.2)
-    assert {"parse_mb_s_processes", "parse_mb_s_modules"} <= set(figures)
+def test_measure_reports_throughput_keys(bench_parse: Any) -> None:
+    figures = bench_parse.measure(size_mb=0.2)
+    assert {"parse_mb_s_processes", "parse_mb_s_modules", "parse_mb_s_stack", "python_loop_10m_s"} <= set(figures)
     assert all(isinstance(v, float) and v > 0 for v in figures.values())

@@ -8,8 +8,6 @@ was given: the same values of the same types, the same ``model_fields_set``, the
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -20,17 +18,6 @@ from kdmcp.parse._construct import adopt, field_defaults, trusted
 from kdmcp.parse.models import Frame, ThreadInfo, WaitObject
 
 Corpus = Any  # the session fixture from conftest.py
-
-SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "bench_parse.py"
-
-
-def _bench() -> Any:
-    spec = importlib.util.spec_from_file_location("bench_parse", SCRIPT)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
 
 def _as_input(value: Any) -> Any:
     """What validation would have been given: each model as a dict of its set fields."""
@@ -73,8 +60,8 @@ def _assert_revalidates(record: BaseModel, label: str) -> None:
     ("command", "synth"),
     [("!process 0 7", "synth_processes"), ("lm v", "synth_modules"), ("kv", "synth_stack")],
 )
-def test_benchmark_records_equal_their_revalidation(command: str, synth: str) -> None:
-    text = getattr(_bench(), synth)(150_000)
+def test_benchmark_records_equal_their_revalidation(command: str, synth: str, bench_parse: Any) -> None:
+    text = getattr(bench_parse, synth)(150_000)
     record = parse(command, text)
     assert record.kind != "text"
     _assert_revalidates(record, command)

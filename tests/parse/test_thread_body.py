@@ -8,8 +8,6 @@ bodies made of every kind of line a THREAD block can hold, in any order.
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -28,7 +26,6 @@ from kdmcp.parse.threads import (
 
 Corpus = Any  # the session fixture from conftest.py
 
-SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "bench_parse.py"
 HEADER = (
     "        THREAD ffff91895309d080  Cid 1e90.1e94  Teb: 000000bb6f2ad000 "
     "Win32Thread: ffff9189523d0fc0 WAIT: (UserRequest) UserMode Non-Alertable"
@@ -76,12 +73,10 @@ def _common(body: str) -> bool:
     return threads._read_common_body(kernel_thread_header(m), body)
 
 
-def test_benchmark_bodies_read_the_same_and_take_the_bulk_path(monkeypatch: pytest.MonkeyPatch) -> None:
-    spec = importlib.util.spec_from_file_location("bench_parse", SCRIPT)
-    assert spec is not None and spec.loader is not None
-    bench = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(bench)
-    bodies = _bodies_of("!process 0 7", bench.synth_processes(60_000), monkeypatch)
+def test_benchmark_bodies_read_the_same_and_take_the_bulk_path(
+    monkeypatch: pytest.MonkeyPatch, bench_parse: Any
+) -> None:
+    bodies = _bodies_of("!process 0 7", bench_parse.synth_processes(60_000), monkeypatch)
     assert len(bodies) > 20
     for _, body in bodies:
         assert _common(body), body
