@@ -25,9 +25,10 @@ from kdmcp.parse.models import Record
 from kdmcp.parse.prompt import PROMPT_PATTERN, Prompt, match_prompt
 
 # A prompt at the start of a line, then the command up to the end of the line. Case-
-# insensitive because published transcripts contain "0: Kd>" (kd itself prints "kd>").
+# insensitive because published transcripts contain "0: Kd>" (kd itself prints "kd>"); up
+# to two blanks before it because authors paste " kd> !poolused 2" (kd prints none).
 _PROMPT_LINE_RE = re.compile(
-    r"^(?P<prompt>" + PROMPT_PATTERN + r")(?P<command>[^\r\n]*)(?P<eol>\r?\n|$)",
+    r"^ {0,2}(?P<prompt>" + PROMPT_PATTERN + r")(?P<command>[^\r\n]*)(?P<eol>\r?\n|$)",
     re.MULTILINE | re.IGNORECASE,
 )
 

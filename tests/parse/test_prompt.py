@@ -118,3 +118,14 @@ def test_output_on_prompt_line_goes_to_previous_command() -> None:
     assert b.command == ".scriptload C:\\x.js"
     assert b.record.kind == "error" and b.record.category == "script"
     assert b.source == text
+
+
+def test_prompt_pasted_after_a_blank_still_opens_a_block() -> None:
+    # seen in a published !poolused write-up: the author's paste starts " kd> "
+    text = " kd> !poolused 2\n   Sorting by NonPaged Pool Consumed\n"
+    (b,) = parse_transcript(text)
+    assert b.command == "!poolused 2" and b.prompt is not None and b.prompt.mode == "kernel"
+    assert b.source == text
+    # output indented deeper than a pasted blank or two is never taken for a prompt
+    (only,) = parse_transcript("0: kd> dt x\n     kd> is not a prompt here\n")
+    assert only.command == "dt x"
