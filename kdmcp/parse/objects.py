@@ -1,5 +1,6 @@
-"""Object extensions: ``!irp !drvobj !devobj !devstack !object !pool !poolfind !poolused !pte``,
-and the key/value ones (``!teb !peb !pcr !address !irql !apic !vm !locks !handle !heap``).
+"""Object extensions: ``!irp !drvobj !devobj !devstack !devnode !object !pool !poolfind !poolused
+!pte !vad !lmi``, and the key/value ones (``!teb !peb !pcr !address !irql !apic !vm !locks
+!handle !heap``).
 
 Each extension has its own small parser below; all return an ``ObjectRecord`` whose
 ``object_type`` is the extension name without ``!``. Scalars go to ``fields`` (keys as the
@@ -13,7 +14,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from kdmcp.parse._text import addr, split_lines
+from kdmcp.parse._text import ADDRESS_RE, addr, split_lines
 from kdmcp.parse.frames import site_fields
 from kdmcp.parse.models import ObjectRecord
 
@@ -41,21 +42,34 @@ def _kv_fields(lines: list[str], out: dict[str, Any]) -> None:
 
 # --------------------------------------------------------------------------- !irp
 
-# "Irp is active with 8 stacks 5 is current (= 0x831f4b00)"
+# "Irp is active with 8 stacks 5 is current (= 0x831f4b00)"; published excerpts also show
+# the line without the location address ("Irp is active with 8 stacks 7 is current").
 _IRP_HEAD_RE = re.compile(
-    r"^\s*Irp is (?P<state>\w+) with (?P<stacks>\d+) stacks (?P<cur>\d+) is current \(= (?P<loc>0x[0-9a-fA-F`]+)\)"
+    r"^\s*Irp is (?P<state>\w+) with (?P<stacks>\d+) stacks (?P<cur>\d+) is current"
+    r"(?: \(= (?P<loc>0x[0-9a-fA-F`]+)\)|)"
 )
 # " Mdl = 82b020d8 Thread 8c622118:  Irp stack trace." / " No Mdl Thread 00000000:  Irp stack trace."
 _IRP_MDL_RE = re.compile(r"^\s*(?:Mdl\s*=\s*(?P<mdl>[0-9a-fA-F`]+)|No Mdl).*?\bThread\s+(?P<thread>[0-9a-fA-F`]+):")
 # ">[  3,34]  40 e1 828517a8 00000000 842511e0-00000000 Success Error Cancel pending"
 _IRP_LOC_RE = re.compile(r"^(?P<cur>[> ])\[\s*(?P<major>[0-9a-fA-F]+),\s*(?P<minor>[0-9a-fA-F]+)\]\s+(?P<cols>.*)$")
-# ">[IRP_MJ_DEVICE_CONTROL(e), N/A(0)]" (Windows 8+ layout; columns on the next line)
-_IRP_LOC_NAMED_RE = re.compile(r"^(?P<cur>[> ])\[(?P<major>IRP_MJ_[\w]+\([0-9a-fA-F]+\)),\s*(?P<minor>[^\]]*)\]\s*$")
+# ">[IRP_MJ_DEVICE_CONTROL(e), N/A(0)]" (Windows 8+ layout; columns on the next line). An
+# unused or already-completed location prints its major as N/A too: " [N/A(0), N/A(0)]",
+# and the current one can be ">[N/A(f), N/A(6)]"; each still has its own Args line.
+_IRP_LOC_NAMED_RE = re.compile(r"^(?P<cur>[> ])\[(?P<major>(?:IRP_MJ_\w+|N/A)\([0-9a-fA-F]+\)),\s*(?P<minor>[^\]]*)\]$")
 # "40 e1 828517a8 00000000 842511e0-00000000 Success Error Cancel pending"
 _IRP_COLS_RE = re.compile(
     r"^\s*(?P<flags>[0-9a-fA-F]+)\s+(?P<control>[0-9a-fA-F]+)\s+(?P<device>[0-9a-fA-F`]+)\s+(?P<file>[0-9a-fA-F`]+)"
     r"\s+(?P<completion>[0-9a-fA-F`]+)-(?P<context>[0-9a-fA-F`]+)(?P<rest>.*)$"
 )
+# The same row with its middle cut out by the author of a published excerpt:
+# "   0 e1 ffff920fc5ca9c60 ... fffff802bd55b320  Success Error Cancel pending". What is left
+# of the columns is still read; the words after them come from the full pattern's ``rest``.
+_IRP_COLS_CUT_RE = re.compile(
+    r"^\s*(?P<flags>[0-9a-fA-F]+)\s+(?P<control>[0-9a-fA-F]+)\s+(?P<device>[0-9a-fA-F`]+) \.\.\.(?P<rest>.*)$"
+)
+# "Flags = 00060900", "ThreadListEntry.Flink = ffffc38e3d0e9700", "Tail.CompletionKey = 0":
+# the IRP's own fields, which "!irp <addr> 1" prints before the stack locations.
+_IRP_DETAIL_RE = re.compile(r"^\s*(?P<key>&?[A-Za-z][\w.]*) = (?P<value>\S.*)$")
 # "               \Driver\disk     partmgr!PmReadWriteCompletion"
 _IRP_DRIVER_RE = re.compile(r"^\s+(?P<driver>\\\S+)(?:\s+(?P<sym>\S+))?\s*$")
 # "Args: 00007000 00000000 fe084e00 00000004"
@@ -63,17 +77,19 @@ _IRP_ARGS_RE = re.compile(r"^\s*Args:\s+(?P<args>.*)$")
 
 
 def _irp_columns(loc: dict[str, Any], text: str) -> bool:
+    """Read a location's column row into ``loc``; False if ``text`` is not one."""
     m = _IRP_COLS_RE.match(text)
-    if m is None:
-        return False
-    loc.update(
-        flags=m.group("flags"),
-        control=m.group("control"),
-        device=addr(m.group("device")),
-        file=addr(m.group("file")),
-        completion_routine=addr(m.group("completion")),
-        context=addr(m.group("context")),
-    )
+    if m is not None:
+        loc.update(
+            file=addr(m.group("file")),
+            completion_routine=addr(m.group("completion")),
+            context=addr(m.group("context")),
+        )
+    else:
+        m = _IRP_COLS_CUT_RE.match(text)
+        if m is None:
+            return False
+    loc.update(flags=m.group("flags"), control=m.group("control"), device=addr(m.group("device")))
     words = m.group("rest").split()
     loc["invoke_on"] = [w for w in words if w in ("Success", "Error", "Cancel")]
     loc["pending"] = "pending" in words
@@ -88,7 +104,8 @@ def _irp(lines: list[str], out: dict[str, Any]) -> None:
         m = _IRP_HEAD_RE.match(line)
         if m is not None:
             fields.update(state=m.group("state"), stack_count=m.group("stacks"), current_location=m.group("cur"))
-            fields["current_location_address"] = addr(m.group("loc"))
+            if m.group("loc"):
+                fields["current_location_address"] = addr(m.group("loc"))
             continue
         m = _IRP_MDL_RE.match(line)
         if m is not None:
@@ -123,12 +140,17 @@ def _irp(lines: list[str], out: dict[str, Any]) -> None:
             locs[-1]["driver"] = m.group("driver")
             if m.group("sym"):
                 locs[-1]["completion_symbol"] = m.group("sym")
+            continue
+        m = _IRP_DETAIL_RE.match(line)
+        if m is not None and not locs:
+            fields.setdefault(m.group("key"), m.group("value"))
 
 
 # --------------------------------------------------------------------------- !drvobj / !devobj
 
-# "Driver object (ffffe0008834f670) is for:" / "Device object (ffffe0007b71a960) is for:"
-_OBJECT_FOR_RE = re.compile(r"^\s*(?:Driver|Device) object \((?P<addr>[0-9a-fA-F`]+)\) is for:")
+# "Driver object (ffffe0008834f670) is for:" / "Device object (ffffe0007b71a960) is for:";
+# older kdexts print no address ("Driver object is for:", the name on the next line).
+_OBJECT_FOR_RE = re.compile(r"^\s*(?:Driver|Device) object (?:\((?P<addr>[0-9a-fA-F`]+)\) |)is for:")
 # "DriverEntry:   fffff80114b45310  tabletaudiosample!FxDriverEntry"
 _DRV_ROUTINE_RE = re.compile(
     r"^(?P<key>DriverEntry|DriverStartIo|DriverUnload|AddDevice):\s+(?P<addr>[0-9a-fA-F`]+)\s*(?P<sym>\S*)"
@@ -152,7 +174,8 @@ def _drvobj(lines: list[str], out: dict[str, Any]) -> None:
     for line in lines:
         m = _OBJECT_FOR_RE.match(line)
         if m is not None:
-            out["address"] = addr(m.group("addr"))
+            if m.group("addr"):
+                out["address"] = addr(m.group("addr"))
             expect_name = True
             continue
         if expect_name and line.strip():
@@ -192,20 +215,58 @@ _DEVOBJ_NAME_RE = re.compile(
 )
 # "Current Irp 00000000 RefCount 0 Type 00000004 Flags 00001040" pairs
 _WORD_PAIR_RE = re.compile(r"\b(?P<key>[A-Z][A-Za-z]*(?: Irp)?) (?P<value>[0-9a-fA-F`]+)\b")
-# "ExtensionFlags (0x00000800)  DOE_DEFAULT_SD_PRESENT"
-_FLAG_WORDS_RE = re.compile(r"^(?P<key>\w+) \((?P<value>0x[0-9a-fA-F]+)\)\s*(?P<names>.*)$")
+# "ExtensionFlags (0x00000800)  DOE_DEFAULT_SD_PRESENT", "  Flags (0x00000131)  DNF_MADEUP, ..."
+# (!devnode); a zero prints as "(0000000000)" (see ``_alt_hex``).
+_FLAG_WORDS_RE = re.compile(r"^\s*(?P<key>\w+) \((?P<value>0x[0-9a-fA-F]+|0{3,})\)\s*(?P<names>.*)$")
+# The rest of a flag list wrapped onto the next line, indented under the first name:
+# "ExtensionFlags (0xc0000800)  DOE_DEFAULT_SD_PRESENT, DOE_BOTTOM_OF_FDO_STACK, "
+# "                             DOE_DESIGNATED_FDO"
+_FLAG_CONTINUATION_RE = re.compile(r"^\s+[A-Z][A-Z0-9_]*(?:, [A-Z][A-Z0-9_]*)*,?$")
 # "AttachedDevice (Upper) ffffe000801fee20 \Driver\ECHO"
 _ATTACHED_RE = re.compile(
     r"^(?P<key>AttachedDevice|AttachedTo) \((?P<dir>\w+)\) (?P<addr>[0-9a-fA-F`]+)\s*(?P<driver>.*)$"
 )
 
 
+def _alt_hex(value: str) -> str:
+    """``"0x..."`` for a number the extension printed with C's ``%#010x``, which leaves out
+    the ``0x`` of a zero but keeps the width: ``0000000000`` is ``0x00000000``."""
+    v = value.lower()
+    return v if v.startswith("0x") else "0x" + v[2:]
+
+
+def _flag_line(line: str, fields: dict[str, str], wrapped: str | None) -> tuple[bool, str | None]:
+    """Read a ``Key (0x...)  NAME, NAME`` line, or the wrapped rest of the previous one.
+
+    ``wrapped`` is the key whose name list ended with a comma on the line before (so the
+    list goes on); returns (line consumed, the key whose list may go on after this line).
+    """
+    if wrapped is not None and _FLAG_CONTINUATION_RE.match(line):
+        names = fields[wrapped + "_names"] + " " + line.strip()
+        fields[wrapped + "_names"] = names
+        return True, wrapped if names.endswith(",") else None
+    m = _FLAG_WORDS_RE.match(line)
+    if m is None:
+        return False, None
+    key, names = m.group("key"), m.group("names")
+    fields[key] = _alt_hex(m.group("value"))
+    if not names:
+        return True, None
+    fields[key + "_names"] = names
+    return True, key if names.endswith(",") else None
+
+
 def _devobj(lines: list[str], out: dict[str, Any]) -> None:
     fields: dict[str, str] = out["fields"]
+    wrapped: str | None = None
     for line in lines:
+        consumed, wrapped = _flag_line(line, fields, wrapped)
+        if consumed:
+            continue
         m = _OBJECT_FOR_RE.match(line)
         if m is not None:
-            out["address"] = addr(m.group("addr"))
+            if m.group("addr"):
+                out["address"] = addr(m.group("addr"))
             continue
         m = _DEVOBJ_NAME_RE.match(line)
         if m is not None:
@@ -221,12 +282,6 @@ def _devobj(lines: list[str], out: dict[str, Any]) -> None:
             if m.group("driver"):
                 fields[key + "_driver"] = m.group("driver")
             continue
-        m = _FLAG_WORDS_RE.match(line)
-        if m is not None:
-            fields[m.group("key")] = m.group("value").lower()
-            if m.group("names"):
-                fields[m.group("key") + "_names"] = m.group("names")
-            continue
         if line.startswith("Device queue"):
             fields["device_queue"] = line.strip()
             continue
@@ -236,11 +291,18 @@ def _devobj(lines: list[str], out: dict[str, Any]) -> None:
 
 # --------------------------------------------------------------------------- !devstack
 
-# "> ffffe00089c575a0  \Driver\PnpManager 00000000  0000004e" (driver may run into DevExt)
+# "> ffffe00089c575a0  \Driver\PnpManager 00000000  0000004e". A long driver name runs
+# into DevExt ("\Driver\sysvad_tabletaudiosampleffffe00088386ba0  0000007a"), also when no
+# object name follows ("> fffffa80058b1b70  \Driver\TdiDriverTest00000000").
 _DEVSTACK_RE = re.compile(
-    r"^(?P<cur>[> ])\s*(?P<dev>[0-9a-fA-F`]{8,17})\s+(?P<drv>\\\S+?)(?:\s+|(?=[0-9a-fA-F]{16}\s|[0-9a-fA-F]{8}\s))"
+    r"^(?P<cur>[> ])\s*(?P<dev>[0-9a-fA-F`]{8,17})\s+(?P<drv>\\\S+?)"
+    r"(?:\s+|(?=[0-9a-fA-F]{16}(?:\s|$)|[0-9a-fA-F]{8}(?:\s|$)))"
     r"(?P<ext>[0-9a-fA-F`]{8,17})?\s*(?P<name>\S.*)?$"
 )
+# What !devstack prints in the ObjectName column when it cannot read the name: a complaint
+# of the extension, not a name ("InfoMask field not found for _OBJECT_HEADER at fffffa80...",
+# "Cannot read info offset from nt!ObpInfoMaskToOffset").
+_DEVSTACK_COMPLAINT_RE = re.compile(r"InfoMask field not found\b|Cannot read\b")
 _DEVNODE_RE = re.compile(r"^!DevNode (?P<addr>[0-9a-fA-F`]+)")
 _IS_RE = re.compile(r'^\s*(?P<key>\w+) is "(?P<value>[^"]*)"')
 
@@ -249,13 +311,17 @@ def _devstack(lines: list[str], out: dict[str, Any]) -> None:
     for line in lines:
         m = _DEVSTACK_RE.match(line)
         if m is not None:
+            name = m.group("name")
+            if name is not None and _DEVSTACK_COMPLAINT_RE.match(name):
+                out["warnings"].append(name)
+                name = None
             out["devices"].append(
                 {
                     "current": m.group("cur") == ">",
                     "device": addr(m.group("dev")),
                     "driver": m.group("drv"),
                     "extension": addr(m.group("ext")) if m.group("ext") else None,
-                    "name": m.group("name"),
+                    "name": name,
                 }
             )
             continue
@@ -270,12 +336,25 @@ def _devstack(lines: list[str], out: dict[str, Any]) -> None:
 
 # --------------------------------------------------------------------------- !object
 
-# "Object: ffffc00b074166a0  Type: (ffffe0083b768690) Directory"
-_OBJECT_HEAD_RE = re.compile(r"^\s*Object: (?P<addr>[0-9a-fA-F`]+)\s+Type: \((?P<taddr>[0-9a-fA-F`]+)\) (?P<type>\S+)")
-_OBJECT_PAIR_RE = re.compile(r"(?P<key>ObjectHeader|HandleCount|PointerCount|Directory Object|Name): (?P<value>\S+)")
-# "     00  ffffe0083e6a61f0 Device        00000044" / "         ffffe0083dcc4050 Device   00000030"
+# "Object: ffffc00b074166a0  Type: (ffffe0083b768690) Directory"; the type name runs to the
+# end of the line ("Type: (85261eb0) ALPC Port").
+_OBJECT_HEAD_RE = re.compile(
+    r"^\s*Object: (?P<addr>[0-9a-fA-F`]+)\s+Type: \((?P<taddr>[0-9a-fA-F`]+)\) (?P<type>\S.*)$"
+)
+_OBJECT_PAIR_RE = re.compile(r"(?P<key>ObjectHeader|HandleCount|PointerCount): (?P<value>\S+)")
+# "    Directory Object: 86a05750  Name: RPC Control": the name runs to the end of the line
+# and may hold blanks; an unnamed object prints "Name:" with nothing after it.
+_OBJECT_NAME_RE = re.compile(r"^\s*Directory Object: (?P<dir>[0-9a-fA-F`]+)(?:\s+Name:(?: (?P<name>\S.*)|)|)$")
+# A symbolic link: "    Target String is '\Device\HarddiskVolume2'" and
+# "    Drive Letter Index is 3 (C:)".
+_OBJECT_TARGET_RE = re.compile(r"^\s*Target String is '(?P<target>.*)'$")
+_OBJECT_DRIVE_RE = re.compile(r"^\s*Drive Letter Index is (?P<index>\d+)(?: \((?P<letter>[^)]*)\)|)")
+# "     00  ffffe0083e6a61f0 Device        00000044" / "         ffffe0083dcc4050 Device   00000030".
+# Object type names are single words except "ALPC Port", the one kernel type whose name
+# has a blank ("     01  8d5f6dc0 ALPC Port     SeLsaCommandPort"); names may have blanks
+# too ("Directory     RPC Control"), so the type cannot be cut at the first blank run.
 _DIR_ENTRY_RE = re.compile(
-    r"^\s+(?:(?P<hash>[0-9a-fA-F]{2})\s+)?(?P<addr>" + _ADDR + r")\s+(?P<type>\w+)\s+(?P<name>.*)$"
+    r"^\s+(?:(?P<hash>[0-9a-fA-F]{2})\s+)?(?P<addr>" + _ADDR + r")\s+(?P<type>ALPC Port|\w+)\s+(?P<name>.*)$"
 )
 
 
@@ -296,6 +375,22 @@ def _object(lines: list[str], out: dict[str, Any]) -> None:
             out["directory"].append(
                 {"hash": bucket, "address": addr(e.group("addr")), "type": e.group("type"), "name": e.group("name")}
             )
+            continue
+        n = _OBJECT_NAME_RE.match(line)
+        if n is not None:
+            fields.setdefault("Directory Object", n.group("dir"))
+            if n.group("name"):
+                fields.setdefault("Name", n.group("name"))
+            continue
+        t = _OBJECT_TARGET_RE.match(line)
+        if t is not None:
+            fields["target"] = t.group("target")
+            continue
+        d = _OBJECT_DRIVE_RE.match(line)
+        if d is not None:
+            fields["drive_letter_index"] = d.group("index")
+            if d.group("letter"):
+                fields["drive_letter"] = d.group("letter")
             continue
         for p in _OBJECT_PAIR_RE.finditer(line):
             fields.setdefault(p.group("key"), p.group("value"))
@@ -399,6 +494,9 @@ def _poolused(lines: list[str], out: dict[str, Any]) -> None:
 _PTE_LEVEL_RE = re.compile(r"\b(?P<level>PXE|PPE|PDE|PTE) at (?P<addr>[0-9a-fA-F`]+)")
 _PTE_CONTAINS_RE = re.compile(r"\bcontains (?P<value>[0-9a-fA-F`]+)")
 _PTE_PFN_RE = re.compile(r"\bpfn (?P<pfn>[0-9a-fA-F]+)\s+(?P<flags>[-A-Z]+)")
+# "pfn 400       -GLDA--KWEV   LARGE PAGE pfn 544": the PDE (or PPE) maps a large page, and
+# the last pfn is the physical frame of the VA itself, inside that page (0x400 + 0x144).
+_PTE_LARGE_RE = re.compile(r"\bLARGE PAGE pfn (?P<pfn>[0-9a-fA-F]+)")
 # "VA fffff80240d322f9" (x64) or the leading "801544F4  - PDE at ..." (x86)
 _PTE_VA_RE = re.compile(r"^\s*(?:VA\s+(?P<va>[0-9a-fA-F`]+)|(?P<va2>[0-9a-fA-F`]{8,17})\s+-\s)")
 
@@ -415,6 +513,9 @@ def _pte(lines: list[str], out: dict[str, Any]) -> None:
             levels.append({"level": m.group("level"), "address": addr(m.group("addr"))})
         contains.extend(addr(m.group("value")) for m in _PTE_CONTAINS_RE.finditer(line))
         pfns.extend(("0x" + m.group("pfn").lower(), m.group("flags")) for m in _PTE_PFN_RE.finditer(line))
+        large = _PTE_LARGE_RE.search(line)
+        if large is not None:
+            out["fields"].update(large_page="true", large_page_pfn="0x" + large.group("pfn").lower())
     for level, value in zip(levels, contains, strict=False):
         level["contains"] = value
     for level, (pfn, flags) in zip(levels, pfns, strict=False):
@@ -548,9 +649,41 @@ _HANDLE_RE = re.compile(
     r"^(?P<handle>[0-9a-fA-F]{4,}): (?:(?P<free>free handle)"
     r"|Object: (?P<obj>[0-9a-fA-F`]+)\s+GrantedAccess: (?P<access>[0-9a-fA-F]+))(?P<rest>.*)$"
 )
-_HANDLE_TYPE_RE = re.compile(r"^\s*Object: [0-9a-fA-F`]+\s+Type: \([0-9a-fA-F`]+\) (?P<type>\S+)")
-_HANDLE_TABLE_RE = re.compile(r"handle table at (?P<addr>[0-9a-fA-F`]+) with (?P<n>\d+) [Ee]ntries in use")
+# "New version of handle table at e1002000 with 380 Entries in use" (XP),
+# "Handle table at ffffa08f5ad26540 with 45 entries in use" (Windows 10)
+_HANDLE_TABLE_RE = re.compile(r"[Hh]andle table at (?P<addr>[0-9a-fA-F`]+) with (?P<n>\d+) [Ee]ntries in use")
+# The object block under each handle (flag 2, e.g. "!handle 0 3"), the lines !object prints:
+# "        HandleCount: 2  PointerCount: 65536"
+_OBJECT_COUNTS_RE = re.compile(r"^\s*HandleCount: (?P<handles>\d+)\s+PointerCount: (?P<pointers>\d+)")
+# "    ObjectHeader: ffffc38e2ff23680 (new version)"
+_OBJECT_HEADER_RE = re.compile(r"^\s*ObjectHeader: (?P<addr>[0-9a-fA-F`]+)")
+# "(Protected) (Inherit) (Audit) Entry: ffffa08f5b1ff110" after the granted access
+_HANDLE_ATTRIBUTE_RE = re.compile(r"\((\w+)\)")
+_HANDLE_ENTRY_RE = re.compile(r"\bEntry: (?P<addr>[0-9a-fA-F`]+)")
 _HANDLE_PROCESS_RE = re.compile(r"^\s*PROCESS (?P<addr>[0-9a-fA-F`]+)")
+
+
+def _handle_object_line(line: str, entry: dict[str, str]) -> bool:
+    """Read one line of the object block under a handle into its entry; False if none."""
+    m = _OBJECT_HEAD_RE.match(line)
+    if m is not None:
+        entry.update(type=m.group("type"), type_address=addr(m.group("taddr")))
+        return True
+    m = _OBJECT_HEADER_RE.match(line)
+    if m is not None:
+        entry["object_header"] = addr(m.group("addr"))
+        return True
+    m = _OBJECT_COUNTS_RE.match(line)
+    if m is not None:
+        entry.update(handle_count=m.group("handles"), pointer_count=m.group("pointers"))
+        return True
+    m = _OBJECT_NAME_RE.match(line)
+    if m is not None:
+        entry["directory_object"] = addr(m.group("dir"))
+        if m.group("name"):
+            entry["name"] = m.group("name")
+        return True
+    return False
 
 
 def _handle(lines: list[str], out: dict[str, Any]) -> None:
@@ -563,14 +696,15 @@ def _handle(lines: list[str], out: dict[str, Any]) -> None:
             else:
                 entry["object"] = addr(h.group("obj"))
                 entry["granted_access"] = "0x" + h.group("access").lower()
-                attrs = re.findall(r"\((\w+)\)", h.group("rest"))
+                attrs = _HANDLE_ATTRIBUTE_RE.findall(h.group("rest"))
                 if attrs:
                     entry["attributes"] = " ".join(attrs)
+                e = _HANDLE_ENTRY_RE.search(h.group("rest"))
+                if e is not None:
+                    entry["entry"] = addr(e.group("addr"))
             out["entries"].append(entry)
             continue
-        t = _HANDLE_TYPE_RE.match(line)
-        if t is not None and out["entries"]:
-            out["entries"][-1]["type"] = t.group("type")
+        if out["entries"] and _handle_object_line(line, out["entries"][-1]):
             continue
         tb = _HANDLE_TABLE_RE.search(line)
         if tb is not None:
@@ -650,6 +784,133 @@ def _heap(lines: list[str], out: dict[str, Any]) -> None:
             out["frames"].append(frame)
 
 
+# --------------------------------------------------------------------------- !vad
+
+# Tree rows, old ("82741bf8 ( 1)      78000    78045         8 Mapped  Exe  EXECUTE_WRITECOPY")
+# and Windows 10 ("ffffdf02ef26f440  8   7ffe0   7ffe0   1 Private      READONLY"), where a
+# mapped file's path follows the protection ("... Mapped  Exe  EXECUTE_WRITECOPY  \Windows\...").
+_VAD_ROW_RE = re.compile(
+    r"^\s*(?P<vad>[0-9a-fA-F`]{8,17})\s+(?:\(\s*(?P<level>\d+)\)|(?P<level2>\d+))"
+    r"\s+(?P<start>[0-9a-fA-F]+)\s+(?P<end>[0-9a-fA-F]+)\s+(?P<commit>-?\d+)\s+(?P<type>Mapped|Private)"
+    r"(?P<exe>\s+Exe|)\s+(?P<protection>[A-Z_]+(?: [A-Z_]+)*)(?:\s+(?P<rest>\S.*)|)$"
+)
+# "Total VADs:     5  average level:    2  maximum depth: 2" (Windows 10 puts commas in)
+_VAD_TOTAL_RE = re.compile(
+    r"^\s*Total VADs:\s*(?P<total>\d+),?\s+average level:\s*(?P<avg>\d+),?\s+maximum depth:\s*(?P<depth>\d+)"
+)
+# "VAD @ 824bc2f8" (one VAD, "!vad <addr> 1")
+_VAD_AT_RE = re.compile(r"^\s*VAD @ (?P<addr>[0-9a-fA-F`]+)")
+# Its numbered pairs, several to a line, with or without a colon:
+# "  Start VPN:         7ffb0  End VPN:    7ffd3  Control Area:  827f1208",
+# "  First ProtoPte: e1008500  Last PTE e100858c  Commit Charge         0 (0.)".
+# A key starts only where no key character precedes (so each run of text is tried once).
+_VAD_PAIR_RE = re.compile(
+    r"(?<![\w./])(?P<key>[A-Za-z][\w./]*(?: [A-Za-z][\w./]*){0,2}):?\s+"
+    r"(?P<value>[0-9a-fA-F`]+(?: \([0-9a-fA-Fnx.]+\)|))(?!\S)"
+)
+
+
+def _vad(lines: list[str], out: dict[str, Any]) -> None:
+    fields: dict[str, str] = out["fields"]
+    for line in lines:
+        m = _VAD_ROW_RE.match(line)
+        if m is not None:
+            entry = {
+                "vad": addr(m.group("vad")),
+                "level": m.group("level") or m.group("level2"),
+                "start": m.group("start"),
+                "end": m.group("end"),
+                "commit": m.group("commit"),
+                "type": m.group("type"),
+                "protection": m.group("protection"),
+            }
+            if m.group("exe"):
+                entry["exe"] = "true"
+            if m.group("rest"):
+                entry["details"] = m.group("rest")
+            out["entries"].append(entry)
+            continue
+        t = _VAD_TOTAL_RE.match(line)
+        if t is not None:
+            fields.update(total_vads=t.group("total"), average_level=t.group("avg"), maximum_depth=t.group("depth"))
+            continue
+        a = _VAD_AT_RE.match(line)
+        if a is not None:
+            out["address"] = addr(a.group("addr"))
+            continue
+        for p in _VAD_PAIR_RE.finditer(line):
+            fields.setdefault(p.group("key"), p.group("value"))
+
+
+# --------------------------------------------------------------------------- !devnode
+
+# "DevNode 0x80e203b8 for PDO 0x80e204f8" (indented deeper per level in a "!devnode 0 1" tree)
+_DEVNODE_HEAD_RE = re.compile(r"^\s*DevNode (?P<node>(?:0x)?[0-9a-fA-F`]+) for PDO (?P<pdo>(?:0x)?[0-9a-fA-F`]+)")
+# " Parent 0000000000   Sibling 0000000000   Child 0x80e56dc8" (zeros without "0x": ``_alt_hex``)
+_DEVNODE_LINK_RE = re.compile(r"\b(?P<key>Parent|Sibling|Child) (?P<value>0x[0-9a-fA-F`]+|0{3,})")
+# "  State = DeviceNodeStarted (0x308)", "  StateHistory[04] = ...", "  DisableableDepends = 11 (...)"
+_DEVNODE_ASSIGN_RE = re.compile(r"^\s*(?P<key>[A-Za-z][\w\[\]]*(?: [A-Za-z]\w*)?) = (?P<value>\S.*)$")
+_DEVNODE_ENTRY_KEYS = {"InstancePath": "instance_path", "ServiceName": "service_name", "State": "state"}
+
+
+def _devnode(lines: list[str], out: dict[str, Any]) -> None:
+    """One device node's details in ``fields`` (the first one printed, as for a single
+    node); every ``DevNode ... for PDO ...`` in ``entries``, so a ``!devnode 0 1`` tree reads
+    as a list of nodes with their instance path, service and state."""
+    fields: dict[str, str] = out["fields"]
+    nodes: list[dict[str, str]] = out["entries"]
+    wrapped: str | None = None
+    for line in lines:
+        first = len(nodes) <= 1
+        if first:
+            consumed, wrapped = _flag_line(line, fields, wrapped)
+            if consumed:
+                continue
+        h = _DEVNODE_HEAD_RE.match(line)
+        if h is not None:
+            nodes.append({"devnode": addr(h.group("node")), "pdo": addr(h.group("pdo"))})
+            if len(nodes) == 1:
+                out["address"] = nodes[0]["devnode"]
+                fields["pdo"] = nodes[0]["pdo"]
+            continue
+        kv = _IS_RE.match(line) or _DEVNODE_ASSIGN_RE.match(line)
+        if kv is not None:
+            key, value = kv.group("key"), kv.group("value")
+            if first:
+                fields.setdefault(key, value)
+            if nodes and key in _DEVNODE_ENTRY_KEYS:
+                nodes[-1][_DEVNODE_ENTRY_KEYS[key]] = value
+            continue
+        if first:
+            for p in _DEVNODE_LINK_RE.finditer(line):
+                fields.setdefault(p.group("key").lower(), _alt_hex(p.group("value").replace("`", "")))
+
+
+# --------------------------------------------------------------------------- !lmi
+
+# "   Base Address: 77f80000": keys are right-aligned on the colon; a line without a
+# "Key: " head continues the value above ("Symbol Type: DIA PDB  - Symbols loaded ..." then
+# "                 c:\symbols\dll\ntdll.pdb"), so a drive letter's colon is not a key.
+_LMI_KEY_RE = re.compile(r"^\s*(?P<key>[A-Za-z]\w*(?: \w+)*): (?P<value>\S.*)$")
+
+
+def _lmi(lines: list[str], out: dict[str, Any]) -> None:
+    fields: dict[str, str] = out["fields"]
+    key: str | None = None
+    for line in lines:
+        m = _LMI_KEY_RE.match(line)
+        if m is not None:
+            key = m.group("key")
+            fields[key] = m.group("value")
+        elif key is not None and line.strip():
+            fields[key] += "\n" + line.strip()
+    if "Module" in fields:
+        out["name"] = fields["Module"]
+    base = fields.get("Base Address")
+    if base and ADDRESS_RE.fullmatch(base):
+        out["address"] = addr(base)
+
+
 # --------------------------------------------------------------------------- dispatch
 
 _HANDLERS: dict[str, Handler] = {
@@ -672,9 +933,12 @@ _HANDLERS: dict[str, Handler] = {
     "locks": _locks,
     "handle": _handle,
     "heap": _heap,
+    "vad": _vad,
+    "devnode": _devnode,
+    "lmi": _lmi,
 }
 
-OBJECT_EXTENSIONS = frozenset(_HANDLERS) | frozenset({"prcb", "devnode", "token", "sd", "sysptes", "memusage"})
+OBJECT_EXTENSIONS = frozenset(_HANDLERS) | frozenset({"prcb", "token", "sd", "sysptes", "memusage"})
 
 _EXTENSION_RE = re.compile(r"^\s*!(?:\w+\.)?(?P<name>\w+)")
 
@@ -697,6 +961,7 @@ def parse_object(command: str, raw: str) -> ObjectRecord | None:
         "pool_blocks": [],
         "pte_levels": [],
         "frames": [],
+        "warnings": [],
     }
     handler(split_lines(raw), out)
     found = any(
