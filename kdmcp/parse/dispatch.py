@@ -16,7 +16,7 @@ from functools import partial
 from typing import cast
 
 from kdmcp.parse import errors
-from kdmcp.parse.analyze import parse_analysis
+from kdmcp.parse.analyze import parse_analysis, parse_bugcheck
 from kdmcp.parse.breakpoints import parse_breakpoints
 from kdmcp.parse.command_list import split_command_list
 from kdmcp.parse.datamodel import parse_data_model
@@ -69,6 +69,7 @@ _ROUTES: tuple[tuple[re.Pattern[str], Parser], ...] = (
     (re.compile(r"^!runaway\b", re.IGNORECASE), parse_runaway),
     (re.compile(r"^!stacks\b", re.IGNORECASE), parse_stacks),
     (re.compile(r"^!analyze\b", re.IGNORECASE), parse_analysis),
+    (re.compile(r"^\.bugcheck\b", re.IGNORECASE), parse_bugcheck),
     (re.compile(r"^dt(?=[\s/-]|$)"), parse_type_dump),
     (re.compile(r"^dv(?=[\s/-]|$)"), parse_locals),
     (re.compile(r"^dx(?=[\s/-]|$)"), parse_data_model),
@@ -87,17 +88,35 @@ _ROUTES: tuple[tuple[re.Pattern[str], Parser], ...] = (
 _EXTENSION_RE = re.compile(r"^!(?:\w+\.)?(?P<name>\w+)")
 
 
-# Section keys that only !analyze prints: output pasted without its prompt line is still
-# recognised as an analysis.
-_ANALYSIS_MARKERS = ("FAILURE_BUCKET_ID:", "STACK_TEXT:", "Bugcheck Analysis", "Exception Analysis", "FAULTING_IP:")
+# Section keys and header lines that only !analyze prints: output pasted without its prompt
+# line is still recognised as an analysis.
+_ANALYSIS_MARKERS = (
+    "FAILURE_BUCKET_ID:",
+    "STACK_TEXT:",
+    "Bugcheck Analysis",
+    "Exception Analysis",
+    "FAULTING_IP:",
+    "Unknown bugcheck code (",
+)
 
 
 def _parse_unprompted(command: str, raw: str) -> RecordBase | None:
-    """Output with no command: an analysis pasted without its prompt, else events."""
-    if any(marker in raw for marker in _ANALYSIS_MARKERS):
+    """Output with no command: an analysis pasted without its prompt, else events.
+
+    A dump open or a connect to a crashed target ends with the short analysis kd runs on
+    its own (``BugCheck D5, {...}`` / ``Probably caused by : ...`` / ``Followup:``). That
+    block is a session log: when the debugger reported events or target facts before the
+    analysis and the analysis is only that short form, the events reading keeps them, and
+    it reads the ``BugCheck`` line as a bugcheck event. A full analysis stays an analysis.
+    """
+    starts = [i for i in (raw.find(marker) for marker in _ANALYSIS_MARKERS) if i >= 0]
+    if starts:
         record = parse_analysis(command, raw)
         if record is not None:
-            return record
+            before = raw[: raw.rfind("\n", 0, min(starts)) + 1]
+            short_form = record.fields.keys() <= {"Followup"}
+            if not (short_form and parse_events(command, before) is not None):
+                return record
     return parse_events(command, raw)
 
 
@@ -191,6 +210,8 @@ def _parse(command: str, output: str) -> Record:
         if err is not None:
             return err
         return TextRecord(command=cmd, raw=output)
-    if diags:
-        record.warnings = errors.warnings_of(diags)
+    if diags:  # the family parser's own warnings (lines only it knows are complaints) stay
+        scanned = errors.warnings_of(diags)
+        seen = set(scanned)
+        record.warnings = scanned + [w for w in record.warnings if w not in seen]
     return cast("Record", record)

@@ -9,6 +9,10 @@ banner fill ``target``; a register dump and current instruction fill ``context``
     (336c.264c): Break instruction exception - code 80000003 (first chance)
     Breakpoint 0 hit
     VERIFIER STOP 00000007: pid 0x1974: block already freed
+
+Opening a crash dump (or connecting to a bugchecked target) ends with the short analysis kd
+runs on its own; its ``BugCheck D5, {fab22c50, 0, 911db830, 0}`` line is a ``bugcheck``
+event, and the ``Probably caused by :`` line after it names the culprit in its details.
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ import re
 from typing import Any
 
 from kdmcp.parse._text import addr, split_lines
+from kdmcp.parse.analyze import SHORT_BUGCHECK_RE, caused_by
 from kdmcp.parse.errors import classify_line
 from kdmcp.parse.exceptions import EXCEPTION_EVENT_RE, event_fields
 from kdmcp.parse.models import EventsRecord
@@ -118,6 +123,19 @@ def parse_events(command: str, raw: str) -> EventsRecord | None:
             if b is not None:
                 events[-1]["details"]["args"] = b.group("args")
                 continue
+            culprit = caused_by(line)
+            if culprit is not None:
+                events[-1]["details"]["image_name"] = culprit[0]
+                if culprit[1] is not None:
+                    events[-1]["details"]["symbol_name"] = culprit[1]
+                continue
+        short = SHORT_BUGCHECK_RE.match(line)
+        if short is not None:
+            code = "0x" + short.group("code").lower()
+            events.append(
+                {"kind": "bugcheck", "text": stripped, "code": code, "details": {"args": short.group("args")}}
+            )
+            continue
         matched = False
         for kind, pattern in _SIMPLE_EVENTS:
             m = pattern.match(line)

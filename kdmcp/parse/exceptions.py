@@ -40,6 +40,10 @@ EXCEPTION_EVENT_RE = re.compile(
 # ".lastevent": "Last event: 1450.1424: Integer divide-by-zero - code c0000094 (first chance)"
 _LAST_EVENT_RE = re.compile(r"^\s*Last event:\s*(?:(?P<thread>[0-9a-fA-F]+\.[0-9a-fA-F]+):\s*)?(?P<event>.*)$")
 
+# ".lastevent" of old engines (MS docs' stack-overflow walkthrough): code and chance only,
+# "Last event: Exception C00000FD, second chance"
+_OLD_LAST_EVENT_RE = re.compile(r"^Exception (?P<code>[0-9a-fA-F]{8}), (?P<chance>first|second) chance$")
+
 # ".jdinfo": "----- Exception occurred on thread 0:15c8"
 _JD_THREAD_RE = re.compile(r"^-+\s*Exception occurred on thread (?P<thread>\S+)")
 
@@ -108,6 +112,9 @@ def parse_exception_record(command: str, raw: str) -> ExceptionRecordRecord | No
                 info.setdefault("code", fields["code"])
                 info.setdefault("description", fields["description"])
                 info["first_chance"] = fields["first_chance"]
+            elif (old := _OLD_LAST_EVENT_RE.match(last.group("event"))) is not None:
+                info.setdefault("code", addr(old.group("code")))
+                info["first_chance"] = old.group("chance") == "first"
             elif last.group("event"):
                 info.setdefault("description", last.group("event").strip())
             continue

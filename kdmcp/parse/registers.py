@@ -12,7 +12,9 @@ instruction under its symbol label::
     fffff802`40d322f9 488b4810        mov     rcx,qword ptr [rax+10h] ds:ffffffff`00000090=????????????????
 
 Non-hex registers (``st0= 0.0e+0000``, ``xmm0=0 0 0 0``, ``fpcw=027F: rn 53 puozdi``) are
-kept as printed in ``raw_values``.
+kept as printed in ``raw_values``. ARM64 prints its flags after the status register
+(``psr=60000000 -ZC- EL0``: the hex value is a register, ``-ZC-`` and ``EL0`` are flags); an
+x86 trap frame adds ``ErrCode = 00000000``.
 """
 
 from __future__ import annotations
@@ -39,6 +41,18 @@ _FLAGS_RE = re.compile(r"[a-z]{2}(?: [a-z]{2})*")
 
 _SEGMENTS = frozenset({"cs", "ss", "ds", "es", "fs", "gs"})
 
+# Status registers printed with their decoded flags: " pc=00007ffea80e30f4  psr=60000000 -ZC- EL0"
+# (NZCV letters, "-" for a clear bit, then the exception level).
+_STATUS_REGISTERS = frozenset({"psr", "cpsr"})
+_STATUS_VALUE_RE = re.compile(r"(?P<value>[0-9a-fA-F]+)(?P<flags>(?: [-A-Za-z0-9]+)*)")
+
+# x86 trap frame (".trap", !analyze TRAP_FRAME): "ErrCode = 00000000", the frame's error code.
+_ERRCODE_RE = re.compile(r"^\s*ErrCode = (?P<value>[0-9a-fA-F]+)$")
+
+# Current instruction whose memory cannot be read, as old engines print it after ".trap"
+# with eip=0: "00000000 ???????????????" (bytes and mnemonic run together).
+_UNREADABLE_INSTRUCTION_RE = re.compile(r"^\s*(?P<address>[0-9a-fA-F]{8}(?:`[0-9a-fA-F]{8})?) \?{3,}(?:\s|$)")
+
 # Informational lines kd prints around a context.
 _NOTE_PREFIXES = ("Last set context", "NOTE:", "Some register values", "Resetting default scope")
 
@@ -59,6 +73,11 @@ def _add_group(group: str, ctx: dict[str, Any]) -> None:
         return
     name, _, value = group.partition("=")
     key = name.strip().lower()
+    status = _STATUS_VALUE_RE.fullmatch(value) if key in _STATUS_REGISTERS else None
+    if status is not None:
+        ctx["registers"][key] = addr(status.group("value"))
+        ctx["flags"].extend(status.group("flags").split())
+        return
     if key == "iopl":
         # "iopl=0 nv up ..." when only one blank separates them
         first, _, rest = value.strip().partition(" ")
@@ -117,6 +136,17 @@ def context_from_lines(lines: list[str]) -> dict[str, Any] | None:
         lm = match_label(line)
         if lm is not None:
             label = lm[0]
+            continue
+        unreadable = _UNREADABLE_INSTRUCTION_RE.match(line)
+        if unreadable is not None:
+            address = addr(unreadable.group("address"))
+            ctx.update(symbol=label, address=address, bytes=None, mnemonic=None, operands=None, memory_reference=None)
+            label = None
+            found = True
+            continue
+        err = _ERRCODE_RE.match(line)
+        if err is not None:
+            ctx["registers"]["errcode"] = addr(err.group("value"))
             continue
         stripped = line.strip()
         if stripped.startswith(_NOTE_PREFIXES):
