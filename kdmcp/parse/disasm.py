@@ -42,8 +42,17 @@ _MEMREF_RE = re.compile(
 )
 
 # Branch/reference target printed in parentheses at the end: "... (fffff802`40d32306)" or
-# inside a memory operand "[nvlddmkm+0x6eee88 (fffff801`645aee88)]".
-_TARGET_RE = re.compile(r"\((?P<target>[0-9a-fA-F]{8}(?:`[0-9a-fA-F]{8})?)\)\]?$")
+# inside a memory operand, which may come first: "[nvlddmkm+0x6eee88 (fffff801`645aee88)]",
+# "byte ptr [SharedUserData+0x308 (00000000`7ffe0308)],1".
+_TARGET_RE = re.compile(r"\((?P<target>[0-9a-fA-F]{8}(?:`[0-9a-fA-F]{8})?)\)(?:\]|$)")
+
+# A branch to an address without a symbol: the operand is the bare address
+# ("je      ffff9d01`69ff0032").
+_BARE_TARGET_RE = re.compile(r"[0-9a-fA-F]{8}(?:`[0-9a-fA-F]{8})?")
+
+# What uf prints after a branch that ends a block when no symbols are loaded:
+# "je      ffff9d01`69ff0032  Branch". An annotation, not an operand.
+_BRANCH_NOTE = "  Branch"
 
 # Prefixes kd prints as a separate word before the real mnemonic.
 _PREFIXES = frozenset({"rep", "repe", "repne", "repz", "repnz", "lock"})
@@ -76,10 +85,15 @@ def instruction_fields(m: re.Match[str]) -> dict[str, Any]:
                 value=ref.group("value").replace("`", ""),
             )
             operands = operands[: ref.start()].rstrip()
-        target = _TARGET_RE.search(operands)
-        if target is not None:
-            fields["target"] = addr(target.group("target"))
-        fields["operands"] = operands.rstrip()
+        if operands.endswith(_BRANCH_NOTE):
+            operands = operands[: -len(_BRANCH_NOTE)]
+        operands = operands.rstrip()
+        targets = _TARGET_RE.findall(operands)
+        if targets:
+            fields["target"] = addr(targets[-1])
+        elif _BARE_TARGET_RE.fullmatch(operands):
+            fields["target"] = addr(operands)
+        fields["operands"] = operands
     return fields
 
 

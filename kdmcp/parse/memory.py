@@ -121,8 +121,23 @@ def _row(line: str, shape: str) -> dict[str, Any] | None:
         return None
     row["values"] = [c.replace("`", "").lower() for c in cells]
     if sep and tail:
-        row["ascii"] = tail.lstrip() if shape == "cells" else tail
+        row["ascii"] = _character_column(rest, cells) if shape == "cells" else tail
     return row
+
+
+def _character_column(rest: str, cells: list[str]) -> str:
+    """The character column of a ``dc``/``dW`` row: one character per byte of the cells.
+
+    Its blanks are data (``00026800   ...........B....h..``: a 0x20 byte after the two-blank
+    gap), so it is cut by width from the end of the line. A short last row pads the missing
+    cells with blanks, which the width cut leaves out. When the line lost trailing blanks
+    (published text) the width reaches into the gap; then the column is what follows it.
+    """
+    width = sum(len(cell) for cell in cells) // 2
+    head, column = rest[: len(rest) - width], rest[len(rest) - width :]
+    if head.endswith("  ") and head.split() == cells:
+        return column
+    return rest.strip().partition("  ")[2].lstrip()
 
 
 def parse_memory(command: str, raw: str) -> MemoryRecord | None:

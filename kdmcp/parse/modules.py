@@ -10,6 +10,12 @@ One row per module, the verbose block (``lmv``) indented under its row, and an o
         Timestamp:        Wed Jul  8 15:43:44 2015 (559DA7A0)
     Unloaded modules:
     fffff800`62c80000 fffff800`62c8f000   dump_storport.sys
+
+A row without a ``(status)`` column ends with what the options asked for (the lm page:
+"you can include only one of" ``f n p t``, and without one "the display includes the symbol
+file name"): the symbol file (plain ``lm``), the image path (``f``), the image name (``n``),
+the time stamp (``t``: ``Wed Jun  3 11:37:54 2020 (5ED7EE02)``, ``B785E389 (This is a
+reproducible build file hash, not a timestamp)``, ``***** Invalid (F9A3DAA3)``).
 """
 
 from __future__ import annotations
@@ -29,6 +35,13 @@ MODULE_RE = re.compile(
     r"(?:\s+\((?P<status>[^)]*)\))?"
     r"(?:\s+(?P<file>\S.*))?$"
 )
+
+# A date stamp as lm prints it: "Wed Jun  3 11:37:54 2020" (always 24 characters).
+_DATE_RE = re.compile(r"[A-Z][a-z]{2} [A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d \d{4}")
+_DATE_LEN = 24
+
+# What kd prints in the parentheses after a /Brepro image's hash instead of the date.
+_BREPRO_NOTE = "This is a reproducible build file hash, not a timestamp"
 
 # Longest key of the verbose block ("Loaded symbol image file"); longer text before a
 # colon is not a key.
@@ -84,6 +97,7 @@ def parse_modules(command: str, raw: str) -> ModulesRecord | None:
     section = 0  # where the current row's verbose lines start
     starts = [0] if _SECTION_START_RE.match(raw) else []
     starts += [m.start() + 1 for m in _NEXT_SECTION_START_RE.finditer(raw)]
+    options = _lm_options(command)
     match_row = MODULE_RE.match
     find = raw.find
     for start in starts:
@@ -102,7 +116,7 @@ def parse_modules(command: str, raw: str) -> ModulesRecord | None:
         elif in_unloaded:
             unloaded.append({"start": addr(m.group("start")), "end": addr(m.group("end")), "name": m.group("name")})
         else:
-            current = _row(m)
+            current = _row(m, options)
             modules.append(current)
             section = end
     if current is not None:
@@ -128,8 +142,59 @@ def _is_hex(text: str) -> bool:
     return all(ch in "0123456789abcdefABCDEF" for ch in text) and bool(text)
 
 
-def _row(m: re.Match[str]) -> dict[str, Any]:
-    """A ``Module`` dict from a row match."""
+def _lm_options(command: str) -> frozenset[str]:
+    """The option letters of an ``lm`` command (``lm ksmf`` -> k, f; ``lmDvmX`` -> D, v).
+
+    Reading stops at ``m``/``M``/``a``, which take a pattern or an address; ``sm`` (sort)
+    and ``1m`` (names only) are two-letter options. The letters decide what the last
+    column of a status-less row is: ``lm`` and ``lm f`` print different files there.
+    """
+    letters: set[str] = set()
+    at = command.lower().find("lm")
+    text = command[at + 2 :] if at >= 0 else ""
+    i = 0
+    while i < len(text):
+        ch = text[i]
+        if ch in "s1" and text[i + 1 : i + 2] == "m":
+            i += 2
+            continue
+        if ch in "mMa":
+            break
+        if not ch.isspace():
+            letters.add(ch)
+        i += 1
+    return frozenset(letters)
+
+
+def _split_timestamp(text: str) -> tuple[str, str | None]:
+    """(what precedes it, time stamp) of a row's last column, when it ends with one.
+
+    ``lm t`` prints the stamp as the verbose block's ``Timestamp:`` does: a date, a
+    /Brepro hash, or ``***** Invalid``, each followed by ``(hex)`` or the hash note.
+    """
+    if not text.endswith(")"):
+        return text, None
+    paren = text.rfind(" (")
+    if paren < 0:
+        return text, None
+    inner = text[paren + 2 : -1]
+    head = text[:paren].rstrip()
+    words = head.split()
+    if inner == _BREPRO_NOTE and words:
+        start = len(head) - len(words[-1])  # the hash word
+    elif len(inner) != 8 or not _is_hex(inner):
+        return text, None
+    elif _DATE_RE.fullmatch(head[-_DATE_LEN:]):
+        start = len(head) - _DATE_LEN
+    elif len(words) >= 2 and words[-1] == "Invalid" and set(words[-2]) == {"*"}:
+        start = head.rfind(words[-2])
+    else:
+        return text, None
+    return head[:start].rstrip(), text[start:]
+
+
+def _row(m: re.Match[str], options: frozenset[str]) -> dict[str, Any]:
+    """A ``Module`` dict from a row match; ``options`` from ``_lm_options``."""
     row: dict[str, Any] = {
         "start": addr(m.group("start")),
         "end": addr(m.group("end")),
@@ -145,6 +210,22 @@ def _row(m: re.Match[str]) -> dict[str, Any]:
         if file:
             row["symbol_file"] = file
     elif file:
-        # lmf prints the image path where the symbol status would be
-        row["image_path"] = file
+        rest, timestamp = _split_timestamp(file)
+        if timestamp is None and "t" in options:
+            rest, timestamp = "", file
+        if timestamp is not None:
+            row["timestamp"] = timestamp
+        if rest:
+            row[_statusless_field(options)] = rest
     return row
+
+
+def _statusless_field(options: frozenset[str]) -> str:
+    """The field of a status-less row's last column (other than a time stamp): what the
+    options asked kd to print there. Plain ``lm`` prints a module's symbol file without a
+    status when its symbols are loaded (``serenum      e:\\mysymbols\\SereEnum.pdb\\.......``)."""
+    if "f" in options:
+        return "image_path"
+    if "n" in options:
+        return "image_name"
+    return "symbol_file"

@@ -44,8 +44,14 @@ _DEBUGGER_RE = re.compile(r"Windows Debugger Version (?P<version>[\d.]+)(?: (?P<
 # "0 days 01:31:58.931"
 _UPTIME_RE = re.compile(r"^(?P<days>\d+) days? (?P<h>\d+):(?P<m>\d+):(?P<s>\d+(?:\.\d+)?)")
 
-# "Key: value" lines (version's "dbgeng:  image ...", "Live user mode: <Local>")
-_KEY_VALUE_RE = re.compile(r"^\s*(?P<key>[A-Za-z][\w .()-]*?):\s*(?P<value>.*)$")
+# "Key: value" lines (version's "dbgeng:  image ...", "Live user mode: <Local>"); a colon
+# followed by a backslash is a drive ("C:\Program Files (x86)\..."), not the end of a key.
+_KEY_VALUE_RE = re.compile(r"^\s*(?P<key>[A-Za-z][\w .()-]*?):(?!\\)\s*(?P<value>.*)$")
+
+# The build lab as cdb's version prints it on a line of its own, without "Built by:":
+# "17763.1.amd64fre.rs5_release.180914-1434" (the labs "Built by:" shows have this shape too,
+# "2600.xpsp_sp3_qfe.100427-1636").
+_BUILD_LAB_RE = re.compile(r"\d+\.[\w.-]+\.\d{6}-\d{4}")
 
 _FIELDS_BY_KEY = {
     "Built by": "build_lab",
@@ -106,6 +112,9 @@ def target_line(line: str, info: dict[str, Any]) -> bool:
                 info["loaded_module_list"] = addr(k.group("list"))
             return True
     stripped = line.strip()
+    if stripped[:1].isdigit() and _BUILD_LAB_RE.fullmatch(stripped):
+        info["build_lab"] = stripped
+        return True
     if stripped.startswith("Product:"):
         product, _, suite = stripped[len("Product:") :].partition(", suite:")
         info["product"] = product.strip()
@@ -130,15 +139,21 @@ def parse_target(command: str, raw: str) -> TargetRecord | None:
     """A ``TargetRecord``; ``None`` if no target fact is present."""
     info: dict[str, Any] = {"details": {}}
     found = False
+    open_key: str | None = None  # a key printed with no value: its value is the next line
     for line in split_lines(raw):
         if not line.strip():
             continue
         if target_line(line, info):
             found = True
+            open_key = None
             continue
         kv = _KEY_VALUE_RE.match(line)
         if kv is not None and kv.group("value"):
             info["details"].setdefault(kv.group("key").strip(), kv.group("value"))
+        elif open_key is not None and kv is None and line[0].isspace():
+            # "Extension DLL search Path:" then the path, indented, on the next line
+            info["details"].setdefault(open_key, line.strip())
+        open_key = kv.group("key").strip() if kv is not None and not kv.group("value") else None
     if not found:
         return None
     info.update(command=command, raw=raw)

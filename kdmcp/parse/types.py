@@ -7,7 +7,9 @@
        +0x00c Ldr              : 0x77c08880 _PEB_LDR_DATA   value + pointed-to type
        +0x003 ImageUsesLargePages : 0y0              <- bit field
        +0x000 NtTib            : _NT_TIB              <- layout: type
-          +0x000 ExceptionList    : ...               <- nested (-r), one level per 3 blanks
+          +0x000 ExceptionList    : ...               <- nested (-r): deeper than the line above
+       +0x00c gn               :
+        [00] 0x1                                     <- array element (-a, -b), or alone (-ca10)
 """
 
 from __future__ import annotations
@@ -18,14 +20,21 @@ from typing import Any
 from kdmcp.parse._text import split_lines
 from kdmcp.parse.models import TypeDumpRecord
 
-# "   +0x010 TimeoutReason    : 9 ( TdrEngineTimeoutPromotedToAdapterReset )"
-FIELD_RE = re.compile(r"^(?P<indent>\s*)\+(?P<offset>0x[0-9a-fA-F]+) (?P<name>\S+)\s*:\s?(?P<text>.*)$")
+# "   +0x010 TimeoutReason    : 9 ( TdrEngineTimeoutPromotedToAdapterReset )"; the value
+# may follow the colon after two blanks ("CriticalSectionTimeout   :  0xffffe86d`079b8000").
+FIELD_RE = re.compile(r"^(?P<indent>\s*)\+(?P<offset>0x[0-9a-fA-F]+) (?P<name>\S+)\s*:(?P<text>.*)$")
+
+# An array element: under its field with -a ("    [00] 0x1") or -b (a bare "    [00]" with
+# the element's fields below it), or on its own with -ca ("[0] 0x1001098").
+ELEMENT_RE = re.compile(r"^(?P<indent>\s*)(?P<name>\[\d+\])(?:\s+(?P<text>\S.*))?$")
 
 # A value-looking start: hex/decimal/binary literal, a number, (null), a quote.
 _VALUE_START_RE = re.compile(r"^(?:0x|0n|0y|-?\d|\(null\)|\"|'|<)")
 
-# "0x77c08880 _PEB_LDR_DATA", "0x00f70000 Void", "0xffffe000`c2b12a40 ??"
-_VALUE_TYPE_RE = re.compile(r"^(?P<value>0x[0-9a-fA-F`]+)\s+(?P<type>[A-Za-z_?][\w:<>*?-]*(?: \*+)?)$")
+# "0x77c08880 _PEB_LDR_DATA", "0x00f70000 Void", "0xffffe000`c2b12a40 ??", and with what
+# dt prints after the type: the pointed-to list entry ("0xfffff800`01c78bd0 _LIST_ENTRY
+# [ 0x... - 0x... ]") or a function's symbol ("0x827fa2b4        void  nt!IopDeleteDevice+0").
+_VALUE_TYPE_RE = re.compile(r"^(?P<value>0x[0-9a-fA-F`]+)\s+(?P<type>[A-Za-z_?][\w:<>*?-]*(?: \*+)?)(?:\s+\S.*)?$")
 
 # "_ULARGE_INTEGER 0xb2", "_NT_TIB", "_TDR_RECOVERY_CONTEXT::<unnamed-type-CrtcTimeoutData>"
 _TYPE_VALUE_RE = re.compile(r"^(?P<type>_[\w:<>-]+)(?:\s+(?P<value>0x[0-9a-fA-F`]+))?$")
@@ -36,21 +45,29 @@ _TYPE_NAME_RE = re.compile(r"^\s*(?P<name>(?:\w+!)?_?[A-Za-z_][\w:<>]*)\s*$")
 # "0x51568e00`0010e700": a plain hex literal (its backtick is dropped like an address's).
 _HEX_LITERAL_RE = re.compile(r"0x[0-9a-fA-F`]+")
 
-_INDENT_STEP = 3
-
 
 def parse_type_dump(command: str, raw: str) -> TypeDumpRecord | None:
-    """A ``TypeDumpRecord``; ``None`` if no ``+0x`` field line is present."""
-    lines = split_lines(raw)
-    matches: list[re.Match[str]] = []
+    """A ``TypeDumpRecord``; ``None`` if no ``+0x`` field or ``[N]`` element line is present.
+
+    A line's ``depth`` counts the open lines above it that are indented less, not blanks:
+    ``-r1`` indents a child 7 blanks deeper than its parent and ``-b`` an element marker 1
+    blank deeper than its field; each is one level.
+    """
+    items: list[tuple[str, str, str, int]] = []  # (offset, name, text, depth) per line
+    open_indents: list[int] = []  # indents of the lines the next one may nest under
     type_name: str | None = None
     preview: str | None = None
-    for line in lines:
-        m = FIELD_RE.match(line)
+    for line in split_lines(raw):
+        m = FIELD_RE.match(line) or ELEMENT_RE.match(line)
         if m is not None:
-            matches.append(m)
+            indent = len(m.group("indent"))
+            while open_indents and open_indents[-1] >= indent:
+                open_indents.pop()
+            offset = m.group("offset").lower() if m.re is FIELD_RE else ""
+            items.append((offset, m.group("name"), (m.group("text") or "").strip(), len(open_indents)))
+            open_indents.append(indent)
             continue
-        if not matches and line.strip():
+        if not items and line.strip():
             if type_name is None:
                 t = _TYPE_NAME_RE.match(line)
                 if t is not None:
@@ -58,11 +75,10 @@ def parse_type_dump(command: str, raw: str) -> TypeDumpRecord | None:
                     continue
             if line.startswith(" ") and line.strip().startswith('"'):
                 preview = line.strip()
-    if not matches:
+    if not items:
         return None
-    instance = any(_VALUE_START_RE.match(m.group("text")) for m in matches)
-    base = min(len(m.group("indent")) for m in matches)
-    fields = [_field(m, instance, base) for m in matches]
+    instance = any(_VALUE_START_RE.match(text) for _, _, text, _ in items)
+    fields = [_field(offset, name, text, instance, depth) for offset, name, text, depth in items]
     if preview is not None and preview.startswith('"') and preview.endswith('"') and len(preview) >= 2:
         preview = preview[1:-1]
     return TypeDumpRecord.model_validate(
@@ -77,13 +93,9 @@ def parse_type_dump(command: str, raw: str) -> TypeDumpRecord | None:
     )
 
 
-def _field(m: re.Match[str], instance: bool, base: int) -> dict[str, Any]:
-    text = m.group("text")
-    field: dict[str, Any] = {
-        "offset": m.group("offset").lower(),
-        "name": m.group("name"),
-        "depth": max(0, (len(m.group("indent")) - base) // _INDENT_STEP),
-    }
+def _field(offset: str, name: str, text: str, instance: bool, depth: int) -> dict[str, Any]:
+    """A ``TypeField`` dict; an array element's ``offset`` is ``""`` (dt prints none)."""
+    field: dict[str, Any] = {"offset": offset, "name": name, "depth": depth}
     if not instance:
         field["type"] = text or None
         field["bitfield"] = text.startswith("Pos ")
@@ -100,5 +112,6 @@ def _field(m: re.Match[str], instance: bool, base: int) -> dict[str, Any]:
         if tv.group("value"):
             field["value"] = tv.group("value").replace("`", "")
         return field
-    field["value"] = text.replace("`", "") if _HEX_LITERAL_RE.fullmatch(text) else text
+    if text:
+        field["value"] = text.replace("`", "") if _HEX_LITERAL_RE.fullmatch(text) else text
     return field
