@@ -19,19 +19,30 @@ from typing import Any
 from kdmcp.parse._text import addr, split_lines
 from kdmcp.parse.models import TargetRecord
 
+# The target's machine as kd spells it; ARM64 targets say "ARM 64-bit (AArch64)".
+_ARCH = r"(?P<arch>x86|x64|AMD64|ARM64|ARM 64-bit \(AArch64\)|ARM|IA64)"
+
 # "Windows 10 Kernel Version 9926 MP (4 procs) Free x64"
 # "Windows 7 Version 7601 (Service Pack 1) UP Free x64"
 # "Windows XP Kernel Version 2505 UP Free x86 compatible"
+# "Windows 10 Kernel Version 21337 MP (4 procs) Free ARM 64-bit (AArch64)"
 OS_LINE_RE = re.compile(
     r"^\s*(?P<os>Windows(?: [\w.]+)*?) (?P<kernel>Kernel )?Version (?P<build>\d+)"
     r"(?: \((?P<sp>[^)]*)\))?(?: (?P<mp>MP|UP))?(?: \((?P<procs>\d+) procs\))?"
-    r"(?: (?P<type>Free|Checked))?(?: (?P<arch>x86|x64|AMD64|ARM64|ARM|IA64))?"
+    r"(?: (?P<type>Free|Checked))?(?: " + _ARCH + r")?"
 )
 
 # "Connected to Windows 10 16299 x64 target at (Wed Feb 28 ...), ptr64 TRUE"
+# "Connected to Windows 7 7601 x86 compatible target at (...), ptr64 FALSE"
+# "Connected to Windows 10 21337 ARM 64-bit (AArch64) target at (...), ptr64 TRUE"
 CONNECTED_RE = re.compile(
-    r"^\s*Connected to (?P<os>Windows(?: [\w.]+)*?) (?P<build>\d+) (?P<arch>x86|x64|ARM64|ARM|AMD64|IA64) target"
+    r"^\s*Connected to (?P<os>Windows(?: [\w.]+)*?) (?P<build>\d+) " + _ARCH + r"(?: compatible)? target"
 )
+
+
+def arch_name(printed: str) -> str:
+    """The machine name of ``_ARCH`` as the record gives it: ``ARM64`` however kd spelled it."""
+    return "ARM64" if printed.startswith("ARM 64") else printed
 
 # "Kernel base = 0xfffff801`8d283000 PsLoadedModuleList = 0xfffff801`8d58aef0"
 _KERNEL_BASE_RE = re.compile(
@@ -91,7 +102,7 @@ def target_line(line: str, info: dict[str, Any]) -> bool:
             if m.group("type"):
                 info["build_type"] = m.group("type")
             if m.group("arch"):
-                info["arch"] = m.group("arch")
+                info["arch"] = arch_name(m.group("arch"))
             return True
         d = _DEBUGGER_RE.search(line)
         if d is not None:
@@ -102,7 +113,7 @@ def target_line(line: str, info: dict[str, Any]) -> bool:
         if c is not None:
             info.setdefault("os", c.group("os"))
             info.setdefault("build", int(c.group("build")))
-            info.setdefault("arch", c.group("arch"))
+            info.setdefault("arch", arch_name(c.group("arch")))
             return True
     if "Kernel base" in line:
         k = _KERNEL_BASE_RE.match(line)

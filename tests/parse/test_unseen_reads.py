@@ -201,3 +201,26 @@ def test_dc_character_column_keeps_its_blanks() -> None:
     )
     r = parse("dc /c5 00007ff68d0c0000+2d0c0", out)
     assert [row.ascii for row in r.rows] == [" ...........B....h..", "........"]
+
+
+def test_arm64_banner_and_connect_lines_name_the_machine() -> None:
+    # an ARM64 KDNET/COM break-in as published in ARM64 driver bring-up notes
+    out = (
+        "Connected to Windows 10 21337 ARM 64-bit (AArch64) target at (Mon Mar 22 10:01:02.123 2021 (UTC + 8:00)), "
+        "ptr64 TRUE\n"
+        "Kernel Debugger connection established.\n"
+        "Windows 10 Kernel Version 21337 MP (4 procs) Free ARM 64-bit (AArch64)\n"
+    )
+    record = parse("", out)
+    assert record.kind == "events"
+    assert record.target is not None and record.target.arch == "ARM64" and record.target.processors == 4
+    assert any(e.kind == "connected" and e.name == "Windows 10 21337" for e in record.events)
+
+
+def test_connect_line_of_an_x86_compatible_target() -> None:
+    # a Windows 7 x86 kd log: "x86 compatible" between the build and "target"
+    out = "Connected to Windows 7 7601 x86 compatible target at (Sat Jan 11 08:12:40.433 2014 (UTC + 8:00)), ptr64 FALSE\n"
+    record = parse("", out)
+    assert record.kind == "events"
+    assert record.target is not None and record.target.arch == "x86" and record.target.build == 7601
+    assert any(e.kind == "connected" for e in record.events)
