@@ -219,7 +219,10 @@ def test_arm64_banner_and_connect_lines_name_the_machine() -> None:
 
 def test_connect_line_of_an_x86_compatible_target() -> None:
     # a Windows 7 x86 kd log: "x86 compatible" between the build and "target"
-    out = "Connected to Windows 7 7601 x86 compatible target at (Sat Jan 11 08:12:40.433 2014 (UTC + 8:00)), ptr64 FALSE\n"
+    out = (
+        "Connected to Windows 7 7601 x86 compatible target at (Sat Jan 11 08:12:40.433 2014 (UTC + 8:00)), "
+        "ptr64 FALSE\n"
+    )
     record = parse("", out)
     assert record.kind == "events"
     assert record.target is not None and record.target.arch == "x86" and record.target.build == 7601
