@@ -142,6 +142,11 @@ _LINE_HEAD_RE = re.compile(_LINE_HEAD)
 _NEXT_LINE_HEAD_RE = re.compile(r"\n" + _LINE_HEAD)
 # "!foo is not extension gallery command" (any first word).
 _GALLERY_PHRASE = " is not extension gallery"
+# A symbol warning printed with no line break after the text before it (cdb on ARM32):
+# "01 00a13f68 0f1621f4 App!Foo()+0xbc*** WARNING: Unable to verify checksum for C:\App.exe"
+_GLUED_PHRASE = "*** "
+# What may precede a "*** WARNING" that opens its line (the symbol_load classifier's "^[\s.]*").
+_LINE_OPENING_RE = re.compile(r"[\s.]*")
 
 # Caret lines: "             ^ Quotes required in ..." -> message without the caret.
 _CARET_RE = re.compile(r"^\s*\^\s*")
@@ -164,7 +169,7 @@ def scan(raw: str) -> list[DebuggerError]:
     looked at: one C-level scan for line breaks instead of a search at every upper-case
     letter of a large output.
     """
-    found: list[DebuggerError] = []
+    found: list[tuple[int, DebuggerError]] = []  # (line start, diagnostic)
     candidates = [0] if _LINE_HEAD_RE.match(raw) else []
     candidates += [m.start() + 1 for m in _NEXT_LINE_HEAD_RE.finditer(raw)]
     at = raw.find(_GALLERY_PHRASE)
@@ -185,7 +190,38 @@ def scan(raw: str) -> list[DebuggerError]:
             continue
         diag = classify_line(line)
         if diag is not None:
-            found.append(diag)
+            found.append((start, diag))
+    # a one-character search runs at memchr speed, ~20x faster than one for the phrase
+    if "*" in raw and _GLUED_PHRASE in raw:
+        found += _glued_warnings(raw)
+        found.sort(key=_line_start)  # stable: on one line, the diagnostic that opens it first
+    return [diag for _, diag in found]
+
+
+def _line_start(item: tuple[int, DebuggerError]) -> int:
+    return item[0]
+
+
+def _glued_warnings(raw: str) -> list[tuple[int, DebuggerError]]:
+    """(line start, diagnostic) of every ``*** WARNING``/``*** ERROR`` that does not open its
+    line (those are found by ``scan``'s line heads): the symbol complaint kd printed straight
+    after other text. Its ``line`` is the whole line; its message is the complaint alone."""
+    found: list[tuple[int, DebuggerError]] = []
+    find = raw.find
+    at = find(_GLUED_PHRASE)
+    while at >= 0:
+        if raw.startswith(("WARNING", "ERROR"), at + len(_GLUED_PHRASE)):
+            start = raw.rfind("\n", 0, at) + 1
+            if _LINE_OPENING_RE.fullmatch(raw, start, at) is None:
+                # glued; the rest of its line is the complaint (at most one per line: linear)
+                end = find("\n", at)
+                if end < 0:
+                    end = len(raw)
+                diag = classify_line(raw[at:end].rstrip("\r"))
+                if diag is not None:
+                    found.append((start, diag.model_copy(update={"line": raw[start:end].rstrip("\r")})))
+                at = end
+        at = find(_GLUED_PHRASE, at + 1)
     return found
 
 

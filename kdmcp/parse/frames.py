@@ -47,7 +47,19 @@ _SYMBOLISH_RE = re.compile(r"^(?:[^\s!]*![^\s]|[^\s+]*\+(?:0x)?[0-9a-fA-F]+\b|0x
 _ANNOTATION_RE = re.compile(
     r"(?P<note>\((?:FPO|CONV|TrapFrame|Inline|Exception|Kernel|Frame)\b[^()]*\)|\[No function listed\.\])$"
 )
-_TRAPFRAME_RE = re.compile(r"\(TrapFrame @ (?P<addr>[0-9a-fA-F`]+)\)")
+# x64 prints "(TrapFrame @ ffffd48f`77af9e40)" on its own; x86 inside the frame's FPO data:
+# "nt!KiSystemServicePostCall (FPO: [0,3] TrapFrame @ ae12bc14)".
+_TRAPFRAME_RE = re.compile(r"TrapFrame @ (?P<addr>[0-9a-fA-F`]+)\)$")
+
+# A call site that is only a code address. kd pads most of them ("0x00007fff`69805b74",
+# "0x002d0036") but not all: unknown code is printed as "0x12e", "0xfa1075" (kb, kp, !thread)
+# and kc prints "0x0".
+_BARE_SITE_RE = re.compile(r"0x[0-9a-fA-F]{8}`[0-9a-fA-F]{8}|0x[0-9a-fA-F]{1,16}")
+
+# A symbol warning kd printed on the same line as a frame, with no line break before it:
+# "...AllocLocal_DivideByZero()+0xbc*** WARNING: Unable to verify checksum for C:\x.exe"
+# (cdb on ARM32). The warning itself is found by ``errors.scan``.
+_GLUED_WARNING = "*** "
 
 # Fast path for the layouts that make up nearly all of a large capture (k/kn/kv/kb on x64,
 # k/kb on x86, !thread stacks): no annotations, no source note, a plain symbol. A line that
@@ -56,6 +68,8 @@ _TRAPFRAME_RE = re.compile(r"\(TrapFrame @ (?P<addr>[0-9a-fA-F`]+)\)")
 # the same order) and addresses "8`8|8" rather than "8(?:`8)?": Python's engine runs these
 # without its general repeat machinery, a third faster on every frame line.
 _A16 = r"(?:[0-9a-f]{8}`[0-9a-f]{8}|[0-9a-f]{8})"
+# a bare-address call site, padded or not (see _BARE_SITE_RE): "0x00007ff8`eed7a104", "0x12e"
+_BARE = r"0x[0-9a-f]{8}`[0-9a-f]{8}|0x[0-9a-f]{1,16}"
 FAST_FRAME = (
     r"(?:(?P<index>[0-9a-f]{2,4}) |)"  # frame number
     r"(?P<child>" + _A16 + r") (?P<ret>" + _A16 + r") +"  # Child-SP/ChildEBP, RetAddr
@@ -63,7 +77,7 @@ FAST_FRAME = (
     r"(?::(?P<args> " + _A16 + r" " + _A16 + r" " + _A16 + r" " + _A16 + r"|(?: " + _A16 + r")+) : "
     r"|(?P<xargs>(?:[0-9a-f]{8} ){1,4})|)"
     # call site: a bare address, or module[!function][+0xoffset]
-    r"(?P<site>(?P<bare>0x[0-9a-f]{8}`?[0-9a-f]{8}|0x[0-9a-f]{8})"
+    r"(?P<site>(?P<bare>" + _BARE + r")"
     r"|(?P<module>[A-Za-z0-9_.$-]+)(?:!(?P<function>[A-Za-z0-9_:~<>$@?.]+)|)(?:\+0x(?P<offset>[0-9a-f]+)|))"
     r"(?: \(TrapFrame @ (?P<trap>" + _A16 + r")\)|)"
 )
@@ -79,7 +93,7 @@ _FAST_FRAME_LINE_RE = re.compile(r"^[ \t]*" + FAST_FRAME + r"[ \t]*\r?$", re.MUL
 # ``findall`` over a stack yields tuples without a match object per frame.
 CHILD_SP_ROW_RE = re.compile(
     r"^[ \t]*(?P<child>[0-9a-f]{8}`[0-9a-f]{8}) (?P<ret>" + _A16 + r") +"
-    r"(?P<site>(?P<bare>0x[0-9a-f]{8}`?[0-9a-f]{8}|0x[0-9a-f]{8})"
+    r"(?P<site>(?P<bare>" + _BARE + r")"
     r"|(?P<module>[A-Za-z0-9_.$-]+)(?:!(?P<function>[A-Za-z0-9_:~<>$@?.]+)|)(?:\+0x(?P<offset>[0-9a-f]+)|))"
     r"(?: \(TrapFrame @ (?P<trap>" + _A16 + r")\)|)[ \t]*\n",
     re.MULTILINE,
@@ -128,8 +142,12 @@ def _read_columns(cols: str) -> tuple[str | None, str | None, list[str], bool]:
     return child, ret, clean_args, inline
 
 
-def frame_fields(m: re.Match[str]) -> dict[str, Any] | None:
-    """A ``Frame`` dict from a ``FRAME_RE`` match, or ``None`` if the line is not a frame."""
+def frame_fields(m: re.Match[str], child_sp_column: bool = False) -> dict[str, Any] | None:
+    """A ``Frame`` dict from a ``FRAME_RE`` match, or ``None`` if the line is not a frame.
+
+    ``child_sp_column``: the stack's header names the first column ``Child-SP`` (see
+    ``names_child_sp``), so an 8-digit value there is a stack pointer, not an EBP.
+    """
     cols = m.group("cols")
     site = m.group("site")
     n_addr = 0
@@ -145,7 +163,7 @@ def frame_fields(m: re.Match[str]) -> dict[str, Any] | None:
     if index_text is not None:
         frame["index"] = int(index_text, 16)
     if child is not None:
-        if len(child) == 8:
+        if len(child) == 8 and not child_sp_column:
             frame["child_ebp"] = addr(child)
         else:
             frame["child_sp"] = addr(child)
@@ -162,6 +180,9 @@ def frame_fields(m: re.Match[str]) -> dict[str, Any] | None:
 def site_fields(site: str) -> dict[str, Any]:
     """The call-site part of a ``Frame``: symbol split, source, annotations."""
     frame: dict[str, Any] = {}
+    glued = site.find(_GLUED_WARNING)
+    if glued > 0 and site.startswith(("WARNING", "ERROR"), glued + len(_GLUED_WARNING)):
+        site = site[:glued]
     if site.endswith(" ..."):
         site = site[:-4].rstrip()
     site, source_file, source_line = strip_source(site)
@@ -177,7 +198,7 @@ def site_fields(site: str) -> dict[str, Any]:
         annotations.reverse()
         frame["annotations"] = annotations
         for note in annotations:
-            t = _TRAPFRAME_RE.match(note)
+            t = _TRAPFRAME_RE.search(note)
             if t is not None:
                 frame["trap_frame"] = addr(t.group("addr"))
         if site.endswith(" ..."):
@@ -187,6 +208,9 @@ def site_fields(site: str) -> dict[str, Any]:
         frame["source_file"] = source_file
         frame["source_line"] = source_line
     frame["call_site"] = site
+    if site.startswith("0x") and _BARE_SITE_RE.fullmatch(site):
+        frame["address"] = addr(site)
+        return frame
     module, function, offset, address = split_symbol(site)
     if module is not None:
         frame["module"] = module
@@ -199,12 +223,12 @@ def site_fields(site: str) -> dict[str, Any]:
     return frame
 
 
-def _fast_frame(stripped: str) -> dict[str, Any] | None:
+def _fast_frame(stripped: str, child_sp_column: bool = False) -> dict[str, Any] | None:
     """The common layouts, read straight from one exact match (about 4x faster)."""
     m = FAST_FRAME_RE.fullmatch(stripped)
     if m is None:
         return None
-    return _fast_fields(m)
+    return _fast_fields(m, child_sp_column)
 
 
 # A Frame's __dict__ before anything is read, and the builder that adopts a filled copy.
@@ -212,9 +236,9 @@ _FRAME_DEFAULTS = field_defaults(Frame)
 _new_frame = adopt(Frame)
 
 
-def fast_frame_model(m: re.Match[str]) -> Frame:
+def fast_frame_model(m: re.Match[str], child_sp_column: bool = False) -> Frame:
     """The ``Frame`` of a ``FAST_FRAME_RE`` / ``_FAST_FRAME_LINE_RE`` match (hot path: one
-    unpacking of the groups, no lookups by name).
+    unpacking of the groups, no lookups by name); ``child_sp_column`` as in ``frame_fields``.
 
     Every value is already in validated form (``str``, ``int``, ``tuple[str, ...]``), so the
     instance is built directly instead of through ``Frame.model_validate``.
@@ -223,7 +247,7 @@ def fast_frame_model(m: re.Match[str]) -> Frame:
     frame = _FRAME_DEFAULTS.copy()
     frame["return_address"] = "0x" + ret.replace("`", "")
     frame["call_site"] = site
-    if len(child) == 8:
+    if len(child) == 8 and not child_sp_column:
         frame["child_ebp"] = "0x" + child
         given = {"return_address", "call_site", "child_ebp"}
     else:
@@ -306,9 +330,9 @@ def child_sp_frame(row: tuple[str, str, str, str, str, str, str, str]) -> Frame:
     return _new_frame(fields, given)
 
 
-def _fast_fields(m: re.Match[str]) -> dict[str, Any]:
+def _fast_fields(m: re.Match[str], child_sp_column: bool = False) -> dict[str, Any]:
     """A ``Frame`` dict (the fields the line printed) from a ``FAST_FRAME`` match."""
-    frame = fast_frame_model(m)
+    frame = fast_frame_model(m, child_sp_column)
     given = frame.model_fields_set
     return {name: value for name, value in frame.__dict__.items() if name in given}
 
@@ -327,13 +351,29 @@ def parse_frame_line(line: str) -> dict[str, Any] | None:
     return frame_fields(m)
 
 
-def frames_from_lines(lines: list[str], start: int = 0, stop: int | None = None) -> list[dict[str, Any]]:
+def names_child_sp(text: str) -> bool:
+    """Whether the stack header in ``text`` names its first column ``Child-SP``.
+
+    The column is named by the header, not by the width of its values: ARM32 ``k`` prints
+    8-digit stack pointers under `` # Child-SP RetAddr  Call Site``, x86 ``k`` 8-digit frame
+    pointers under ``ChildEBP RetAddr``. The first header wins (one ``k`` output has one).
+    """
+    sp = text.find("Child-SP")
+    return sp >= 0 and text.find("ChildEBP", 0, sp) < 0
+
+
+def frames_from_lines(
+    lines: list[str], start: int = 0, stop: int | None = None, child_sp_column: bool | None = None
+) -> list[dict[str, Any]]:
     """All frame lines in ``lines[start:stop]``; other lines are skipped.
 
     ``kP`` prints a frame's parameters on the following lines, closing the parenthesis
-    before ``+0x..``; such a frame is re-joined before it is read.
+    before ``+0x..``; such a frame is re-joined before it is read. ``child_sp_column`` as in
+    ``frame_fields``; by default, what the lines' own stack header says.
     """
     end = len(lines) if stop is None else stop
+    if child_sp_column is None:
+        child_sp_column = names_child_sp("\n".join(lines[start:end]))
     frames: list[dict[str, Any]] = []
     i = start
     match = FRAME_RE.match
@@ -343,7 +383,7 @@ def frames_from_lines(lines: list[str], start: int = 0, stop: int | None = None)
         stripped = line.strip()
         if not stripped:
             continue
-        fast = _fast_frame(stripped)
+        fast = _fast_frame(stripped, child_sp_column)
         if fast is not None:
             frames.append(fast)
             continue
@@ -367,12 +407,12 @@ def frames_from_lines(lines: list[str], start: int = 0, stop: int | None = None)
                 joined = parts[0] + " ".join(parts[1:])
                 m2 = match(joined)
                 if m2 is not None:
-                    f = frame_fields(m2)
+                    f = frame_fields(m2, child_sp_column)
                     if f is not None:
                         frames.append(f)
                         i = j
                         continue
-        f = frame_fields(m)
+        f = frame_fields(m, child_sp_column)
         if f is not None:
             frames.append(f)
     return frames
@@ -384,17 +424,18 @@ def frames_from_text(text: str) -> list[dict[str, Any] | Frame]:
     line by line into dicts."""
     frames: list[dict[str, Any] | Frame] = []
     append = frames.append
+    sp = names_child_sp(text)
     pos = 0
     for m in _FAST_FRAME_LINE_RE.finditer(text):
         start = m.start()
         if start > pos:
             gap = text[pos:start]
             if not gap.isspace():
-                frames.extend(frames_from_lines(split_lines(gap)))
-        append(fast_frame_model(m))
+                frames.extend(frames_from_lines(split_lines(gap), child_sp_column=sp))
+        append(fast_frame_model(m, sp))
         pos = m.end()
     if pos < len(text):
         tail = text[pos:]
         if not tail.isspace():
-            frames.extend(frames_from_lines(split_lines(tail)))
+            frames.extend(frames_from_lines(split_lines(tail), child_sp_column=sp))
     return frames

@@ -35,6 +35,12 @@ _PAIR_RE = re.compile(
 )
 _IMAGE_RE = re.compile(r"^\s*Image:\s*(?P<image>.*)$")
 
+# Detail lines whose key is more than their first word although only one blank follows it
+# (NT4/2000 layout): "Working Set Sizes (now,min,max) (3, 50, 345)", and the process's
+# mutant with its state, "FB667BBC MutantState Signalled OwningThread 0".
+_WORKING_SET_KEY = "Working Set Sizes (now,min,max)"
+_MUTANT_RE = re.compile(r"^(?P<addr>[0-9a-fA-F]{8,16})\s+MutantState\s+(?P<state>\S+)\s+OwningThread\s+(?P<owner>\S+)$")
+
 
 # user mode "|": "[.#] N id: pid [create|attach|child] name: image"
 _USER_PROCESS_RE = re.compile(
@@ -135,6 +141,9 @@ def _fold_body(proc: dict[str, Any] | None, thread: dict[str, Any] | None, body:
     if proc is None:
         return
     details = proc["details"]
+    # The old layout (NT4 to XP) prints Cid on the PROCESS line itself, so it is known before
+    # the body is read; only that layout has the single-blank lines of _nt4_detail.
+    old_layout = "cid" in proc
     for piece in body.split("\n"):
         line = piece.rstrip()
         if not line:
@@ -149,7 +158,26 @@ def _fold_body(proc: dict[str, Any] | None, thread: dict[str, Any] | None, body:
             continue
         d = split_detail(line)
         if d is not None:
-            details[d[0]] = d[1]
+            if old_layout:
+                _nt4_detail(details, line.strip(), *d)
+            else:
+                details[d[0]] = d[1]
+
+
+def _nt4_detail(details: dict[str, str], stripped: str, key: str, value: str) -> None:
+    """A detail line of the old layout, split into ``key`` and ``value`` at its first blank
+    (or its first gap of two): the single-blank NT4/2000 lines (see ``_WORKING_SET_KEY``) by
+    their real keys, any other as split."""
+    if key == "Working" and stripped.startswith(_WORKING_SET_KEY):
+        details[_WORKING_SET_KEY] = stripped[len(_WORKING_SET_KEY) :].strip()
+        return
+    m = _MUTANT_RE.match(stripped) if value.startswith("MutantState") else None
+    if m is not None:
+        details["Mutant"] = m.group("addr")
+        details["MutantState"] = m.group("state")
+        details["OwningThread"] = m.group("owner")
+        return
+    details[key] = value
 
 
 def _parse_user_processes(command: str, raw: str, lines: list[str]) -> ProcessesRecord | None:

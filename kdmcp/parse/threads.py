@@ -81,8 +81,28 @@ _START_ADDRESS_RE = re.compile(
 # "Priority 10 BasePriority 8 PriorityDecrement 0 IoPriority 2 PagePriority 5"
 _KPRIORITY_RE = re.compile(r"^\s*Priority\s+(?P<prio>-?\d+)\s+BasePriority\s+(?P<base>-?\d+)")
 
-# "Owning Process            ffff9189527e9080       Image:         notepad.exe"
-_OWNING_RE = re.compile(r"^\s*Owning Process\s+(?P<proc>\S+)\s+Image:\s+(?P<image>.*)$")
+# "Owning Process            ffff9189527e9080       Image:         notepad.exe", and on NT4/2000
+# without the image: "Owning Process ffaf5690"
+_OWNING_RE = re.compile(r"^\s*Owning Process\s+(?P<proc>\S+)(?:\s+Image:\s+(?P<image>.*)|)$")
+
+# NT4/2000 print the stack pointers on one line: "Initial Sp fec6c000 Current Sp fec6b938"
+_INITIAL_SP_RE = re.compile(r"^Initial Sp\s+(?P<initial>\S+)\s+Current Sp\s+(?P<current>\S+)$")
+
+# The first word of an "IRP List:" entry, an IRP address and a colon:
+# "    fef29208: (0006,00b8) Flags: 00000884  Mdl: feed8328"
+_IRP_ENTRY_WORD_RE = re.compile(r"[0-9a-fA-F`]{8,17}:")
+
+# !ready heads each group of READY threads with the queue and the priority they wait at:
+# "Processor 0: Ready Threads at priority 8", "SharedReadyQueue 8147e800: Ready Threads at
+# priority 7" (Windows 10); a processor with none says "Processor 2: No threads in READY state".
+_READY_GROUP_RE = re.compile(
+    r"^\s*(?:Processor (?P<cpu>\d+)|SharedReadyQueue (?P<queue>[0-9a-fA-F`]+)):\s+"
+    r"(?:Ready Threads at priority (?P<prio>\d+)|No threads in READY state)"
+)
+
+# "THREAD ffffc2895a49f040" alone: !thread on a register or an expression may print only the
+# address before the stack.
+_BARE_THREAD_RE = re.compile(r"^\s*THREAD\s+(?P<addr>[0-9a-fA-F`]{8,17})$")
 
 
 def user_thread_fields(m: re.Match[str]) -> dict[str, Any]:
@@ -235,6 +255,9 @@ def add_kernel_thread_line(t: dict[str, Any], line: str, in_header: bool) -> boo
         if f is not None and (f.get("child_sp") or f.get("child_ebp") or f.get("return_address") or f.get("inline")):
             t["frames"].append(Frame.model_validate(f))  # kept as models, like the fast reader's
             return False
+    if first[-1] == ":" and _IRP_ENTRY_WORD_RE.fullmatch(first):
+        _irp_entry(t, stripped)
+        return False
     if stripped.startswith("..."):
         return False
     d = split_detail(stripped)
@@ -314,6 +337,9 @@ def _read_common_body(t: dict[str, Any], body: str) -> bool:
         if handler is not None:
             handler(t, (word + tail).rstrip())
             continue
+        if word[-1] == ":" and _IRP_ENTRY_WORD_RE.fullmatch(word):
+            _irp_entry(t, (word + tail).rstrip())
+            continue
         # split_detail of the line, from its first word
         rest = tail.rstrip()
         gap = rest.find("  ")
@@ -357,22 +383,79 @@ def _owning(t: dict[str, Any], stripped: str) -> None:
     o = _OWNING_RE.match(stripped)
     if o is not None:
         t["owning_process"] = addr(o.group("proc")) if o.group("proc") != "N/A" else None
-        t["image"] = o.group("image")
+        if o.group("image") is not None:
+            t["image"] = o.group("image")
     else:
         _detail(t, stripped)
 
 
 def _start_address(t: dict[str, Any], stripped: str) -> None:
+    """``Start Address``: where the thread began (NT4 to XP print it; XP also prints the
+    ``Win32 Start Address``). Always kept as printed in ``details["Start Address"]``; it fills
+    ``start_symbol``/``start_address`` unless a Win32 start address already did: those fields
+    hold the Win32 one whenever it is printed, the routine later ``!thread`` versions print
+    alone and user-mode ``~`` calls ``Start:``, whichever of the two lines comes first."""
     s = _START_ADDRESS_RE.match(stripped)
     if s is None:
         _detail(t, stripped)
         return
+    t["details"]["Start Address"] = stripped[len("Start Address") :].strip()
+    if "start_address" not in t and "start_symbol" not in t:
+        _fill_start(t, s)
+
+
+def _win32_start_address(t: dict[str, Any], stripped: str) -> None:
+    """``Win32 Start Address``: the thread's own start routine (see ``_start_address``)."""
+    s = _START_ADDRESS_RE.match(stripped)
+    if s is None:
+        _detail(t, stripped)
+        return
+    if "start_address" in t or "start_symbol" in t:  # filled by a Start Address line above
+        t.pop("start_address", None)
+        t.pop("start_symbol", None)
+    _fill_start(t, s)
+
+
+def _fill_start(t: dict[str, Any], s: re.Match[str]) -> None:
     a = s.group("a1") or s.group("a2")
     if a:
         t["start_address"] = addr(a)
     sym = s.group("sym") or s.group("sym2")
     if sym:
         t["start_symbol"] = sym
+
+
+def _kernel(t: dict[str, Any], stripped: str) -> None:
+    """``Kernel stack not resident.`` (the stack is paged out: a dump holds no frames for the
+    thread) is one fact, not the key "Kernel"."""
+    if stripped == "Kernel stack not resident.":
+        t["details"]["Kernel stack not resident"] = stripped
+    else:
+        _detail(t, stripped)
+
+
+def _initial(t: dict[str, Any], stripped: str) -> None:
+    """NT4/2000 ``Initial Sp fec6c000 Current Sp fec6b938``: two two-word keys."""
+    i = _INITIAL_SP_RE.match(stripped)
+    if i is None:
+        _detail(t, stripped)
+        return
+    t["details"]["Initial Sp"] = i.group("initial")
+    t["details"]["Current Sp"] = i.group("current")
+
+
+def _irp_list(t: dict[str, Any], stripped: str) -> None:
+    """``IRP List:`` heads the thread's pending IRPs, one per following line (``_irp_entry``)."""
+    if stripped != "IRP List:":
+        _detail(t, stripped)
+
+
+def _irp_entry(t: dict[str, Any], stripped: str) -> None:
+    """One IRP of the ``IRP List:`` (``fef29208: (0006,00b8) Flags: 00000884  Mdl: feed8328``),
+    kept as printed in ``details["IRP List"]``, one line per IRP."""
+    details = t["details"]
+    listed = details.get("IRP List")
+    details["IRP List"] = stripped if listed is None else listed + "\n" + stripped
 
 
 def _priority(t: dict[str, Any], stripped: str) -> None:
@@ -411,8 +494,11 @@ def _header(t: dict[str, Any], stripped: str) -> None:
 # First word of a THREAD-block line -> what to do with it.
 _THREAD_LINE_HANDLERS: dict[str, Callable[[dict[str, Any], str], None]] = {
     "Owning": _owning,
-    "Win32": _start_address,
+    "Win32": _win32_start_address,
     "Start": _start_address,
+    "Kernel": _kernel,
+    "Initial": _initial,
+    "IRP": _irp_list,
     "Priority": _priority,
     "UserTime": _user_time,
     "KernelTime": _kernel_time,
@@ -425,9 +511,11 @@ _THREAD_LINE_HANDLERS: dict[str, Callable[[dict[str, Any], str], None]] = {
 
 
 def kernel_threads_from_lines(lines: list[str]) -> list[dict[str, Any]]:
-    """Every THREAD block in ``lines`` (``!thread``, ``!process`` without process headers)."""
+    """Every THREAD block in ``lines`` (``!thread``, ``!ready``, ``!process`` without process
+    headers). A ``!ready`` group header applies to the THREAD lines that follow it."""
     threads: list[dict[str, Any]] = []
     current: dict[str, Any] | None = None
+    group: re.Match[str] | None = None
     in_header = False
     for line in lines:
         if not line or line.isspace():
@@ -437,12 +525,38 @@ def kernel_threads_from_lines(lines: list[str]) -> list[dict[str, Any]]:
             m = KERNEL_THREAD_RE.match(line)
             if m is not None:
                 current = kernel_thread_header(m)
+                if group is not None:
+                    _join_ready_group(current, group)
                 threads.append(current)
                 in_header = True
+                continue
+            b = _BARE_THREAD_RE.match(line)
+            if b is not None:
+                current = {"address": hex_token_addr(b.group("addr")), "wait_objects": [], "details": {}, "frames": []}
+                threads.append(current)
+                in_header = True
+                continue
+        if "Ready Threads" in line or "No threads in READY" in line:
+            g = _READY_GROUP_RE.match(line)
+            if g is not None:
+                # a group ends the thread before it; "No threads in READY state" heads no group
+                group = g if g.group("prio") is not None else None
+                current = None
                 continue
         if current is not None:
             in_header = add_kernel_thread_line(current, line, in_header)
     return threads
+
+
+def _join_ready_group(t: dict[str, Any], group: re.Match[str]) -> None:
+    """Give a ``!ready`` thread its group's priority and ready queue (a processor's, unless
+    the THREAD line names the processor itself, or the shared queue's address)."""
+    t["priority"] = int(group.group("prio"))
+    cpu, queue = group.group("cpu", "queue")
+    if cpu is not None:
+        t.setdefault("processor", int(cpu))
+    else:
+        t["details"]["SharedReadyQueue"] = queue
 
 
 # --------------------------------------------------------------------------- !running

@@ -151,6 +151,19 @@ _LINES = [
     "        NBSP\xa0inside  value",
     "",
     "   ",
+    # seen in published output the corpus lacks (Windows 2000 to 10 !thread / !process)
+    "        Kernel stack not resident.",
+    "        IRP List:",
+    "            fef29208: (0006,00b8) Flags: 00000884  Mdl: feed8328",
+    "            ffffe001d429e580: (0006,02c8) Flags: 000008b4  Mdl: 00000000",
+    "        Owning Process ffaf5690",
+    "        Initial Sp fec6c000 Current Sp fec6b938",
+    "        Win32 Start Address WinDBG!`string' (0x01006ae0)",
+    "        000000ee`6d37c580 00000000`00000000     0x12e",
+    "        000000ee`6d37c580 00000000`00000000 : 00000000`00000000 00000000`00000000 "
+    "00000000`00000080 00000000`00000000 : 0x12e",
+    "        0012fb30 7e3799d8 0x2d0036",
+    "        ae12bbf8 77d12740 000000c0 a738d040 0000000a nt!KiSystemServicePostCall (FPO: [0,3] TrapFrame @ ae12bc14)",
 ]
 
 
