@@ -56,6 +56,10 @@ _TRAPFRAME_RE = re.compile(r"TrapFrame @ (?P<addr>[0-9a-fA-F`]+)\)$")
 # and kc prints "0x0".
 _BARE_SITE_RE = re.compile(r"0x[0-9a-fA-F]{8}`[0-9a-fA-F]{8}|0x[0-9a-fA-F]{1,16}")
 
+# An x86 kb/kv row that prints no call site ends in its third argument:
+# "8013ed5c 801263ba 00000000 00000000 e12ab000" (Microsoft docs, bug check 0xA example).
+_LONE_COLUMN_RE = re.compile(r"[0-9a-fA-F]{8}")
+
 # A symbol warning kd printed on the same line as a frame, with no line break before it:
 # "...AllocLocal_DivideByZero()+0xbc*** WARNING: Unable to verify checksum for C:\x.exe"
 # (cdb on ARM32). The warning itself is found by ``errors.scan``.
@@ -70,6 +74,8 @@ _GLUED_WARNING = "*** "
 _A16 = r"(?:[0-9a-f]{8}`[0-9a-f]{8}|[0-9a-f]{8})"
 # a bare-address call site, padded or not (see _BARE_SITE_RE): "0x00007ff8`eed7a104", "0x12e"
 _BARE = r"0x[0-9a-f]{8}`[0-9a-f]{8}|0x[0-9a-f]{1,16}"
+# A module call site; never a lone 8-digit hex word, which is a column (see _LONE_COLUMN_RE).
+_MODULE_SITE = r"(?![0-9a-f]{8}(?![A-Za-z0-9_.$!+-]))(?P<module>[A-Za-z0-9_.$-]+)"
 FAST_FRAME = (
     r"(?:(?P<index>[0-9a-f]{2,4}) |)"  # frame number
     r"(?P<child>" + _A16 + r") (?P<ret>" + _A16 + r") +"  # Child-SP/ChildEBP, RetAddr
@@ -78,7 +84,7 @@ FAST_FRAME = (
     r"|(?P<xargs>(?:[0-9a-f]{8} ){1,4})|)"
     # call site: a bare address, or module[!function][+0xoffset]
     r"(?P<site>(?P<bare>" + _BARE + r")"
-    r"|(?P<module>[A-Za-z0-9_.$-]+)(?:!(?P<function>[A-Za-z0-9_:~<>$@?.]+)|)(?:\+0x(?P<offset>[0-9a-f]+)|))"
+    r"|" + _MODULE_SITE + r"(?:!(?P<function>[A-Za-z0-9_:~<>$@?.]+)|)(?:\+0x(?P<offset>[0-9a-f]+)|))"
     r"(?: \(TrapFrame @ (?P<trap>" + _A16 + r")\)|)"
 )
 FAST_FRAME_RE = re.compile(FAST_FRAME)
@@ -94,7 +100,7 @@ _FAST_FRAME_LINE_RE = re.compile(r"^[ \t]*" + FAST_FRAME + r"[ \t]*\r?$", re.MUL
 CHILD_SP_ROW_RE = re.compile(
     r"^[ \t]*(?P<child>[0-9a-f]{8}`[0-9a-f]{8}) (?P<ret>" + _A16 + r") +"
     r"(?P<site>(?P<bare>" + _BARE + r")"
-    r"|(?P<module>[A-Za-z0-9_.$-]+)(?:!(?P<function>[A-Za-z0-9_:~<>$@?.]+)|)(?:\+0x(?P<offset>[0-9a-f]+)|))"
+    r"|" + _MODULE_SITE + r"(?:!(?P<function>[A-Za-z0-9_:~<>$@?.]+)|)(?:\+0x(?P<offset>[0-9a-f]+)|))"
     r"(?: \(TrapFrame @ (?P<trap>" + _A16 + r")\)|)[ \t]*\n",
     re.MULTILINE,
 )
@@ -173,6 +179,10 @@ def frame_fields(m: re.Match[str], child_sp_column: bool = False) -> dict[str, A
         frame["args"] = [addr(a) for a in args]
     if inline or "(Inline" in site:
         frame["inline"] = True
+    if n_addr >= 2 and _LONE_COLUMN_RE.fullmatch(site):
+        frame["args"] = [*frame.get("args", []), addr(site)]
+        frame["call_site"] = ""
+        return frame
     frame.update(site_fields(site))
     return frame
 

@@ -324,3 +324,20 @@ def test_thread_header_with_only_the_address() -> None:
     assert t.address == "0xffffc2895a49f040" and t.cid is None
     assert [f.function for f in t.frames] == ["KiSwapContext", "KiDispatchInterrupt", None]
     assert t.frames[2].address == "0xfffff80161a2e880"
+
+
+def test_x86_kb_row_without_a_call_site_keeps_its_third_argument() -> None:
+    # Microsoft docs, bug check 0xA example: kb/kv rows with no call site after the arguments
+    out = (
+        "ChildEBP RetAddr  Args to Child\n"
+        "8013ed5c 801263ba 00000000 00000000 e12ab000\n"
+        "8013ed84 8013eee8 00000000 80128c7b 00000000 nt!KiTrap0E+0x2d4\n"
+    )
+    for command in ("kb", "kv"):
+        record = parse(command, out)
+        assert record.kind == "stack"
+        first, second = record.frames
+        assert first.child_ebp == "0x8013ed5c" and first.return_address == "0x801263ba"
+        assert first.args == ("0x00000000", "0x00000000", "0xe12ab000")
+        assert first.call_site == "" and first.module is None
+        assert second.module == "nt" and second.function == "KiTrap0E" and len(second.args) == 3
