@@ -44,6 +44,7 @@ def arch_name(printed: str) -> str:
     """The machine name of ``_ARCH`` as the record gives it: ``ARM64`` however kd spelled it."""
     return "ARM64" if printed.startswith("ARM 64") else printed
 
+
 # "Kernel base = 0xfffff801`8d283000 PsLoadedModuleList = 0xfffff801`8d58aef0"
 _KERNEL_BASE_RE = re.compile(
     r"^\s*Kernel base = (?P<base>0x[0-9a-fA-F`]+)(?:\s+PsLoadedModuleList = (?P<list>0x[0-9a-fA-F`]+))?"
