@@ -77,7 +77,7 @@ _ROUTES: tuple[tuple[re.Pattern[str], Parser], ...] = (
     (re.compile(r"^(?:bl|bp|bu|bm|ba|bc|bd|be|bs|bsc)(?=[\s\d\[]|$)"), parse_breakpoints),
     (re.compile(r"^(?:vertarget|version|\.time)\b", re.IGNORECASE), parse_target),
     (re.compile(r"^\.(?:exr|lastevent|jdinfo)\b", re.IGNORECASE), parse_exception_record),
-    (re.compile(r"^!error\b", re.IGNORECASE), parse_error_code),
+    (re.compile(r"^!(?:error|gle)\b", re.IGNORECASE), parse_error_code),
     (re.compile(r"^\?|^\.formats\b", re.IGNORECASE), parse_expression),
     (re.compile(r"^(?:x|ln)(?=\s|$)"), parse_symbols),
     (re.compile(r"^\.sym(?:path|fix)\b", re.IGNORECASE), parse_symbol_path),

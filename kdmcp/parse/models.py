@@ -540,13 +540,17 @@ class ExceptionRecordRecord(RecordBase, ExceptionInfo):
 
 
 class ErrorCodeRecord(RecordBase):
-    """``!error``: ``Error code: (Win32) 0x2 (2) - The system cannot find the file specified.``"""
+    """``!error``: ``Error code: (Win32) 0x2 (2) - The system cannot find the file specified.``;
+    ``!gle``: ``LastErrorValue: (Win32) 0x2 (2) - ...`` and ``LastStatusValue: (NTSTATUS) ...``."""
 
     kind: Literal["error_code"] = "error_code"
     code: str | None = None
     decimal: int | None = None
     facility: str | None = None  # "Win32", "NTSTATUS", "HRESULT"
     message: str | None = None
+    # !gle prints the thread's last Win32 error (the fields above) and its last NTSTATUS
+    last_status: str | None = None
+    last_status_message: str | None = None
 
 
 class DebuggerError(_Model):

@@ -281,3 +281,19 @@ ErrCode = 00000000
     assert r.address == "0x00000000"
     assert r.registers["errcode"] == "0x00000000"
     assert r.registers["eip"] == "0x00000000"
+
+
+def test_gle_reads_last_error_and_status() -> None:
+    # !gle as RE notes and the Microsoft docs print it
+    record = parse(
+        "!gle",
+        "LastErrorValue: (Win32) 0x2 (2) - The system cannot find the file specified.\n"
+        "LastStatusValue: (NTSTATUS) 0xc0000034 - Object Name not found.\n",
+    )
+    assert record.kind == "error_code"
+    assert (record.facility, record.code, record.decimal) == ("Win32", "0x2", 2)
+    assert record.message == "The system cannot find the file specified."
+    assert (record.last_status, record.last_status_message) == ("0xc0000034", "Object Name not found.")
+    ok = parse("!gle", "LastErrorValue: (Win32) 0 (0) - The operation completed successfully.\n"
+               "LastStatusValue: (NTSTATUS) 0 - STATUS_SUCCESS\n")
+    assert (ok.code, ok.decimal, ok.last_status) == ("0x0", 0, "0x0")
