@@ -20,8 +20,9 @@ _PROMPT_MAX = 256
 
 # One alternative per event, at line start; group names are the event kinds.
 _EVENT_RE = re.compile(
-    # A pty echoes the ^C that caused a break as a raw 0x03 (or "^C") before the banner.
-    rb"^(?:\x03|\^C)?(?P<line>(?:"
+    # A pty echoes each ^C sent for a break as a raw 0x03 (or "^C") before the banner; a
+    # break-in request sent again (see SessionConfig.break_retry_s) adds one more.
+    rb"^(?:\x03|\^C)*(?P<line>(?:"
     # corpus connect/04, connect/07: kernel "Break instruction exception - code 80000003
     # (first chance)"; user mode prefixes "(pid.tid): ".
     rb"(?P<break_in>(?:\([0-9a-fA-F]+\.[0-9a-fA-F]+\): )?Break instruction exception - code 80000003)"

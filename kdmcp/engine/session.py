@@ -63,6 +63,10 @@ class SessionConfig(BaseModel):
     # After g: how long to watch for an immediate stop before calling the target running.
     # kd prints nothing when a target resumes, so "running" is the absence of a prompt.
     go_settle_s: float = 0.015
+    # A break-in request that gets no prompt is sent again this often until break_timeout:
+    # Ctrl+C is lost when it reaches kd before kd has read the preceding g (kd drops a
+    # Ctrl+C at its prompt), and a KDNET break packet can be lost on the wire.
+    break_retry_s: float = 1.0
     inline_output_bytes: int = 64 * 1024
     memory_bytes: int = DEFAULT_MEMORY_BYTES
     spill_dir: str | None = None
@@ -575,19 +579,20 @@ class DebuggerSession:
                                    elapsed_ms=_ms(t0))
             if self.state not in (SessionState.running, SessionState.busy):
                 self._check_ready()
-        assert self._console is not None
         with self._cond:
             was_busy = self.state == SessionState.busy
             since = self.store.size
-        try:
-            self._console.interrupt()
-        except ConsoleError as exc:
-            raise DebuggerError(str(exc), session_id=self.session_id, state=self.state.value) from exc
         deadline = time.monotonic() + timeout
+        self._interrupt()
         if was_busy:
+            # one Ctrl+C cancels the command; another could cancel the resync marker
             self._resync_after_cancel(since, deadline)
-        ok = self.wait_for(lambda: self.state in (SessionState.broken, SessionState.exited),
-                           deadline - time.monotonic())
+            ok = self.wait_for(self._stopped, deadline - time.monotonic())
+        else:
+            ok = self.wait_for(self._stopped, min(self.config.break_retry_s, deadline - time.monotonic()))
+            while not ok and time.monotonic() < deadline:
+                self._interrupt()
+                ok = self.wait_for(self._stopped, min(self.config.break_retry_s, deadline - time.monotonic()))
         with self._cond:
             if self.state == SessionState.exited:
                 self._check_ready()
@@ -596,6 +601,17 @@ class DebuggerSession:
                                      session_id=self.session_id, state=self.state.value)
             return BreakResult(state=self.state, already_broken=False, prompt=self.prompt,
                                events=self._events_after(seq0), elapsed_ms=_ms(t0))
+
+    def _interrupt(self) -> None:
+        assert self._console is not None
+        try:
+            self._console.interrupt()
+        except ConsoleError as exc:
+            raise DebuggerError(str(exc), session_id=self.session_id, state=self.state.value) from exc
+
+    def _stopped(self) -> bool:
+        """At a prompt again, or gone (evaluated under the lock)."""
+        return self.state in (SessionState.broken, SessionState.exited)
 
     def _resync_after_cancel(self, since: int, deadline: float) -> None:
         """After Ctrl+C cancelled a command, make sure the stream is at a clean prompt.

@@ -65,6 +65,7 @@ class SimDebugger:
         self.machine: str | None = None
         self.last_command = ""
         self.break_pending = False
+        self.lost_break_ins = scenario.lost_break_ins
         self.pending_input = b""
         self.input_eof = False
         self.interrupts = 0
@@ -252,6 +253,9 @@ class SimDebugger:
         timeout = None if self.script_deadline is None else max(0.0, self.script_deadline - time.monotonic())
         what = self.wait(timeout, want_input=False)
         if what == "interrupt":
+            if self.state == "running" and self.lost_break_ins:
+                self.lost_break_ins -= 1  # lost on the wire: the target never heard it
+                return
             if self.state == "running":
                 if self.kernel:
                     self.out(texts.kernel_break_in(self.sc))

@@ -90,6 +90,9 @@ class Scenario(_Strict):
     connect: Connect = Field(default_factory=Connect)
     reboot_delay_ms: int = Field(default=100, ge=0)
     reconnect_after_loss_ms: int | None = None
+    # The first N break-in requests (Ctrl+C) while the target runs get no answer, as when a
+    # KDNET break packet is lost on the wire: a client has to ask again.
+    lost_break_ins: int = Field(default=0, ge=0)
     # Script played after each go, cycling from the start; empty: run until Ctrl+C.
     on_go: list[RunEvent] = Field(default_factory=list)
     responses: dict[str, Response] = Field(default_factory=dict)

@@ -7,7 +7,7 @@ import time
 import pytest
 
 from kdmcp.engine import SessionState
-from kdmcp.errors import InvalidArgument, NotConnected, TargetRunning
+from kdmcp.errors import CommandTimeout, InvalidArgument, NotConnected, TargetRunning
 from tests.conftest import kdnet
 
 
@@ -82,6 +82,24 @@ def test_target_running_after_connect_without_initial_break(make_session):
     assert b.state == SessionState.broken and not b.already_broken
     assert any(e.kind == "break_in" for e in b.events)
     assert s.execute("r").state == SessionState.broken
+
+
+def test_a_lost_break_in_request_is_sent_again(make_session):
+    s = make_session(scenario_name="lossy_break", initial_break=False, break_retry_s=0.1)
+    assert s.state == SessionState.running
+    b = s.break_in(timeout=5.0)
+    assert b.state == SessionState.broken and not b.already_broken
+    assert b.elapsed_ms >= 200  # two requests went unanswered before the third broke in
+    assert any(e.kind == "break_in" for e in b.events)
+    assert s.execute(".echo calm").output.strip() == "calm"
+
+
+def test_break_in_gives_up_at_its_timeout_when_nothing_answers(make_session):
+    s = make_session(scenario_name="lossy_break", initial_break=False, break_retry_s=0.1)
+    with pytest.raises(CommandTimeout):
+        s.break_in(timeout=0.15)  # at most two requests fit: both are lost
+    assert s.state == SessionState.running
+    assert s.break_in(timeout=5.0).state == SessionState.broken
 
 
 def test_wrong_key_stays_waiting_and_start_returns_in_time(make_session):
