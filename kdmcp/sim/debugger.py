@@ -76,7 +76,11 @@ class SimDebugger:
         # Tests of "nothing lost" compare what the engine stored with what was really written.
         emit_path = os.environ.get(EMIT_LOG_ENV)
         self._emit_log = open(emit_path, "ab") if emit_path else None  # noqa: SIM115 (lives with the process)
+        # A Ctrl+C wakes the select() in wait(): the C-level signal handler writes to this
+        # pipe (signal.set_wakeup_fd), so a signal that lands just before select() blocks is
+        # not lost; both ends non-blocking, the read end drained by wait().
         self._wake_r, self._wake_w = os.pipe()
+        os.set_blocking(self._wake_r, False)
         os.set_blocking(self._wake_w, False)
 
     # ----------------------------------------------------------------- output
@@ -122,20 +126,17 @@ class SimDebugger:
     def _on_sigint(self, signum: int, frame: object) -> None:
         del signum, frame
         self.interrupts += 1
-        with contextlib.suppress(BlockingIOError):  # the pipe already holds a wake-up
-            os.write(self._wake_w, b"!")
 
     def take_interrupt(self) -> bool:
         if self.interrupts:
             self.interrupts = 0
-            try:
-                while os.read(self._wake_r, 4096):
-                    if not select.select([self._wake_r], [], [], 0)[0]:
-                        break
-            except BlockingIOError:
-                pass
             return True
         return False
+
+    def _drain_wake(self) -> None:
+        with contextlib.suppress(BlockingIOError):
+            while os.read(self._wake_r, 4096):
+                pass
 
     def wait(self, timeout: float | None, want_input: bool) -> Literal["input", "interrupt", "timeout"]:
         """Block until an input line (if wanted), a Ctrl+C, or the timeout."""
@@ -155,6 +156,8 @@ class SimDebugger:
             if self._outbuf:
                 self.flush()
             ready, _, _ = select.select(fds, [], [], remaining)
+            if self._wake_r in ready:
+                self._drain_wake()  # the interrupt itself is counted by _on_sigint
             if self.in_fd in ready:
                 data = os.read(self.in_fd, 65536)
                 if data:
@@ -181,6 +184,7 @@ class SimDebugger:
 
     def run(self) -> int:
         signal.signal(signal.SIGINT, self._on_sigint)
+        signal.set_wakeup_fd(self._wake_w)
         try:
             self.start()
             while True:

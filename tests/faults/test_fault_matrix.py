@@ -52,6 +52,14 @@ class Harness:
         out = await self.call("kd_command", command=".echo witness", session_id=witness)
         assert not out["_is_error"] and out["output"].strip() == "witness"
 
+    def tails(self, sid: str, size: int = 400) -> dict[str, bytes]:
+        """The last bytes the simulator emitted and the session stored: what a failure needs."""
+        session = self.session(sid)
+        return {
+            "emitted": self.logs[sid].read_bytes()[-size:],
+            "stored": session.read_output(max(0, session.store.size - size), size),
+        }
+
     def assert_nothing_lost(self, sid: str) -> None:
         session = self.session(sid)
         stored = session.read_output(0, session.store.size)
@@ -181,7 +189,7 @@ async def test_break_in_storm(harness):
     # right after a continue: a Ctrl+C that reaches kd before it has read the g is dropped
     # at its prompt, so break_in has to ask again
     final = await harness.call("break_in", session_id=sid)
-    assert not final["_is_error"] and final["state"] == "broken", final
+    assert not final["_is_error"] and final["state"] == "broken", (final, harness.tails(sid))
     out = await harness.call("kd_command", command=".echo calm", session_id=sid)
     assert out["output"].strip() == "calm"
     harness.assert_nothing_lost(sid)

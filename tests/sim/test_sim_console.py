@@ -102,6 +102,25 @@ def test_target_runs_after_connect_until_sigint(children):
     kd.expect_exact("queued\r\n0: kd> ")
 
 
+def test_a_burst_of_ctrl_c_at_the_prompt_loses_neither_input_nor_the_next_break(children):
+    # A storm of break-in requests lands on a debugger already at its prompt (every client
+    # asking at once): kd drops them, then must still read the g and break on the next one.
+    # (The exact state that once blocked the simulator here: tests/sim/test_sim_wakeup.py.)
+    kd = sim_pipes("kd", "-b", *KDNET)
+    children.append(kd)
+    for _ in range(5):
+        kd.expect_exact("0: kd> ")
+        for _ in range(500):
+            kd.kill(signal.SIGINT)
+        kd.sendline(".echo still reading")
+        kd.expect_exact("still reading\r\n0: kd> ")
+        kd.sendline("g")
+        with pytest.raises(pexpect.TIMEOUT):
+            kd.expect_exact("kd> ", timeout=0.05)  # running: no prompt until a break-in
+        kd.kill(signal.SIGINT)
+        kd.expect_exact("Break instruction exception - code 80000003 (first chance)\r\n")
+
+
 def test_pty_echo_processor_switch_and_empty_line_repeat(children):
     kd = pexpect.spawn(sys.executable, ["-m", "kdmcp.sim", "kd", "-b", *KDNET], timeout=T)
     children.append(kd)
