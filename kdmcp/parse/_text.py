@@ -19,8 +19,10 @@ SOURCE_TAIL_RE = re.compile(r"\[(?P<file>[^\[\]]*) @ (?P<line>\d+)\]$")
 # "+0x29220" / "+1981" at the end of a symbol: the offset from the symbol.
 OFFSET_TAIL_RE = re.compile(r"\+(?:0x)?(?P<offset>[0-9a-fA-F]+)$")
 
-# "0x00007ff8`f16ece54" or "00007ff8`f16ece54": a call site that is only an address.
-BARE_ADDRESS_RE = re.compile(r"(?:0x)?[0-9a-fA-F]{8}(?:`?[0-9a-fA-F]{8})?")
+# A call site that is only a code address: "0x00007ff8`f16ece54", "00007ff8`f16ece54",
+# "0x002d0036", and the unpadded forms kd prints for unknown code ("0x12e", "0xfa1075"
+# in kb/kp/!thread, kc's "0x0").
+BARE_ADDRESS_RE = re.compile(r"0x[0-9a-fA-F]{8}`[0-9a-fA-F]{8}|0x[0-9a-fA-F]{1,16}|[0-9a-fA-F]{8}`[0-9a-fA-F]{8}")
 
 # A row of dots printed while symbols load (".reload", "Loading Kernel Symbols").
 DOTS_RE = re.compile(r"^\.{2,}$")
@@ -102,7 +104,7 @@ def split_symbol(site: str) -> tuple[str | None, str | None, str | None, str | N
     s = site.strip()
     if not s:
         return None, None, None, None
-    if BARE_ADDRESS_RE.fullmatch(s) and (s.startswith("0x") or "`" in s):
+    if BARE_ADDRESS_RE.fullmatch(s):
         return None, None, None, addr(s)
     offset: str | None = None
     m = OFFSET_TAIL_RE.search(s)
@@ -144,4 +146,3 @@ def split_detail(line: str) -> tuple[str, str] | None:
     if not sep or not rest.strip():
         return None
     return word.rstrip(":"), rest.strip()
-

@@ -51,11 +51,6 @@ _ANNOTATION_RE = re.compile(
 # "nt!KiSystemServicePostCall (FPO: [0,3] TrapFrame @ ae12bc14)".
 _TRAPFRAME_RE = re.compile(r"TrapFrame @ (?P<addr>[0-9a-fA-F`]+)\)$")
 
-# A call site that is only a code address. kd pads most of them ("0x00007fff`69805b74",
-# "0x002d0036") but not all: unknown code is printed as "0x12e", "0xfa1075" (kb, kp, !thread)
-# and kc prints "0x0".
-_BARE_SITE_RE = re.compile(r"0x[0-9a-fA-F]{8}`[0-9a-fA-F]{8}|0x[0-9a-fA-F]{1,16}")
-
 # An x86 kb/kv row that prints no call site ends in its third argument:
 # "8013ed5c 801263ba 00000000 00000000 e12ab000" (Microsoft docs, bug check 0xA example).
 _LONE_COLUMN_RE = re.compile(r"[0-9a-fA-F]{8}")
@@ -72,7 +67,7 @@ _GLUED_WARNING = "*** "
 # the same order) and addresses "8`8|8" rather than "8(?:`8)?": Python's engine runs these
 # without its general repeat machinery, a third faster on every frame line.
 _A16 = r"(?:[0-9a-f]{8}`[0-9a-f]{8}|[0-9a-f]{8})"
-# a bare-address call site, padded or not (see _BARE_SITE_RE): "0x00007ff8`eed7a104", "0x12e"
+# a bare-address call site, padded or not (see _text.BARE_ADDRESS_RE): "0x00007ff8`eed7a104", "0x12e"
 _BARE = r"0x[0-9a-f]{8}`[0-9a-f]{8}|0x[0-9a-f]{1,16}"
 # A module call site; never a lone 8-digit hex word, which is a column (see _LONE_COLUMN_RE).
 _MODULE_SITE = r"(?![0-9a-f]{8}(?![A-Za-z0-9_.$!+-]))(?P<module>[A-Za-z0-9_.$-]+)"
@@ -218,9 +213,6 @@ def site_fields(site: str) -> dict[str, Any]:
         frame["source_file"] = source_file
         frame["source_line"] = source_line
     frame["call_site"] = site
-    if site.startswith("0x") and _BARE_SITE_RE.fullmatch(site):
-        frame["address"] = addr(site)
-        return frame
     module, function, offset, address = split_symbol(site)
     if module is not None:
         frame["module"] = module
@@ -233,12 +225,12 @@ def site_fields(site: str) -> dict[str, Any]:
     return frame
 
 
-def _fast_frame(stripped: str, child_sp_column: bool = False) -> dict[str, Any] | None:
+def _fast_frame(stripped: str, child_sp_column: bool = False) -> Frame | None:
     """The common layouts, read straight from one exact match (about 4x faster)."""
     m = FAST_FRAME_RE.fullmatch(stripped)
     if m is None:
         return None
-    return _fast_fields(m, child_sp_column)
+    return fast_frame_model(m, child_sp_column)
 
 
 # A Frame's __dict__ before anything is read, and the builder that adopts a filled copy.
@@ -340,27 +332,6 @@ def child_sp_frame(row: tuple[str, str, str, str, str, str, str, str]) -> Frame:
     return _new_frame(fields, given)
 
 
-def _fast_fields(m: re.Match[str], child_sp_column: bool = False) -> dict[str, Any]:
-    """A ``Frame`` dict (the fields the line printed) from a ``FAST_FRAME`` match."""
-    frame = fast_frame_model(m, child_sp_column)
-    given = frame.model_fields_set
-    return {name: value for name, value in frame.__dict__.items() if name in given}
-
-
-def parse_frame_line(line: str) -> dict[str, Any] | None:
-    """A ``Frame`` dict if ``line`` is a stack frame line."""
-    stripped = line.strip()
-    if not stripped:
-        return None
-    fast = _fast_frame(stripped)
-    if fast is not None:
-        return fast
-    m = FRAME_RE.match(stripped)
-    if m is None:
-        return None
-    return frame_fields(m)
-
-
 def names_child_sp(text: str) -> bool:
     """Whether the stack header in ``text`` names its first column ``Child-SP``.
 
@@ -374,8 +345,9 @@ def names_child_sp(text: str) -> bool:
 
 def frames_from_lines(
     lines: list[str], start: int = 0, stop: int | None = None, child_sp_column: bool | None = None
-) -> list[dict[str, Any]]:
-    """All frame lines in ``lines[start:stop]``; other lines are skipped.
+) -> list[dict[str, Any] | Frame]:
+    """All frame lines in ``lines[start:stop]`` (common-layout ones built as ``Frame``
+    instances, the others as dicts); other lines are skipped.
 
     ``kP`` prints a frame's parameters on the following lines, closing the parenthesis
     before ``+0x..``; such a frame is re-joined before it is read. ``child_sp_column`` as in
@@ -384,7 +356,7 @@ def frames_from_lines(
     end = len(lines) if stop is None else stop
     if child_sp_column is None:
         child_sp_column = names_child_sp("\n".join(lines[start:end]))
-    frames: list[dict[str, Any]] = []
+    frames: list[dict[str, Any] | Frame] = []
     i = start
     match = FRAME_RE.match
     while i < end:
