@@ -30,13 +30,14 @@ def parse_error_code(command: str, raw: str) -> ErrorCodeRecord | None:
         m = _ERROR_CODE_RE.match(line)
         if m is None:
             continue
-        text = m.group("code")
-        value = int(text, 16) if text.lower().startswith("0x") else int(text)
+        text = m.group("code").lower()
+        is_hex = text.startswith("0x")
+        value = int(text, 16) if is_hex else int(text)
         if m.group("label") == "LastStatusValue":
             fields["last_status"] = hex(value)
             fields["last_status_message"] = m.group("msg")
         elif "code" not in fields:
-            fields["code"] = hex(value) if not text.lower().startswith("0x") else text.lower()
+            fields["code"] = text if is_hex else hex(value)  # hex keeps its printed digits
             fields["decimal"] = int(m.group("dec")) if m.group("dec") else value
             fields["facility"] = m.group("facility")
             fields["message"] = m.group("msg")
