@@ -816,6 +816,12 @@ class _Parser:
             self.condition(text[i + 1 : end - 1])
         return end
 
+    def paren_then_block(self, text: str, pos: int, base: int | None) -> int | None:
+        """``(condition) { body }`` at ``text[pos]`` (``.while``, ``.if``, ``.elsif``): both
+        checked; the index past the body, None if either part is missing."""
+        after = self.paren_at(text, pos)
+        return None if after is None else self.block_at(text, _skip_ws(text, after), base)
+
     def condition(self, expression: str) -> None:
         """A condition is only evaluated, unless kd could end it early and read the rest as commands."""
         if re.search(r"[;{}]", expression):
@@ -830,8 +836,7 @@ class _Parser:
         if kw in ("block", "catch"):
             end = self.block_at(text, pos, base)
         elif kw == "while":
-            after = self.paren_at(text, pos)
-            end = None if after is None else self.block_at(text, _skip_ws(text, after), base)
+            end = self.paren_then_block(text, pos, base)
         elif kw == "do":
             after = self.block_at(text, pos, base)
             end = None if after is None else self.paren_at(text, _skip_ws(text, after))
@@ -850,14 +855,12 @@ class _Parser:
 
     def if_chain(self, text: str, pos: int, base: int | None) -> int | None:
         """``.if (c) { } [.elsif (c) { }]... [.else { }]``."""
-        after = self.paren_at(text, pos)
-        end = None if after is None else self.block_at(text, _skip_ws(text, after), base)
+        end = self.paren_then_block(text, pos, base)
         while end is not None:
             nxt = _skip_ws(text, end)
             elsif = _ELSIF_RE.match(text, nxt)
             if elsif is not None:
-                after = self.paren_at(text, _skip_ws(text, elsif.end()))
-                end = None if after is None else self.block_at(text, _skip_ws(text, after), base)
+                end = self.paren_then_block(text, _skip_ws(text, elsif.end()), base)
                 continue
             otherwise = _ELSE_RE.match(text, nxt)
             if otherwise is not None:
