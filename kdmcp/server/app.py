@@ -34,7 +34,7 @@ from kdmcp.engine.launch import Flavor
 from kdmcp.engine.results import CommandResult as EngineCommandResult
 from kdmcp.errors import DebuggerError, InvalidArgument, KdMcpError, NotConnected, PolicyDenied
 from kdmcp.parse import parse
-from kdmcp.policy import Profile, check, launch_flags
+from kdmcp.command import Profile, check, launch_flags
 from kdmcp.secret import MASK, Secret, redact
 from kdmcp.server import models
 from kdmcp.server.clients import ClientRegistry

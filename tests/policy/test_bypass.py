@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from kdmcp.policy import CommandClass, check
+from kdmcp.command import CommandClass, check
 
 H = CommandClass.HOST_EXEC
 C = CommandClass.CODE_LOAD

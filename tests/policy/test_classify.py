@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
-from kdmcp.policy import CommandClass, Finding, classify
+from kdmcp.command import CommandClass, Finding, classify
 
 READ = CommandClass.READ
 MEMORY_WRITE = CommandClass.MEMORY_WRITE

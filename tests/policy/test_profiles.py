@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from kdmcp.policy import PROFILE_ALLOWS, CommandClass, Profile, check, launch_flags
+from kdmcp.command import PROFILE_ALLOWS, CommandClass, Profile, check, launch_flags
 
 PROFILES: tuple[Profile, ...] = ("read_only", "standard", "full")
 

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kdmcp.policy import CommandClass, check, classify
+from kdmcp.command import CommandClass, check, classify
 
 READS = ["k", "kb", "r", "dd @rsp", "lm", "!process 0 0", ".echo hi", "u @rip", "dx @$curprocess", "~*k", "bl"]
 
