@@ -2,11 +2,29 @@
 
 The policy (what a line may touch), the engine (whether a line lets the target run) and
 the simulator (what kd would do with it) all read command lines through this package, so
-they cannot disagree about where a command ends or what runs inside a block.
+they cannot disagree about where a command ends or what runs inside a block:
+:mod:`~kdmcp.command.lexing` (quotes, braces, escapes), :mod:`~kdmcp.command.syntax` (the
+tree of commands, blocks, conditionals, loops), :mod:`~kdmcp.command.tables` (what each
+command is), :mod:`~kdmcp.command.walker` and :mod:`~kdmcp.command.policy` (findings,
+verdicts, run effects).
 
 Pure: no I/O; stdlib and pydantic only.
 """
 
-from kdmcp.command.policy import PROFILE_ALLOWS, CommandClass, Finding, Profile, Verdict, check, classify, launch_flags
+from kdmcp.command.classes import PROFILE_ALLOWS, PROFILES, CommandClass, Profile, RunEffect
+from kdmcp.command.policy import DEFAULT_NETWORK_ROOTS, Finding, Verdict, check, classify, launch_flags, run_effect
 
-__all__ = ["PROFILE_ALLOWS", "CommandClass", "Finding", "Profile", "Verdict", "check", "classify", "launch_flags"]
+__all__ = [
+    "DEFAULT_NETWORK_ROOTS",
+    "PROFILES",
+    "PROFILE_ALLOWS",
+    "CommandClass",
+    "Finding",
+    "Profile",
+    "RunEffect",
+    "Verdict",
+    "check",
+    "classify",
+    "launch_flags",
+    "run_effect",
+]

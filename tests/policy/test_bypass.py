@@ -119,7 +119,7 @@ BYPASSES: list[tuple[str, CommandClass, str]] = [
     (".foreach (x {lm1m}) { .shell x }", H, "foreach body"),
     (".foreach (x {.echo .shell}) { x calc }", U, "foreach variable as a command"),
     ('.foreach /s (x ".shell") { x calc }', H, "foreach string token"),
-    ('.foreach /f (x "c:\\cmds.txt") { x }', U, "foreach over a file"),
+    ('.foreach /f (x "c:\\cmds.txt") { x }', CommandClass.HOST_FILE_READ, "foreach over a file"),
     ("!for_each_module .shell calc", H, "for_each_module"),
     ('!for_each_module "!!dir"', H, "for_each_module quoted"),
     ("!for_each_module @#ModuleName", U, "for_each_module pastes module names"),
@@ -156,7 +156,7 @@ BYPASSES: list[tuple[str, CommandClass, str]] = [
     (".sympath c:\\sym; .shell calc", H, "after a path list"),
     (".sympath+ srv*; .shell calc", H, "after an appended path list"),
     (".browse .shell calc", H, "browse"),
-    (".settings load c:\\x.xml", U, "settings load"),
+    (".settings load c:\\x.xml", CommandClass.HOST_FILE_READ, "settings load"),
     ("q", S, "quit"),
     ("qq", S, "quit all"),
     ("qd", S, "quit and detach"),
@@ -179,4 +179,4 @@ def test_bypass_is_denied(command: str, denied_class: CommandClass) -> None:
 def test_corpus_size_and_variety() -> None:
     assert len(BYPASSES) >= 40
     assert len({note for _, _, note in BYPASSES}) == len(BYPASSES)
-    assert {c for _, c, _ in BYPASSES} == {H, C, F, S, U}
+    assert {c for _, c, _ in BYPASSES} == {H, C, F, S, U, CommandClass.HOST_FILE_READ}

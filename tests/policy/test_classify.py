@@ -18,6 +18,10 @@ CODE_LOAD = CommandClass.CODE_LOAD
 FILE_WRITE = CommandClass.FILE_WRITE
 TARGET_DESTRUCTIVE = CommandClass.TARGET_DESTRUCTIVE
 SESSION_ENDING = CommandClass.SESSION_ENDING
+HOST_FILE_READ = CommandClass.HOST_FILE_READ
+NETWORK_PATH = CommandClass.NETWORK_PATH
+SETTINGS_CHANGE = CommandClass.SETTINGS_CHANGE
+OUTPUT_CONTROL = CommandClass.OUTPUT_CONTROL
 UNKNOWN = CommandClass.UNKNOWN
 
 
@@ -49,7 +53,7 @@ FAMILIES: dict[CommandClass, list[str]] = {
         ".frame 3", ".frame /c 2", ".f+", ".trap @rsp", ".cxr @rcx", ".exr -1", ".ecxr", ".lastevent",
         ".reload", ".reload /f nt", ".sympath", ".sympath+ c:\\symbols", ".symfix", ".srcpath c:\\src",
         ".effmach amd64", ".cls", ".chain", ".logclose", ".time", ".process /r /p fffff80012345678",
-        ".thread @rcx", ".bugcheck", ".expr", ".expr /s masm", ".settings list", ".noshell", ".unload x",
+        ".thread @rcx", ".bugcheck", ".expr", ".settings list", ".noshell", ".unload x",
         "vertarget", "version", "bl", "n 16",
         "!process 0 0", "!process 0 7 System", "!thread", "!analyze -v", "!pcr", "!irql", "!pte @rip",
         "!pool @rcx", "!poolfind Tag1", "!vm", "!object \\Driver", "!drvobj \\Driver\\Null 2", "!devobj @rcx",
@@ -65,8 +69,7 @@ FAMILIES: dict[CommandClass, list[str]] = {
         "r rax=1", "r @rip = nt!KiSystemCall64", "r eax=1, ebx=2", "r $ip = 0", "m @rsp L8 @rbx", "a @rip",
         "ob 0xcf9 6", "ib 0x60", "wrmsr 0xc0000082 0", "!ed 1000 1", "!eb 1000 1",
         "?? x = 1", "?? x++", "? @@c++(x = 1)", "dx @$curthread.Registers.User.rax = 1", "dx @$x += 1",
-        ".dvalloc 1000", ".dvfree 1000 0", ".readmem c:\\x.bin 1000", ".cxr /w @rcx", "!chkimg -f nt",
-        ".expr /s c++", ".pop /r",
+        ".dvalloc 1000", ".dvfree 1000 0", ".cxr /w @rcx", "!chkimg -f nt", ".pop /r",
     ],
     EXECUTION: [
         "g", "G", "gu", "gh", "gn", "gN", "gc", "g nt!KeBugCheckEx", "p", "p 5", "pa @rip+10", "pc", "pct",
@@ -95,12 +98,28 @@ FAMILIES: dict[CommandClass, list[str]] = {
         "!analyze -v -xmf c:\\x.xml", ".send_file -f c:\\x d:\\x",
         "dx Debugger.Utility.FileSystem.TempDirectory",
     ],
+    HOST_FILE_READ: [
+        ".readmem c:\\x.bin 1000", "lsf c:\\src\\a.c", "ld nt /f c:\\x\\nt.pdb", ".dml_start c:\\x.dml",
+        "!analyze -c -load c:\\k.ini", ".cmdtree c:\\t.txt", ".opendump c:\\x.dmp", ".settings load x.xml",
+        '.foreach /f (x "c:\\cmds.txt") { .echo hi }', "dx Debugger.Utility.FileSystem.TempDirectory",
+    ],
+    NETWORK_PATH: [
+        ".sympath \\\\evil\\s", ".sympath+ //evil/s", ".srcpath \\\\h\\src", ".exepath \\\\h\\bin",
+        ".symfix \\\\evil\\cache", "lsf \\\\evil\\x.c", ".sympath srv*c:\\s*https://evil.example/s",
+        ".sympath cache*\\\\evil\\c;c:\\sym", ".srcfix", ".srcpath srv*", "ld nt /f \\\\evil\\nt.pdb",
+        ".sympath http://evil.example/sym",
+    ],
+    SETTINGS_CHANGE: [
+        ".settings set x=1", ".expr /s masm", ".expr /s c++", "dx Debugger.Settings.Sources.SkipCrossOrigin = 1",
+        ".settings clear",
+    ],
+    OUTPUT_CONTROL: [".outmask- 1", ".outmask 0", ".outmask /l 0", ".ofilter x*"],
     TARGET_DESTRUCTIVE: [".reboot", ".crash", ".kill", ".restart", ".closehandle 4"],
     SESSION_ENDING: ["q", "qq", "qd", "Q", ".detach", ".abandon", ".remote_exit", ".endpsrv"],
     UNKNOWN: [
         "foo", "jmp", "cls", ".foo", "!foo", "!list -x \"k\" @rcx", "!gflag +hpa", "${x}", "$u0", "$foo",
         ".", "'r'", "\"r\"", "(r)", "}", "~*e", "aS /ma x @rcx", "aS /e x PATH", "aS /f x c:\\x.txt",
-        "aS x two words", ".settings set x=1", ".settings load x.xml", ".opendump c:\\x.dmp", ".idle_cmd k",
+        "aS x two words", ".settings frob", ".idle_cmd k",
         "dx Debugger.Utility.Control", "dx @$scripts.x.Contents.f()", "dx nt!KeBugCheckEx(1)", "bp x .shell",
     ],
 }  # fmt: skip
@@ -120,7 +139,17 @@ def test_family(command: str, command_class: CommandClass) -> None:
         assert found == {READ}, classify(command)
     else:
         assert command_class in found, classify(command)
-        assert not found - {READ, command_class, EXECUTION}, classify(command)
+        assert not found - {READ, command_class, EXECUTION, *_COMPANIONS.get(command_class, ())}, classify(command)
+
+
+# Classes a command of a family may carry as well (".readmem" reads a host file *and*
+# writes target memory; "dx ...FileSystem" can read and write host files).
+_COMPANIONS: dict[CommandClass, tuple[CommandClass, ...]] = {
+    HOST_FILE_READ: (MEMORY_WRITE, FILE_WRITE, SETTINGS_CHANGE, NETWORK_PATH),
+    FILE_WRITE: (HOST_FILE_READ,),
+    NETWORK_PATH: (HOST_FILE_READ,),
+    SETTINGS_CHANGE: (MEMORY_WRITE,),
+}
 
 
 def test_every_family_is_covered() -> None:
@@ -377,7 +406,10 @@ def test_comments() -> None:
 
 def test_path_lists_are_not_commands() -> None:
     """``.sympath a;b`` takes the whole path list; elements that are not paths are checked."""
-    assert classes(".sympath srv*c:\\sym*https://msdl.microsoft.com/download/symbols;c:\\other;\\\\srv\\s") == {READ}
+    assert classes(".sympath srv*c:\\sym*https://msdl.microsoft.com/download/symbols;c:\\other") == {READ}
+    assert classes(".sympath srv*c:\\sym*https://msdl.microsoft.com/download/symbols;\\\\srv\\s") == {
+        READ, NETWORK_PATH
+    }
     assert pieces(".sympath c:\\sym; g", EXECUTION) == ["g"]
     assert "network" in classify(".sympath srv*")[0].reason
 
