@@ -38,6 +38,7 @@ import yaml
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, PlainSerializer, ValidationError, field_validator
 
 from kdmcp.errors import InvalidArgument, KdMcpError, StateFileError
+from kdmcp.regular_file import FileRefused, read_regular_file
 from kdmcp.secret import Secret
 
 __all__ = [
@@ -284,25 +285,23 @@ def read_yaml_document(
 ) -> object:
     """Read and parse one YAML document, raising ``error("<label>: <defect>")``.
 
-    Shared by the state file and the config file. YAML syntax errors are reported by line and
+    Shared by the state file and the config file. Only a regular file is read, size-capped
+    and under a deadline (``kdmcp.regular_file``: a client names the state file, and a FIFO or
+    ``/proc/self/fd/1`` must not hang the server). YAML syntax errors are reported by line and
     column only: PyYAML's message quotes the offending line, which may hold a key.
     """
     problem: str | None = None
     raw = b""
     try:
-        if path.is_dir():
-            problem = "is a directory, not a file"
-        else:
-            with path.open("rb") as fh:
-                raw = fh.read(max_bytes + 1)
+        raw = read_regular_file(path, max_bytes)
+    except FileRefused as exc:
+        problem = str(exc)
     except FileNotFoundError:
         problem = "not found" + not_found_hint
     except PermissionError:
         problem = "cannot be read: permission denied"
     except OSError as exc:
         problem = f"cannot be read: {exc.strerror or type(exc).__name__}"
-    if problem is None and len(raw) > max_bytes:
-        problem = f"is larger than {max_bytes // 1024} KiB, too large to be this file"
     if problem is not None:
         raise error(f"{label}: {problem}")
 

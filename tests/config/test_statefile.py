@@ -218,20 +218,28 @@ def test_unreadable_file(tmp_path: Path, caplog: pytest.LogCaptureFixture, monke
     """Simulated, so it also runs as root (root reads mode-000 files)."""
     path = write_json(tmp_path / "s.json")
 
-    def denied(self: Path, *args: Any, **kwargs: Any) -> Any:
-        raise PermissionError(13, "Permission denied", str(self))
+    real_open = os.open
 
-    monkeypatch.setattr(Path, "open", denied)
+    def denied(name: Any, *args: Any, **kwargs: Any) -> Any:
+        if os.fspath(name) == str(path):
+            raise PermissionError(13, "Permission denied", str(name))
+        return real_open(name, *args, **kwargs)
+
+    monkeypatch.setattr(os, "open", denied)
     assert "cannot be read: permission denied" in expect_error(path, caplog)
 
 
 def test_other_os_error(tmp_path: Path, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch) -> None:
     path = write_json(tmp_path / "s.json")
 
-    def broken(self: Path, *args: Any, **kwargs: Any) -> Any:
-        raise OSError(5, "Input/output error", str(self))
+    real_open = os.open
 
-    monkeypatch.setattr(Path, "open", broken)
+    def broken(name: Any, *args: Any, **kwargs: Any) -> Any:
+        if os.fspath(name) == str(path):
+            raise OSError(5, "Input/output error", str(name))
+        return real_open(name, *args, **kwargs)
+
+    monkeypatch.setattr(os, "open", broken)
     assert "cannot be read: Input/output error" in expect_error(path, caplog)
 
 
