@@ -44,7 +44,8 @@ __all__ = [
 _FLAGS = re.IGNORECASE | re.ASCII
 
 # Selector prefixes: "~", "~*", "~.", "~#", "~3", "~~[1a4]", "~[@$t0]" (thread/processor)...
-THREAD_PREFIX_RE = re.compile(r"~(?:\*|\.|#|\d+|~?\[[^\]]*\])?", re.ASCII)
+# Blanks may stand between "~" and the selector ("~ * e ..."): read it that way too (fail closed).
+THREAD_PREFIX_RE = re.compile(r"~(?:[ \t]*(?:\*|\.|#|\d+|~?\[[^\]]*\]))?", re.ASCII)
 # ... and "|", "||", "|*", "|1", "||0", "|~[1a4]" (process / system).
 PROCESS_PREFIX_RE = re.compile(r"\|\|?(?:\*|\.|#|\d+|~?\[[^\]]*\])?", re.ASCII)
 # "~*e CommandString": run CommandString once per thread.

@@ -57,6 +57,7 @@ __all__ = [
     "PathCommand",
     "ThreadEach",
     "WhileLoop",
+    "command_texts",
     "read_list",
 ]
 
@@ -85,6 +86,8 @@ _QUOTE_AWARE_RE = re.compile(
     _FLAGS,
 )
 _ECHO_RE = re.compile(r"\.echo(?!\w)", _FLAGS)
+_UNCLOSED = "a quoted string never closes"
+_PRINTF_RE = re.compile(r"\.printf(?!\w)", _FLAGS)
 
 
 @dataclass(frozen=True)
@@ -305,6 +308,9 @@ class _Reader:
         head = strip_selectors(text[i : i + _HEAD_WINDOW])
         quote_aware = _QUOTE_AWARE_RE.match(head) is not None
         echo_arg: int | None = None
+        # ".printf [/D] [Option] "FormatString" [, Argument , ...]": only the format string is quoted.
+        printf = quote_aware and self.lex.quotes == "documented" and _PRINTF_RE.match(head) is not None
+        strings = 0
         if quote_aware and self.lex.quotes == "documented":
             echo = _ECHO_RE.search(text, i, min(len(text), i + _HEAD_WINDOW))
             if echo is not None and _ECHO_RE.match(head):
@@ -314,11 +320,12 @@ class _Reader:
             ch = text[j]
             if ch == ";":
                 return j, None
-            if ch == '"' and quote_aware and self.opens_string(text, i, j, echo_arg):
+            if ch == '"' and quote_aware and not (printf and strings) and self.opens_string(text, i, j, echo_arg):
+                strings += 1
                 end = string_end(text, j, self.lex.escapes)
                 if end is None:
                     stop = text.find(";", i)
-                    return (n if stop < 0 else stop), "a quoted string never closes"
+                    return (n if stop < 0 else stop), _UNCLOSED
                 j = end
                 continue
             j += 1
@@ -497,6 +504,21 @@ class _Reader:
         rest = text[i:]
         segments = split_outside(rest, self.lex, quotes="'\"")
         return JCommand(condition, closed, None if segments is None else tuple(segments), rest, text)
+
+
+def command_texts(line: str, lex: Lexing) -> list[str]:
+    """The top-level commands of ``line`` as text, in order: what kd runs one after the other.
+
+    A block, conditional, loop, ``j``, ``~e`` or path list is one command (its whole text).
+    """
+    texts: list[str] = []
+    for node in read_list(line, lex):
+        if isinstance(node, Malformed) and node.reason == _UNCLOSED:
+            continue  # the command itself follows as a Command node
+        text = node.text.strip()
+        if text:
+            texts.append(text)
+    return texts
 
 
 def selector_rest(piece: str) -> tuple[str, str]:

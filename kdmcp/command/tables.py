@@ -111,7 +111,9 @@ _DX_RE = _head(r"dx")
 _REGISTER_RE = _head(r"r[mxflq]?")  # r, rM, rX, rF, rL, rQ
 _ALIAS_OTHER_RE = _head(r"a[dl]")  # ad (delete), al (list)
 _Z_RE = _head(r"z")
-_LSF_RE = _head(r"lsf(?!-)")  # "lsf Filename" loads a source file ("lsf- Filename" unloads one)
+_LSF_RE = _head(r"lsf(?!-)")
+# "lse" starts a source editor on the host (WinDiff / WINDBG_INVOKE_EDITOR).
+_LSE_RE = _head(r"lse")  # "lsf Filename" loads a source file ("lsf- Filename" unloads one)
 _LD_RE = _head(r"ld")  # "ld ModuleName [/f FileName]"
 # p/t and variants: 'p [r] [= StartAddress] [Count] ["Command"]' runs Command after the step.
 _STEP_RE = _head(r"p(?:a|c|ct|h|t|r)?|t(?:a|b|c|ct|h|t|r)?")
@@ -249,7 +251,6 @@ _DOT_COMMANDS: dict[str, tuple[CommandClass, str]] = {
     "lines": (_READ, "sets a source-line option"),
     "locale": (_READ, "sets the locale"),
     "noversion": (_READ, "hides version information"),
-    "prompt_allow": (_READ, "sets what the prompt shows"),
     "hideinjectedcode": (_READ, "sets a display option"),
     "show_read_failures": (_READ, "sets a display option"),
     "show_sym_failures": (_READ, "sets a display option"),
@@ -270,7 +271,7 @@ _DOT_COMMANDS: dict[str, tuple[CommandClass, str]] = {
     "nvunloadall": (_READ, "unloads NatVis files"),
     "unload": (_READ, "unloads an extension DLL"),
     "unloadall": (_READ, "unloads extension DLLs"),
-    "tlist": (_READ, "lists processes on the debugger host"),
+    "tlist": (_HOST_FILE_READ, "lists processes on the debugger host"),
     "ttime": (_READ, "shows thread times"),
     "jdinfo": (_READ, "shows JIT debugging information"),
     "eventlog": (_READ, "shows recent events"),
@@ -281,7 +282,7 @@ _DOT_COMMANDS: dict[str, tuple[CommandClass, str]] = {
     "beep": (_READ, "beeps"),
     "sleep": (_READ, "pauses the debugger"),
     "push": (_READ, "saves registers"),
-    "quit_lock": (_READ, "locks the debugger against quitting"),
+    "quit_lock": (_SETTINGS_CHANGE, "locks the debugger against quitting (kd-mcp's own stop included)"),
     "record_branches": (_READ, "sets a branch-recording option"),
     "secure": (_READ, "turns on secure mode"),
     "noshell": (_READ, "turns off .shell"),
@@ -331,11 +332,11 @@ _KNOWN_EXTENSION_MODULES: frozenset[str] = frozenset(
 # A word that names a network location: "\\\\host\\share", "//host/share", "\\\\?\\UNC\\...",
 # "file://", "http(s)://", "ftp://" -- the host connects there (and for SMB, authenticates).
 NETWORK_WORD_RE = re.compile(
-    r"(?:(?<=^)|(?<=[\s*=\"'(,;<]))(?P<path>(?:[\\/]{2}|(?:file|https?|ftps?|smb|webdav)\s*:)[^\s;*\"']*)",
+    r"(?:(?<=^)|(?<=[\s*=\"'(,;<]))(?P<path>(?:[\\/]{2}|[\\/]\?\?[\\/]UNC[\\/]|(?:file|https?|ftps?|smb|webdav)\s*:)[^\s;*\"']*)",
     re.IGNORECASE,
 )
 # Commands that only print their arguments: a network-looking word there reaches nothing.
-PRINT_ONLY_RE = re.compile(r"(?:\.echo|\.printf|\$\$|\*)(?![\w])", re.IGNORECASE)
+PRINT_ONLY_RE = re.compile(r"(?:\.echo|\.printf|\$\$(?![\s>a]*<)|\*)(?![\w])", re.IGNORECASE)
 # The Microsoft public symbol server: what ".symfix" sets, allowed by default.
 DEFAULT_NETWORK_ROOTS: tuple[str, ...] = ("https://msdl.microsoft.com/download/symbols",)
 

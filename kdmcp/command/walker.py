@@ -74,6 +74,7 @@ from kdmcp.command.tables import (
     _KNOWN_EXTENSION_MODULES,
     _LD_RE,
     _LETTER_RULES,
+    _LSE_RE,
     _LSF_RE,
     _MEMORY_WRITE,
     _NETWORK_PATH,
@@ -441,11 +442,12 @@ class Walker:
                 self.add(piece, _SETTINGS_CHANGE, "changes debugger settings (they can change what gets loaded)")
             else:
                 self.add(piece, _UNKNOWN, "a .settings verb kd-mcp does not know")
-        elif base_name in ("outmask", "ofilter"):
-            if args:
-                self.add(piece, _OUTPUT_CONTROL, "changes which output kd prints (it can hide what the engine reads)")
-            else:
-                self.add(piece, _READ, f"shows the current .{base_name}")
+        elif base_name in ("outmask", "ofilter", "prompt_allow") and args and args.lower() not in ("/a", "/d"):
+            # The documentation says ".outmask Expression" adds bits; any form but "/a" (all on)
+            # and "/d" (the default) is denied all the same, in case a kd version sets them.
+            self.add(piece, _OUTPUT_CONTROL, "changes which output kd prints (it can hide what the engine reads)")
+        elif base_name in ("outmask", "ofilter", "prompt_allow"):
+            self.add(piece, _READ, f".{name} (shows the setting or turns all output on)")
         elif base_name == "readmem":
             self.add(piece, _HOST_FILE_READ, "reads a file from the debugger host")
             self.add(piece, _MEMORY_WRITE, "writes the file's bytes into target memory")
@@ -545,6 +547,9 @@ class Walker:
             return
         if J_RE.match(piece):
             self.walk(read_list(piece, self.lex, None, self.depth))
+            return
+        if _LSE_RE.match(piece):
+            self.add(piece, _HOST_EXEC, "starts a source editor on the debugger host")
             return
         if _LSF_RE.match(piece):
             self.add(piece, _HOST_FILE_READ, "loads a source file from the debugger host")
@@ -672,6 +677,8 @@ class Walker:
             self.alias_values.setdefault(name, []).append("0")
             self.add(piece, _READ, "defines an alias to a number")
         elif switches:
+            if "/f" in switches:
+                self.add(piece, _HOST_FILE_READ, "reads a file on the debugger host into the alias")
             self.add(
                 piece, _UNKNOWN, "the alias takes text from memory, the environment or a file; any use could run it"
             )
@@ -727,6 +734,10 @@ class Walker:
             if member == "executecommand" or member.startswith("setbreakpoint"):
                 continue
             self.add(piece, _UNKNOWN, "uses Debugger.Utility.Control, which can run debugger commands")
+        if re.search(r"\[\s*[^\]]*__kdmcp_str\d+__", code):
+            self.add(piece, _UNKNOWN, "names a member with a string (Utility[\"Contr\" + \"ol\"] reaches any member)")
+        if "\\" in code:
+            self.add(piece, _UNKNOWN, "an escape outside a string literal can spell any member's name")
         if _DX_BREAKPOINT_RE.search(code):
             self.add(piece, _EXECUTION, "sets a breakpoint")
         if _DX_FILESYSTEM_RE.search(code):

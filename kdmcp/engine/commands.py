@@ -2,43 +2,37 @@
 
 kd stops reading input while the target runs, so a ``.echo`` marker sent after ``g`` would
 sit unread until the next break; go-class commands are therefore sent without a marker and
-confirmed by the session's state instead (design.md, "Go-class commands").
+confirmed by the session's state instead (architecture.md, "Go-class commands").
+
+Which lines are go-class is the command reader's answer (:func:`kdmcp.command.run_effect`),
+the same reader the policy and the simulator use: a ``g`` inside ``.block { }``, a ``j``
+branch, an ``.if`` body, a ``.foreach`` body or a ``~*e`` string counts, a ``g`` in a
+breakpoint's command string (which runs later) does not.
 """
 
 from __future__ import annotations
 
-import re
 from typing import Literal
 
-from kdmcp.parse.command_list import split_command_list
+from kdmcp.command import RunEffect, run_effect
 
-__all__ = ["MAX_COMMAND_BYTES", "CommandKind", "classify", "split_command_list", "validate"]
+__all__ = ["MAX_COMMAND_BYTES", "CommandKind", "classify", "validate"]
 
 CommandKind = Literal["immediate", "go", "reboot", "quit"]
 
 MAX_COMMAND_BYTES = 4000  # under the pty's 4096-byte canonical line limit
 
-# g gh gn gN gc gu, behind an optional ~N / ~* / |N prefix; arguments follow a space or '='.
-_GO_RE = re.compile(r"(?:~[\d.#*]*\s*|\|\d*\s*)?g[hncu]?(?:[\s=].*)?", re.IGNORECASE | re.DOTALL)
-_REBOOT_RE = re.compile(r"\.(?:reboot|restart)\b.*", re.IGNORECASE | re.DOTALL)
-_QUIT_RE = re.compile(r"q[qd]?", re.IGNORECASE)
+_KIND: dict[RunEffect, CommandKind] = {
+    RunEffect.IMMEDIATE: "immediate",
+    RunEffect.RESUMES: "go",
+    RunEffect.REBOOTS: "reboot",
+    RunEffect.ENDS: "quit",
+}
 
 
 def classify(line: str) -> CommandKind:
-    """The strongest behaviour among the pieces of a command list (quit > reboot > go)."""
-    kinds: set[str] = set()
-    for piece in split_command_list(line):
-        if _QUIT_RE.fullmatch(piece):
-            kinds.add("quit")
-        elif _REBOOT_RE.fullmatch(piece):
-            kinds.add("reboot")
-        elif _GO_RE.fullmatch(piece):
-            kinds.add("go")
-    if "quit" in kinds:
-        return "quit"
-    if "reboot" in kinds:
-        return "reboot"
-    return "go" if "go" in kinds else "immediate"
+    """The strongest behaviour of any command the line runs (quit > reboot > go > immediate)."""
+    return _KIND[run_effect(line)]
 
 
 def validate(line: str) -> str | None:

@@ -454,9 +454,17 @@ class DebuggerSession:
         try:
             if kind in ("go", "reboot"):
                 result = self._go(command)
+                # A line that may run the target but came straight back to a prompt (a j
+                # branch not taken, "gu" out of a short function): its output is the answer.
+                end = result.output_offset
+                output, truncated = "", False
+                prompt_at = self._last_prompt_offset
+                if result.confirmed == "stopped" and prompt_at is not None and prompt_at > result.output_offset:
+                    end = prompt_at
+                    output, truncated = self._stopped_text(result.output_offset, end, command)
                 return CommandResult(
-                    command=command, kind=kind, state=result.state, prompt=self.prompt, output="",
-                    truncated=False, output_offset=result.output_offset, output_end=result.output_offset,
+                    command=command, kind=kind, state=result.state, prompt=self.prompt, output=output,
+                    truncated=truncated, output_offset=result.output_offset, output_end=end,
                     events=result.events, elapsed_ms=result.elapsed_ms,
                 )
             return self._immediate(command, timeout)
@@ -525,6 +533,20 @@ class DebuggerSession:
         raw = self.store.read(start, min(end - start, limit + head_len))
         truncated = end - start > len(raw)
         raw = _strip_echo(raw, command.encode("utf-8"), marker)
+        if len(raw) > limit:
+            raw, truncated = raw[:limit], True
+        return self._redact(raw.decode("utf-8", errors="replace")), truncated
+
+    def _stopped_text(self, start: int, end: int, command: str) -> tuple[str, bool]:
+        """Output of a go-class line that stopped at once: its echo removed, capped inline."""
+        limit = self.config.inline_output_bytes
+        echoed = command.encode("utf-8")
+        raw = self.store.read(start, min(end - start, limit + len(echoed) + 2))
+        truncated = end - start > len(raw)
+        for ending in (b"\r\n", b"\n"):
+            if raw.startswith(echoed + ending):
+                raw = raw[len(echoed) + len(ending) :]
+                break
         if len(raw) > limit:
             raw, truncated = raw[:limit], True
         return self._redact(raw.decode("utf-8", errors="replace")), truncated

@@ -18,18 +18,27 @@ import re
 import select
 import signal
 import time
+from collections.abc import Callable, Iterator
 from typing import Literal
 
-from kdmcp.parse.command_list import split_command_list
+from kdmcp.command.classes import RunEffect
+from kdmcp.command.lexing import strip_selectors
+from kdmcp.command.tables import leaf_effect
 from kdmcp.sim import bulk, texts
+from kdmcp.sim.interpreter import EvalError, Interpreter, evaluate
 from kdmcp.sim.options import KDNET_KEY_RE, SimOptions
 from kdmcp.sim.scenario import Response, RunEvent, Scenario
 
 State = Literal["waiting", "running", "broken", "rebooting", "lost"]
 
-# Go-class commands (design.md): g gh gn gN, optionally behind a ~N / |N prefix.
-_GO_RE = re.compile(r"(?:~\d+\s*|\|\d+\s*)?g[hn]?(?:\s.*)?", re.IGNORECASE)
-_STEP_OUT_RE = re.compile(r"g[uc]", re.IGNORECASE)
+# "gu" / "gc" stop again at once here (the simulated function returns at once).
+_STEP_OUT_RE = re.compile(r"g[uc](?:\s.*)?", re.IGNORECASE | re.DOTALL)
+# "r $t0 = 5": a temporary register (the simulator's only registers that expressions read).
+_TEMP_ASSIGN_RE = re.compile(r"r\s+@?\$t(?P<index>1[0-9]|[0-9])\s*=\s*(?P<value>.+)", re.IGNORECASE)
+# ".outmask[-] [/l] Expression", ".outmask /a", ".outmask /d" (.outmask (Control Output Mask)).
+_OUTMASK_RE = re.compile(r"\.outmask(?P<minus>-)?(?:\s+(?P<args>.*))?", re.IGNORECASE)
+_DEFAULT_OUTMASK = 0x3F7  # ".outmask /d ... is equivalent to .outmask 0x3F7"
+_NORMAL_OUTPUT, _PROMPT_OUTPUT = 0x1, 0x10
 _PROCESSOR_SWITCH_RE = re.compile(r"~(\d+)s", re.IGNORECASE)
 _EFFMACH_RE = re.compile(r"\.effmach(?:\s+(\S+))?", re.IGNORECASE)
 _QUIT_RE = re.compile(r"q[qd]?", re.IGNORECASE)
@@ -73,6 +82,13 @@ class SimDebugger:
         self.script_deadline: float | None = None
         self.pid = opts.pid if opts.pid is not None else 0x1A2C
         self._outbuf = bytearray()
+        self.temps: dict[int, int] = {}
+        self.outmask = _DEFAULT_OUTMASK
+        self._in_command = False
+        self._captured: list[str] | None = None
+        self.interpreter = Interpreter(self)
+        # The rest of a command line whose command let the target run: kd runs it at the next stop.
+        self.pending: Iterator[None] | None = None
         # Tests of "nothing lost" compare what the engine stored with what was really written.
         emit_path = os.environ.get(EMIT_LOG_ENV)
         self._emit_log = open(emit_path, "ab") if emit_path else None  # noqa: SIM115 (lives with the process)
@@ -86,7 +102,15 @@ class SimDebugger:
     # ----------------------------------------------------------------- output
 
     def out(self, text: str) -> None:
-        """Write text as the console would show it (line ends per pty/pipe)."""
+        """Write text as the console would show it (line ends per pty/pipe).
+
+        A command's output is normal output: with bit 1 cleared by ``.outmask-`` it is not shown.
+        """
+        if self._in_command and not self.outmask & _NORMAL_OUTPUT:
+            return
+        if self._captured is not None:
+            self._captured.append(text)
+            return
         if self.crlf:
             text = text.replace("\n", "\r\n")
         self.out_bytes(text.encode("utf-8", errors="replace"))
@@ -110,6 +134,26 @@ class SimDebugger:
                 self._emit_log.write(view[:n])
                 self._emit_log.flush()
             view = view[n:]
+
+    # ------------------------------------------------- the interpreter's host
+
+    def is_broken(self) -> bool:
+        return self.state == "broken"
+
+    def interrupted(self) -> bool:
+        return self.take_interrupt()
+
+    def thread_ids(self) -> list[int]:
+        return list(range(_BREAK_THREAD + 1))  # the canned process's threads
+
+    def capture(self, run: Callable[[], None]) -> str:
+        """What ``run`` prints, kept instead of shown (``.foreach``'s input commands)."""
+        saved, self._captured = self._captured, []
+        try:
+            run()
+            return "".join(self._captured)
+        finally:
+            self._captured = saved
 
     def prompt_text(self) -> str:
         if self.opts.mode == "local":
@@ -316,6 +360,7 @@ class SimDebugger:
         self.script_deadline = time.monotonic() + self.script[0].after_ms / 1000 if self.script else None
 
     def reboot(self) -> None:
+        self.pending = None  # the rest of the line is lost with the target
         self.out(texts.shutdown())
         self.state = "rebooting"
         self._schedule_connect(self.sc.reboot_delay_ms)
@@ -331,7 +376,13 @@ class SimDebugger:
     # ------------------------------------------------------------ commands
 
     def prompt_and_execute(self) -> None:
-        self.out(self.prompt_text())
+        if self.pending is not None:
+            rest, self.pending = self.pending, None
+            self._drive(rest)
+            if self.state != "broken":
+                return
+        if self.outmask & _PROMPT_OUTPUT:
+            self.out(self.prompt_text())
         if self.opts.initial_commands is not None:
             line = self.opts.initial_commands
             self.opts.initial_commands = None
@@ -346,16 +397,37 @@ class SimDebugger:
                 return
             line = self.last_command  # kd repeats the last command on an empty line
         self.last_command = line
-        for piece in split_command_list(line):
-            self.execute(piece)
+        self._drive(self.interpreter.run_line(line))
+
+    def _drive(self, steps: Iterator[None]) -> None:
+        """Run a line's commands until the line ends or one lets the target run (the rest waits)."""
+        for _ in steps:
             if self.state != "broken":
+                self.pending = steps
                 return
 
     def execute(self, command: str) -> None:
+        self._in_command = True
+        try:
+            self._execute(command)
+        finally:
+            self._in_command = False
+
+    def _execute(self, command: str) -> None:
         if not command:
             return
         low = command.lower()
+        if m := _OUTMASK_RE.fullmatch(command):
+            self.set_outmask(bool(m.group("minus")), (m.group("args") or "").strip())
+            return
+        if m := _TEMP_ASSIGN_RE.fullmatch(command):
+            try:
+                self.temps[int(m.group("index"))] = evaluate(m.group("value"), self.temps)
+            except EvalError as exc:
+                self.out(f"Couldn't resolve error at '{exc}'\n")
+            return
         if low.startswith(".echo"):
+            # ".echo String" / '.echo "String"': the quotes are not printed (.echo (Echo Comment)).
             arg = command[5:].strip()
             if len(arg) >= 2 and arg[0] == arg[-1] == '"':
                 arg = arg[1:-1]
@@ -386,15 +458,15 @@ class SimDebugger:
         if response is not None:
             self.respond(command, response)
             return
-        if _GO_RE.fullmatch(command):
+        if _STEP_OUT_RE.fullmatch(strip_selectors(command)):
+            self.out(texts.break_location(self.sc))
+            return
+        if leaf_effect(command) is RunEffect.RESUMES and strip_selectors(command)[:1].lower() == "g":
             if self.opts.mode in ("dump", "local"):
                 self.out("No runnable debuggees error in 'g'\n" if self.opts.mode == "dump"
                          else "Go is not supported in local kernel debugging\n")
                 return
             self.go()
-            return
-        if _STEP_OUT_RE.fullmatch(command):
-            self.out(texts.break_location(self.sc))
             return
         if low == ".reboot" and self.kernel and self.opts.mode == "kdnet":
             self.reboot()
@@ -403,6 +475,23 @@ class SimDebugger:
             self.out(texts.bugcheck(self.sc, 0xE2, [0, 0, 0, 0]))
             return
         self.out(texts.syntax_error(command))
+
+    def set_outmask(self, minus: bool, args: str) -> None:
+        """``.outmask``: add (or with ``-`` remove) mask bits; ``/a`` all, ``/d`` the default."""
+        words = [w for w in args.split() if w.lower() != "/l"]
+        if words and words[0].lower() == "/a":
+            self.outmask = 0xFFFFFFFF
+        elif words and words[0].lower() == "/d":
+            self.outmask = _DEFAULT_OUTMASK
+        elif words:
+            try:
+                bits = evaluate(" ".join(words), self.temps) & 0xFFFFFFFF
+            except EvalError as exc:
+                self.out(f"Couldn't resolve error at '{exc}'\n")
+                return
+            self.outmask = self.outmask & ~bits if minus else self.outmask | bits
+        # kd answers with the client's mask; the exact wording is not in the documentation.
+        self.out(f"Client mask is {self.outmask:X}\n")
 
     def respond(self, command: str, r: Response) -> None:
         del command

@@ -14,7 +14,7 @@ from kdmcp.engine import (
     build_plan,
     simulator_command,
 )
-from kdmcp.engine.commands import classify, split_command_list, validate
+from kdmcp.engine.commands import classify, validate
 from kdmcp.errors import InvalidArgument
 from kdmcp.secret import Secret, redact
 
@@ -27,6 +27,10 @@ from kdmcp.secret import Secret, redact
         ("|0 g", "go"), ("r; g", "go"), (".reboot", "reboot"), (".restart", "reboot"), ("q", "quit"),
         ("qq", "quit"), ("qd", "quit"), ("r", "immediate"), ("gs", "immediate"), ("!gflag", "immediate"),
         ("bp nt!NtCreateFile \"kb; g\"", "immediate"), (".echo g", "immediate"), ("lm; k", "immediate"),
+        # the reader's answer: a g inside a block, a branch, a body or a ~e string runs the target
+        (".block { g }", "go"), ("j 1 'g';'r'", "go"), (".if (1) { gh }", "go"), ("~*e g", "go"),
+        ('.foreach /s (x "g") {x}', "go"), (".echo x\"; g; \"", "go"), ("sxe -c \"g\" ld", "immediate"),
+        ("as x g", "immediate"), ("wt", "go"), ("p", "immediate"), ("gs", "immediate"),
     ],
 )
 def test_classify(line, kind):
@@ -34,6 +38,8 @@ def test_classify(line, kind):
 
 
 def test_split_respects_quotes_and_blocks():
+    from kdmcp.parse.command_list import split_command_list
+
     assert split_command_list('bp x "k; g"; .block { r; k }; lm') == ['bp x "k; g"', ".block { r; k }", "lm"]
 
 

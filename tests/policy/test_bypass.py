@@ -64,7 +64,7 @@ BYPASSES: list[tuple[str, CommandClass, str]] = [
     (".echo ${x}", U, "alias pasted into an argument"),
     ("$u0 calc", U, "fixed-name alias"),
     ("r $.u0 = .shell calc", H, "fixed-name alias set by r"),
-    ("aS /f x c:\\cmds.txt", U, "alias from a file"),
+    ("aS /f x c:\\cmds.txt", CommandClass.HOST_FILE_READ, "alias from a file"),
     ("aS /ma x @rcx", U, "alias from target memory"),
     # breakpoint and event command strings
     ('bp nt!NtCreateFile ".shell calc"', H, "bp command string"),

@@ -53,7 +53,8 @@ FAMILIES: dict[CommandClass, list[str]] = {
         ".frame 3", ".frame /c 2", ".f+", ".trap @rsp", ".cxr @rcx", ".exr -1", ".ecxr", ".lastevent",
         ".reload", ".reload /f nt", ".sympath", ".sympath+ c:\\symbols", ".symfix", ".srcpath c:\\src",
         ".effmach amd64", ".cls", ".chain", ".logclose", ".time", ".process /r /p fffff80012345678",
-        ".thread @rcx", ".bugcheck", ".expr", ".settings list", ".noshell", ".unload x",
+        ".thread @rcx", ".bugcheck", ".expr", ".settings list", ".outmask", ".outmask /d", ".outmask /a",
+        ".noshell", ".unload x",
         "vertarget", "version", "bl", "n 16",
         "!process 0 0", "!process 0 7 System", "!thread", "!analyze -v", "!pcr", "!irql", "!pte @rip",
         "!pool @rcx", "!poolfind Tag1", "!vm", "!object \\Driver", "!drvobj \\Driver\\Null 2", "!devobj @rcx",
@@ -102,6 +103,7 @@ FAMILIES: dict[CommandClass, list[str]] = {
         ".readmem c:\\x.bin 1000", "lsf c:\\src\\a.c", "ld nt /f c:\\x\\nt.pdb", ".dml_start c:\\x.dml",
         "!analyze -c -load c:\\k.ini", ".cmdtree c:\\t.txt", ".opendump c:\\x.dmp", ".settings load x.xml",
         '.foreach /f (x "c:\\cmds.txt") { .echo hi }', "dx Debugger.Utility.FileSystem.TempDirectory",
+        "aS /f x c:\\x.txt",
     ],
     NETWORK_PATH: [
         ".sympath \\\\evil\\s", ".sympath+ //evil/s", ".srcpath \\\\h\\src", ".exepath \\\\h\\bin",
@@ -113,12 +115,14 @@ FAMILIES: dict[CommandClass, list[str]] = {
         ".settings set x=1", ".expr /s masm", ".expr /s c++", "dx Debugger.Settings.Sources.SkipCrossOrigin = 1",
         ".settings clear",
     ],
-    OUTPUT_CONTROL: [".outmask- 1", ".outmask 0", ".outmask /l 0", ".ofilter x*"],
+    OUTPUT_CONTROL: [
+        ".outmask 8", ".outmask- 1", ".outmask- /l 1", ".OUTMASK- 0x3f7", ".ofilter x*", ".prompt_allow -reg",
+    ],
     TARGET_DESTRUCTIVE: [".reboot", ".crash", ".kill", ".restart", ".closehandle 4"],
     SESSION_ENDING: ["q", "qq", "qd", "Q", ".detach", ".abandon", ".remote_exit", ".endpsrv"],
     UNKNOWN: [
         "foo", "jmp", "cls", ".foo", "!foo", "!list -x \"k\" @rcx", "!gflag +hpa", "${x}", "$u0", "$foo",
-        ".", "'r'", "\"r\"", "(r)", "}", "~*e", "aS /ma x @rcx", "aS /e x PATH", "aS /f x c:\\x.txt",
+        ".", "'r'", "\"r\"", "(r)", "}", "~*e", "aS /ma x @rcx", "aS /e x PATH",
         "aS x two words", ".settings frob", ".idle_cmd k",
         "dx Debugger.Utility.Control", "dx @$scripts.x.Contents.f()", "dx nt!KeBugCheckEx(1)", "bp x .shell",
     ],
@@ -145,7 +149,7 @@ def test_family(command: str, command_class: CommandClass) -> None:
 # Classes a command of a family may carry as well (".readmem" reads a host file *and*
 # writes target memory; "dx ...FileSystem" can read and write host files).
 _COMPANIONS: dict[CommandClass, tuple[CommandClass, ...]] = {
-    HOST_FILE_READ: (MEMORY_WRITE, FILE_WRITE, SETTINGS_CHANGE, NETWORK_PATH),
+    HOST_FILE_READ: (MEMORY_WRITE, FILE_WRITE, SETTINGS_CHANGE, NETWORK_PATH, UNKNOWN),
     FILE_WRITE: (HOST_FILE_READ,),
     NETWORK_PATH: (HOST_FILE_READ,),
     SETTINGS_CHANGE: (MEMORY_WRITE,),
