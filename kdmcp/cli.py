@@ -204,13 +204,25 @@ def _parse(parsed: argparse.Namespace) -> int:
 
 
 def _state_write(parsed: argparse.Namespace) -> int:
-    from kdmcp.statefile import KdSessionState, default_state_path, read_key_interactively, write_state
+    from pydantic import ValidationError
+
+    from kdmcp.errors import InvalidArgument
+    from kdmcp.statefile import (
+        KdSessionState,
+        default_state_path,
+        describe_validation_error,
+        read_key_interactively,
+        write_state,
+    )
 
     key = read_key_interactively()
-    state = KdSessionState(
-        schema="winrm-kd-session-v1", guest_host=parsed.guest_host, host_ip=parsed.host_ip,
-        port=parsed.port, key=key, created_by="kd-mcp state write",
-    )
+    try:  # the same rules the server applies when it reads the file back (kdmcp.argvalues)
+        state = KdSessionState(
+            schema="winrm-kd-session-v1", guest_host=parsed.guest_host, host_ip=parsed.host_ip,
+            port=parsed.port, key=key, created_by="kd-mcp state write",
+        )
+    except ValidationError as exc:
+        raise InvalidArgument("; ".join(describe_validation_error(exc))) from None
     path = parsed.path or str(default_state_path())
     write_state(path, state)
     sys.stderr.write(f"kd-mcp: wrote {path} (owner-only)\n")

@@ -26,6 +26,7 @@ from typing import Any, Literal, Union, get_args, get_origin
 import platformdirs
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from kdmcp.argvalues import check_host, check_path, check_symbol_path
 from kdmcp.errors import ConfigError
 from kdmcp.statefile import KdnetKey, others_can_read, read_yaml_document
 
@@ -72,6 +73,12 @@ class DebuggerPaths(_Section):
     cdb: str | None = None
     windbg: str | None = None
 
+    @field_validator("kd", "cdb", "windbg")
+    @classmethod
+    def _plain_executable(cls, value: str | None) -> str | None:
+        """Each is argv[0] of a debugger: no quotes or control characters (``kdmcp.argvalues``)."""
+        return None if value is None else check_path(value)
+
 
 class Timeouts(_Section):
     """Seconds. Defaults suit a KDNET guest on a LAN with symbols on a symbol server."""
@@ -89,6 +96,12 @@ class KdnetConnection(_Section):
     port: int = Field(ge=1, le=65535)
     key: KdnetKey
     target_host: str | None = None  # kd's target=: the guest, when the host has several NICs
+
+    @field_validator("target_host")
+    @classmethod
+    def _target_is_a_host(cls, value: str | None) -> str | None:
+        """kd splits ``-k net:...,target=H`` at ',' and '=': only a host name or an address goes there."""
+        return None if value is None else check_host(value)
 
 
 class Config(_Section):
@@ -113,6 +126,12 @@ class Config(_Section):
         if isinstance(data, dict):
             return {k: ({} if v is None and k in _SECTIONS else v) for k, v in data.items()}
         return data
+
+    @field_validator("symbol_path")
+    @classmethod
+    def _plain_symbol_path(cls, value: str | None) -> str | None:
+        """Passed to ``-y``: no leading '-', quotes or control characters (``kdmcp.argvalues``)."""
+        return None if value is None else check_symbol_path(value)
 
     @field_validator("connections")
     @classmethod

@@ -37,6 +37,7 @@ import platformdirs
 import yaml
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, PlainSerializer, ValidationError, field_validator
 
+from kdmcp.argvalues import check_host, check_ip_address, check_kdnet_key, check_port
 from kdmcp.errors import InvalidArgument, KdMcpError, StateFileError
 from kdmcp.regular_file import FileRefused, read_regular_file
 from kdmcp.secret import Secret
@@ -76,9 +77,6 @@ KDNET_PORT_RANGE = (49152, 65535)
 # A clock a few minutes off between guest-side companion and host is normal.
 FUTURE_SLACK_S = 300.0
 
-# bcdedit/kdnet print the key as four 64-bit numbers in base 36 (0-9, a-z), dot-separated:
-# 36**13 > 2**64 > 36**12, so a word has at most 13 digits.
-_KEY_WORD_RE = re.compile(r"[0-9a-zA-Z]{1,13}")
 # Anything that looks like a key, for masking text we did not write (YAML error text).
 _KEYLIKE_RE = re.compile(r"[0-9a-zA-Z]{1,13}(?:\.[0-9a-zA-Z]{1,13}){3}")
 
@@ -89,26 +87,6 @@ _SOURCE_WORDS: dict[StateSource, str] = {
     "env": f"from ${ENV_STATE_FILE}",
     "default": "the default location",
 }
-
-
-def check_kdnet_key(value: str) -> str:
-    """Return the key stripped of surrounding blanks, or raise ``ValueError`` saying what is wrong.
-
-    The message describes the defect by position and length only, so it is safe to show.
-    """
-    key = value.strip()
-    words = key.split(".")
-    rule = "must be four dot-separated base-36 words of 1-13 characters (0-9, a-z)"
-    if len(words) != 4:
-        raise ValueError(f"{rule}; found {len(words)} word{'s' if len(words) != 1 else ''}")
-    for n, word in enumerate(words, 1):
-        if not word:
-            raise ValueError(f"{rule}; word {n} is empty")
-        if len(word) > 13:
-            raise ValueError(f"{rule}; word {n} has {len(word)} characters")
-        if not _KEY_WORD_RE.fullmatch(word):
-            raise ValueError(f"{rule}; word {n} has a character outside 0-9 and a-z")
-    return key
 
 
 def _to_kdnet_key(value: object) -> Secret:
@@ -177,15 +155,25 @@ class KdSessionState(BaseModel):
             raise ValueError("is empty")
         return value.strip()
 
+    # guest_host becomes kd's target= (which kd splits at ',' and '='); host_ip is what the guest's
+    # bcdedit hostip: was given, an address. kdmcp.argvalues holds the rules for every source.
+    @field_validator("guest_host")
+    @classmethod
+    def _guest_is_a_host(cls, value: str) -> str:
+        return check_host(value)
+
+    @field_validator("host_ip")
+    @classmethod
+    def _host_ip_is_an_address(cls, value: str) -> str:
+        return check_ip_address(value)
+
     @field_validator("port", mode="before")
     @classmethod
     def _port_in_range(cls, value: object) -> int:
         # YAML "port: 5e4" or "port: '50000'" is a mistake we report rather than coerce.
         if isinstance(value, bool) or not isinstance(value, int):
             raise ValueError(f"must be an integer from 1 to 65535, not {_kind(value)}")
-        if not 1 <= value <= 65535:
-            raise ValueError(f"must be an integer from 1 to 65535, not {value}")
-        return value
+        return check_port(value)
 
     @field_validator("created_by", mode="before")
     @classmethod

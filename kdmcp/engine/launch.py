@@ -5,19 +5,39 @@ kernel (``kd -kl``), a crash dump (``kd -z`` for kernel dumps, ``cdb -z`` for us
 process (``cdb -p PID`` or ``cdb app.exe args``) and joining a debugging server
 (``-remote tcp:server=H,port=N``). The KDNET key is a ``Secret``: the real argv has it, the
 ``display`` form shown to users and logs has ``key=***``.
+
+Every value is checked by ``kdmcp.argvalues`` twice: when a target model is built, and again
+in ``build_plan``, the one door to an argv (``model_copy(update=...)`` skips validators, and
+the symbol path, extra flags and debugger prefix arrive as plain arguments).
 """
 
 from __future__ import annotations
 
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from kdmcp.argvalues import (
+    ArgvValueError,
+    check_argument,
+    check_command_line,
+    check_host,
+    check_kdnet_key,
+    check_option,
+    check_path,
+    check_port,
+    check_remote_connection,
+    check_symbol_path,
+    require,
+)
 from kdmcp.errors import InvalidArgument
 from kdmcp.secret import Secret, redact
+
+T = TypeVar("T")
+R = TypeVar("R")
 
 Flavor = Literal["kd", "cdb"]
 
@@ -36,10 +56,15 @@ class KdnetTarget(_Target):
 
     @field_validator("key")
     @classmethod
-    def _key_not_empty(cls, key: Secret) -> Secret:
+    def _key_well_formed(cls, key: Secret) -> Secret:
         if not key.reveal():
             raise ValueError("the KDNET key is empty")
-        return key
+        return Secret(check_kdnet_key(key.reveal()))
+
+    @field_validator("host")
+    @classmethod
+    def _host_is_a_host(cls, host: str | None) -> str | None:
+        return None if host is None else check_host(host)
 
 
 class LocalKernelTarget(_Target):
@@ -51,6 +76,11 @@ class DumpTarget(_Target):
     path: str = Field(min_length=1)
     kernel: bool = True
 
+    @field_validator("path")
+    @classmethod
+    def _plain_path(cls, path: str) -> str:
+        return check_path(path)
+
 
 class ProcessTarget(_Target):
     """A user-mode process: attach to ``pid`` or launch ``command_line``."""
@@ -60,6 +90,11 @@ class ProcessTarget(_Target):
     command_line: Sequence[str] | None = None
     noninvasive: bool = False
 
+    @field_validator("command_line")
+    @classmethod
+    def _plain_command_line(cls, command_line: Sequence[str] | None) -> Sequence[str] | None:
+        return None if command_line is None else check_command_line(command_line)
+
 
 class RemoteTarget(_Target):
     """Join a session served by ``windbg/kd/cdb -server`` (``tcp:server=H,port=N`` …)."""
@@ -67,6 +102,11 @@ class RemoteTarget(_Target):
     mode: Literal["remote"] = "remote"
     connection: str = Field(min_length=1)
     kernel: bool = True
+
+    @field_validator("connection")
+    @classmethod
+    def _known_connection(cls, connection: str) -> str:
+        return check_remote_connection(connection)
 
 
 Target = KdnetTarget | LocalKernelTarget | DumpTarget | ProcessTarget | RemoteTarget
@@ -84,6 +124,29 @@ class LaunchPlan:
     # Whether startup ends at a prompt (initial break, dumps, processes) rather than with
     # the target running (KDNET without -b).
     stops_at_start: bool = True
+
+
+def argv_value(field: str, value: T, check: Callable[[T], R]) -> R:
+    """``check(value)`` or ``InvalidArgument("<field>: <problem>")``: how callers refuse argv values."""
+    try:
+        return require(field, value, check)
+    except ArgvValueError as exc:
+        raise InvalidArgument(str(exc)) from None
+
+
+def kdnet_target(port: int, key: Secret, host: str | None, *, host_field: str = "target_host") -> KdnetTarget:
+    """A ``KdnetTarget`` from a caller's values, refused as ``InvalidArgument`` naming the field.
+
+    Tool arguments arrive as plain values; a pydantic error would say "Value error, ..."
+    without saying which argument was wrong.
+    """
+    checked_host = None if host is None else argv_value(host_field, host, check_host)
+    argv_value("port", port, check_port)
+    argv_value("key", key.reveal(), check_kdnet_key)
+    try:
+        return KdnetTarget(port=port, key=key, host=checked_host)
+    except ValidationError as exc:  # the checks above are the model's: this is only a backstop
+        raise InvalidArgument("; ".join(err["msg"] for err in exc.errors(include_input=False))) from None
 
 
 def flavor_for(target: Target) -> Flavor:
@@ -109,14 +172,20 @@ def build_plan(
     """
     if not debugger:
         raise InvalidArgument("no debugger executable given")
+    for n, part in enumerate(debugger):
+        argv_value(f"debugger argv[{n}]", part, check_path if n == 0 else check_argument)
+    for n, flag in enumerate(extra_args):
+        argv_value(f"extra argument {n}", flag, check_option)
     args: list[str] = list(debugger)
     secrets: tuple[Secret, ...] = ()
     if symbol_path:
-        args += ["-y", symbol_path]
+        args += ["-y", argv_value("symbol_path", symbol_path, check_symbol_path)]
     if isinstance(target, KdnetTarget):
-        spec = f"net:port={target.port},key={target.key.reveal()}"
+        port = argv_value("port", target.port, check_port)
+        key = argv_value("key", target.key.reveal(), check_kdnet_key)
+        spec = f"net:port={port},key={key}"
         if target.host:
-            spec += f",target={target.host}"
+            spec += f",target={argv_value('target_host', target.host, check_host)}"
         if initial_break:
             args.append("-b")
         args += ["-k", spec]
@@ -124,14 +193,14 @@ def build_plan(
     elif isinstance(target, LocalKernelTarget):
         args.append("-kl")
     elif isinstance(target, DumpTarget):
-        args += ["-z", target.path]
+        args += ["-z", argv_value("dump path", target.path, check_path)]
     elif isinstance(target, RemoteTarget):
-        args += ["-remote", target.connection]
+        args += ["-remote", argv_value("remote connection", target.connection, check_remote_connection)]
     elif target.pid is not None:
-        args += (["-pv"] if target.noninvasive else []) + ["-p", str(target.pid)]
+        args += (["-pv"] if target.noninvasive else []) + ["-p", str(int(target.pid))]
     elif target.command_line:
         # Everything after the executable belongs to the debuggee: options go first.
-        args += [*extra_args, *target.command_line]
+        args += [*extra_args, *argv_value("command_line", target.command_line, check_command_line)]
         extra_args = ()
     else:
         raise InvalidArgument("a process target needs a pid or a command line")
@@ -151,7 +220,7 @@ def simulator_command(flavor: Flavor, scenario: str | None = None) -> list[str]:
     """The argv prefix that runs ``kdmcp.sim`` as ``flavor`` (scenario options go first)."""
     prefix = [sys.executable, "-m", "kdmcp.sim", flavor]
     if scenario:
-        prefix += ["--scenario", scenario]
+        prefix += ["--scenario", argv_value("scenario", scenario, check_path)]
     return prefix
 
 

@@ -110,7 +110,9 @@ def test_loads_json_and_wraps_the_key(tmp_path: Path) -> None:
 
 def test_loads_yaml_and_ignores_unknown_fields(tmp_path: Path) -> None:
     path = tmp_path / "s.yaml"
-    path.write_text(f"schema: {SCHEMA}\nguest_host: g\nhost_ip: h\nport: 50001\nkey: {CANARY}\nfuture_field: [1, 2]\n")
+    path.write_text(
+        f"schema: {SCHEMA}\nguest_host: g\nhost_ip: 10.0.0.1\nport: 50001\nkey: {CANARY}\nfuture_field: [1, 2]\n"
+    )
     path.chmod(0o600)
     state = load_state(path, now=NOW, env={}).state
     assert state.port == 50001
@@ -380,7 +382,7 @@ def test_all_defects_reported_at_once(tmp_path: Path, caplog: pytest.LogCaptureF
 def test_direct_construction_does_not_quote_the_key() -> None:
     bad = ".".join(CANARY_WORDS[:3])
     with pytest.raises(ValueError, match="found 3 words") as info:
-        KdSessionState(guest_host="g", host_ip="h", port=50000, key=bad)  # type: ignore[arg-type]
+        KdSessionState(guest_host="g", host_ip="10.0.0.1", port=50000, key=bad)  # type: ignore[arg-type]
     assert_no_key(leak_text(info.value), bad)
 
 
@@ -515,7 +517,7 @@ def test_write_failure_is_reported_without_key_and_cleans_up(tmp_path: Path) -> 
 
 
 def test_write_accepts_a_plain_string_key_too(tmp_path: Path) -> None:
-    state = KdSessionState(guest_host="g", host_ip="h", port=50000, key="1.2.3.4")  # type: ignore[arg-type]
+    state = KdSessionState(guest_host="g", host_ip="10.0.0.1", port=50000, key="1.2.3.4")  # type: ignore[arg-type]
     path = write_state(str(tmp_path / "s.json"), state)
     assert json.loads(path.read_text())["key"] == "1.2.3.4"
     assert "created_at_unix" not in json.loads(path.read_text())
