@@ -30,7 +30,7 @@ from kdmcp.engine import (
     simulator_command,
 )
 from kdmcp.engine.commands import validate
-from kdmcp.engine.launch import Flavor
+from kdmcp.engine.launch import Flavor, kdnet_target
 from kdmcp.engine.results import CommandResult as EngineCommandResult
 from kdmcp.errors import DebuggerError, InvalidArgument, KdMcpError, NotConnected, PolicyDenied
 from kdmcp.parse import parse
@@ -212,7 +212,8 @@ class KdMcpApp:
         loaded = self.load_state(state_file)
         state = loaded.state
         self.remember_secret(state.key)
-        target = KdnetTarget(port=state.port, key=state.key, host=state.guest_host if use_target_host else None)
+        target = kdnet_target(state.port, state.key, state.guest_host if use_target_host else None,
+                              host_field="guest_host")
         return self._start(target, initial_break=initial_break, timeout_s=timeout_s, state_file=str(loaded.path),
                            warnings=loaded.warnings, cancel=cancel, owner=owner)
 
@@ -235,13 +236,13 @@ class KdMcpApp:
             if named is None:
                 known = ", ".join(sorted(self.options.config.connections)) or "none configured"
                 raise InvalidArgument(f"no connection named {connection!r} in the config ({known})")
-            target = KdnetTarget(port=named.port, key=named.key, host=target_host or named.target_host)
+            target = kdnet_target(named.port, named.key, target_host or named.target_host)
         else:
             if port is None or key is None:
                 raise InvalidArgument("start_kd needs port and key (or a named connection)")
             secret = Secret(key)
             self.remember_secret(secret)
-            target = KdnetTarget(port=port, key=secret, host=target_host)
+            target = kdnet_target(port, secret, target_host)
         self.remember_secret(target.key)
         return self._start(target, initial_break=initial_break, timeout_s=timeout_s, state_file=None, warnings=[],
                            cancel=cancel, owner=owner)
