@@ -25,7 +25,7 @@ class ConsoleError(Exception):
 class SpawnSpec:
     """How to start a debugger: argv, environment additions and working directory.
 
-    ``env`` entries are added to a *scrubbed* copy of the server's environment (see
+    ``env`` entries are added to the allowlisted part of the server's environment (see
     ``child_environment``): a debugger child never inherits our secrets.
     """
 
@@ -88,15 +88,43 @@ class Console(Protocol):
         ...
 
 
-SECRET_ENV_MARKERS = ("KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL")
+# What a debugger child may inherit from the server's environment, and nothing else: a
+# name-based scrub (``*KEY*``, ``*TOKEN*``...) let ``DB_PASS``, ``GITHUB_PAT`` and every other
+# secret without those words through, and kd's ``.shell set`` prints them. Names compare
+# upper-cased: Windows environment names are case-insensitive (``Path``, ``SystemRoot``).
+CHILD_ENV_NAMES = frozenset({
+    # Windows: what a Win32 console program needs to start, load DLLs and write temporary files;
+    # symsrv's default downstream store lives under ProgramData / LocalAppData.
+    "PATH", "PATHEXT", "SYSTEMROOT", "SYSTEMDRIVE", "WINDIR", "COMSPEC", "TEMP", "TMP",
+    "USERPROFILE", "USERNAME", "COMPUTERNAME", "HOMEDRIVE", "HOMEPATH", "APPDATA", "LOCALAPPDATA", "PROGRAMDATA",
+    "PROCESSOR_ARCHITECTURE", "PROCESSOR_ARCHITEW6432", "NUMBER_OF_PROCESSORS",
+    # POSIX, where the simulator stands in for kd.
+    "HOME", "TMPDIR", "LANG", "LANGUAGE", "TZ",
+    # Python children (the simulator, the Ctrl+Break helper, the wexpect launcher) find kdmcp
+    # and write their output as the server's own Python was told to (unbuffered, UTF-8).
+    "PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV", "PYTHONIOENCODING", "PYTHONUTF8", "PYTHONUNBUFFERED",
+    "PYTHONDONTWRITEBYTECODE",
+})
+CHILD_ENV_PREFIXES = (
+    "_NT_",  # the debuggers' own: _NT_SYMBOL_PATH, _NT_ALT_SYMBOL_PATH, _NT_SOURCE_PATH, ...
+    "DBGHELP_",  # DBGHELP_LOG, DBGHELP_DBGOUT: dbghelp's diagnostics
+    "LC_",  # locale
+    "KDMCP_SIM_",  # the simulator's knobs (KDMCP_SIM_EMIT_LOG): tests and demos set them
+)
 
 
 def child_environment(base: Mapping[str, str], extra: Mapping[str, str]) -> dict[str, str]:
-    """The environment a debugger child gets: ``base`` without secret-looking names, plus ``extra``.
+    """The environment a debugger child gets: the allowlisted part of ``base``, plus ``extra``.
 
-    kd.exe has no business seeing ``KDMCP_LISTEN_TOKEN`` or any other credential the server
-    holds; a `.shell` command would print it.
+    kd.exe has no business seeing ``KDMCP_LISTEN_TOKEN``, a database password or anything else
+    the server holds that kd does not need; a ``.shell`` command would print it. ``extra`` (the
+    spawn spec's own entries) is kept as given.
     """
-    env = {k: v for k, v in base.items() if not any(m in k.upper() for m in SECRET_ENV_MARKERS)}
+    env = {name: value for name, value in base.items() if _inherited(name)}
     env.update(extra)
     return env
+
+
+def _inherited(name: str) -> bool:
+    upper = name.upper()
+    return upper in CHILD_ENV_NAMES or upper.startswith(CHILD_ENV_PREFIXES)
