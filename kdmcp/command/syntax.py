@@ -497,10 +497,16 @@ class _Reader:
             condition = text[i + 1 : end - 1]
             i = end
         else:
+            # Unparenthesized, the expression runs to the first quoted command when one comes
+            # before any ';' ("j @$t0 == 0 'r' ; 'k'"), else it is one word ("j 1 r ; k").
             cond_start = i
-            while i < len(text) and not text[i].isspace() and text[i] not in "';":
-                i += 1
-            condition = text[cond_start:i]
+            quote, semi = text.find("'", i), text.find(";", i)
+            if quote >= 0 and (semi < 0 or quote < semi):
+                i = quote
+            else:
+                while i < len(text) and not text[i].isspace() and text[i] not in "';":
+                    i += 1
+            condition = text[cond_start:i].strip()
         rest = text[i:]
         segments = split_outside(rest, self.lex, quotes="'\"")
         return JCommand(condition, closed, None if segments is None else tuple(segments), rest, text)

@@ -320,7 +320,7 @@ class Walker:
     def path_command(self, node: PathCommand) -> None:
         """``.sympath a;b;c``: kd takes the rest of the line as a path list; every element is checked."""
         command_class, reason = _DOT_COMMANDS[node.name]
-        self.add(node.head, command_class, reason)
+        self.add(node.text, command_class, reason)
         head_args = node.head.strip()[len(node.name) + 1 :].lstrip("+").strip()
         for element in (head_args, *node.elements):
             if element.strip():
@@ -407,6 +407,7 @@ class Walker:
             else:
                 self.add(piece, _UNKNOWN, "~e without a command")
         else:
+            self.add(piece, _READ, f"a {what} prefix (the command after it is checked on its own)")
             if rest[:1].lower() == "e":
                 self.nested(rest[1:])  # "~0 eb..." might also be read as "~0 e b..."
             self.nested(rest)
@@ -756,5 +757,7 @@ class Walker:
                 self.add(piece, _UNKNOWN, "a string naming a debugger-control member (could be used to reach it)")
         if len(self.findings) == before or all(f.command_class is _READ for f in self.findings[before:]):
             self.add(piece, _READ, "evaluates a data-model expression")
+        elif all(f.piece != piece.strip() for f in self.findings[before:]):
+            self.add(piece, _READ, "dx (the commands it runs are checked on their own)")
 
 

@@ -33,6 +33,31 @@ def test_go_class_forms_go_through_kd_command(make_session):
         s.continue_("r")
 
 
+@pytest.mark.parametrize("form", [".block { g }", "j 1 'g';'r'", ".if (1) { gh }", '.foreach /s (x "g") {x}'])
+def test_a_go_inside_a_block_a_branch_or_a_body_is_confirmed_running(make_session, form):
+    """The one reader sees the g: no marker is sent, so no false timeout or busy state."""
+    s = make_session()
+    r = s.execute(form, timeout=5.0)
+    assert r.kind == "go" and r.state == SessionState.running and r.output == "", form
+    assert s.break_in().state == SessionState.broken
+
+
+def test_a_go_class_line_that_stops_at_once_returns_its_output(make_session):
+    """``j 0 'g';'r'`` takes the branch without g: kd is back at its prompt with the output."""
+    s = make_session()
+    r = s.execute("j 0 'g';'.echo not-taken'", timeout=5.0)
+    assert r.kind == "go" and r.state == SessionState.broken
+    assert r.output.strip() == "not-taken"
+    assert s.execute("r").state == SessionState.broken
+
+
+def test_the_rest_of_a_line_after_g_runs_at_the_next_stop(make_session):
+    s = make_session()
+    assert s.execute("g; .echo back-again").state == SessionState.running
+    s.break_in()
+    assert b"back-again" in s.store.read(0, s.store.size)
+
+
 def test_dbgprint_and_breakpoint_while_running(make_session):
     s = make_session(scenario_name="running")
     s.continue_()

@@ -1,4 +1,4 @@
-"""The command policy as the tools enforce it (the classifier itself: tests/policy)."""
+"""The command policy as the tools enforce it (the classifier itself: tests/command)."""
 
 from __future__ import annotations
 

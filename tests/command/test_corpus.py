@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 
 from kdmcp.command import CommandClass, Profile, check
-from tests.policy.corpus import ANY, BYPASS, ORDINARY
+from tests.command.corpus import ANY, BYPASS, ORDINARY
 
 _ID_WIDTH = 48  # characters of a command shown in a test id
 
