@@ -104,6 +104,12 @@ class KdnetConnection(_Section):
         return None if value is None else check_host(value)
 
 
+# "\\server\share[\dir...]" or "http(s)://host[:port]/path": one location, nothing else in it.
+_NETWORK_ROOT_RE = re.compile(
+    r"(?:\\\\[A-Za-z0-9._-]+\\[A-Za-z0-9.$_-]+(?:\\[A-Za-z0-9.$_ -]+)*|https?://[A-Za-z0-9.-]+(?::\d+)?(?:/[A-Za-z0-9._~%-]+)*)/?"
+)
+
+
 class Config(_Section):
     """The whole file. Every key is optional."""
 
@@ -115,6 +121,9 @@ class Config(_Section):
     max_sessions: int = Field(default=4, ge=1)
     # The command policy for the stdio client (listener clients carry their own): see docs/security.md.
     policy: Literal["read_only", "standard", "full"] = "standard"
+    # Network locations a command's paths may name besides the Microsoft symbol server:
+    # the team's symbol and source shares (\\server\share\...) and servers (https://...).
+    network_roots: list[str] = Field(default_factory=list)
     state_file: str | None = None
     state_file_max_age_hours: float = Field(default=24.0, gt=0)
     connections: dict[str, KdnetConnection] = Field(default_factory=dict)
@@ -126,6 +135,17 @@ class Config(_Section):
         if isinstance(data, dict):
             return {k: ({} if v is None and k in _SECTIONS else v) for k, v in data.items()}
         return data
+
+    @field_validator("network_roots")
+    @classmethod
+    def _roots_are_shares_or_servers(cls, value: list[str]) -> list[str]:
+        """A root is a UNC share or an http(s) URL, with no quotes, blanks, ';' or '*' to smuggle in more."""
+        for root in value:
+            if not _NETWORK_ROOT_RE.fullmatch(root) or ".." in re.split(r"[\\/]", root):
+                raise ValueError(
+                    f"network root {root!r} must be a share (\\\\server\\share[\\dir]) or a URL (https://host/path)"
+                )
+        return value
 
     @field_validator("symbol_path")
     @classmethod
