@@ -49,8 +49,10 @@ class Recording(SimDebugger):
         self._drive(self.interpreter.run_line(text))
 
     def close(self) -> None:
+        """Every descriptor the debugger opened (its wake-up pipe) and ours (/dev/null)."""
         self._outbuf.clear()
-        os.close(self._null)
+        for fd in (self._null, self._wake_r, self._wake_w):
+            os.close(fd)
 
 
 @pytest.fixture
