@@ -6,18 +6,20 @@ reported — so a run can be audited or replayed after the fact (``kd-mcp transc
 ``cast``). Every string goes through the server's redaction first, and every field is capped
 with an explicit ``truncated`` marker so one huge output cannot balloon the file. The raw
 console stream of each session goes to its own ``<transcript>.<session>.log``, masked the
-same way, written as the session's output grows.
+same way, written as the session's output grows. Both hold everything the guest printed, so
+both are created owner-only (``open_private``).
 """
 
 from __future__ import annotations
 
 import json
 import os
+import stat
 import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 from kdmcp import __version__
 
@@ -49,8 +51,8 @@ class Transcript:
         self.path = Path(path)
         self._redact = redact
         self._lock = threading.Lock()
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._file = open(self.path, "a", encoding="utf-8", buffering=1)  # noqa: SIM115 (lives as long as we do)
+        self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        self._file = open_private(self.path, buffering=1)  # lives as long as we do
         self.record("start", version=__version__, pid=os.getpid())
 
     def record(self, kind: str, **fields: Any) -> None:
@@ -66,10 +68,37 @@ class Transcript:
     def session_log_path(self, session_id: str) -> Path:
         return self.path.with_name(f"{self.path.name}.{session_id}.log")
 
+    def open_session_log(self, session_id: str) -> TextIO:
+        """The session's console log, opened for appending, owner-only (see ``open_private``)."""
+        return open_private(self.session_log_path(session_id))
+
     def close(self) -> None:
         with self._lock:
             if not self._file.closed:
                 self._file.close()
+
+
+def open_private(path: Path, buffering: int = -1) -> TextIO:
+    """Open ``path`` to append text, as a regular file only its owner can read, whatever the umask.
+
+    Created 0600; an existing file (left wider by an older version, or by hand) is narrowed with
+    ``fchmod``. Never through a symlink (``O_NOFOLLOW``: a planted link must not make us append
+    guest output to, and narrow, someone else's file), and never blocking on a FIFO.
+    """
+    flags = (
+        os.O_WRONLY | os.O_APPEND | os.O_CREAT
+        | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+    )
+    fd = os.open(path, flags, 0o600)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(f"{path} is not a regular file")
+        if hasattr(os, "fchmod"):  # POSIX; Windows files inherit the directory's ACL
+            os.fchmod(fd, 0o600)
+        return open(fd, "a", encoding="utf-8", buffering=buffering)
+    except BaseException:
+        os.close(fd)
+        raise
 
 
 def read_records(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
