@@ -172,7 +172,7 @@ class KdMcpApp:
             if end <= pos:
                 continue
             text, next_pos = self._masked_range(session, pos, end, size)
-            with open(self.transcript.session_log_path(info.session_id), "a", encoding="utf-8") as log:
+            with self.transcript.open_session_log(info.session_id) as log:
                 log.write(text)
             self._log_pos[info.session_id] = next_pos
 
