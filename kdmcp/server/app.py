@@ -8,7 +8,6 @@ line it hides in.
 
 from __future__ import annotations
 
-import json
 import threading
 import time
 from dataclasses import dataclass
@@ -17,6 +16,7 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel
 
+from kdmcp.command import Profile, check, launch_flags
 from kdmcp.config import Config
 from kdmcp.discovery import file_version, find_debugger
 from kdmcp.engine import (
@@ -34,12 +34,11 @@ from kdmcp.engine.launch import Flavor, kdnet_target
 from kdmcp.engine.results import CommandResult as EngineCommandResult
 from kdmcp.errors import DebuggerError, InvalidArgument, KdMcpError, NotConnected, PolicyDenied
 from kdmcp.parse import parse
-from kdmcp.command import Profile, check, launch_flags
-from kdmcp.secret import MASK, Secret, redact
+from kdmcp.secret import Secret, SecretSet
 from kdmcp.server import models
 from kdmcp.server.clients import ClientRegistry
 from kdmcp.server.surface import ALL_TOOLS
-from kdmcp.server.transcript import Transcript
+from kdmcp.server.transcript import FIELD_LIMIT, Transcript
 from kdmcp.statefile import KdSessionState, LoadedState, load_state, resolve_state_path
 
 ModelT = TypeVar("ModelT", bound=BaseModel)
@@ -94,29 +93,37 @@ class KdMcpApp:
         self._lock = threading.Lock()
         self._cursors: dict[str, int] = {}
         self._starting: dict[threading.Event, tuple[DebuggerSession, str | None]] = {}
-        self._secrets: list[Secret] = []
-        for connection in cfg.connections.values():
-            self._secrets.append(connection.key)
+        # Declared secret fields only: config connection keys (validated KdnetKey), listener tokens.
+        self.secrets = SecretSet([c.key for c in cfg.connections.values()])
         if options.clients is not None:
-            self._secrets.extend(options.clients.secrets)
-        self.transcript = Transcript(options.transcript, self.redact_text) if options.transcript else None
+            for token in options.clients.secrets:
+                self.secrets.add(token)
+        self.transcript = Transcript(options.transcript, self._redact_record) if options.transcript else None
         self._log_pos: dict[str, int] = {}
 
     # ------------------------------------------------------------ redaction
 
     def remember_secret(self, secret: Secret) -> None:
-        with self._lock:
-            if secret.reveal() and all(s != secret for s in self._secrets):
-                self._secrets.append(secret)
+        """Mask ``secret`` from now on. Only for values of declared secret fields, validated first
+        (a KDNET key, a listener token): anything a caller merely names ``key`` must never get here,
+        or one call could mask ordinary text in every client's results. Shorter than any declared
+        field allows raises ``ValueError``."""
+        self.secrets.add(secret)
 
     def redact_text(self, text: str) -> str:
-        with self._lock:
-            secrets = list(self._secrets)
-        return redact(text, secrets)
+        return self.secrets.text(text)
+
+    def _redact_record(self, line: str) -> str:
+        """A transcript line (JSON), masked leaf by leaf so no secret can break it; a field the
+        transcript capped at ``FIELD_LIMIT`` may end inside a key, so its tail is judged as cut."""
+        return self.secrets.json_text(line, cut_length=FIELD_LIMIT)
 
     def redacted(self, model: BaseModel) -> dict[str, Any]:
-        """The model as JSON data with every known secret masked, by value, in every field."""
-        data: dict[str, Any] = json.loads(self.redact_text(model.model_dump_json()))
+        """The model as JSON data with every known secret masked, by value, in every string of it.
+
+        Masked leaf by leaf, not as JSON text: a secret holding a quote cannot break the result.
+        """
+        data: dict[str, Any] = self.secrets.data(model.model_dump(mode="json"))
         return data
 
     # -------------------------------------------------------------- helpers
@@ -159,8 +166,7 @@ class KdMcpApp:
         """
         if self.transcript is None:
             return
-        with self._lock:
-            reach = max((len(s.reveal()) for s in self._secrets), default=0)
+        reach = self.secrets.context_bytes
         for info in self.manager.list_all():
             session = self.manager.session_of(info.session_id)
             if session is None:
@@ -171,7 +177,7 @@ class KdMcpApp:
             end = size if done else size - reach
             if end <= pos:
                 continue
-            text, next_pos = self._masked_range(session, pos, end, size)
+            text, next_pos = self._masked_range(session, pos, end)
             with self.transcript.open_session_log(info.session_id) as log:
                 log.write(text)
             self._log_pos[info.session_id] = next_pos
@@ -240,9 +246,8 @@ class KdMcpApp:
         else:
             if port is None or key is None:
                 raise InvalidArgument("start_kd needs port and key (or a named connection)")
-            secret = Secret(key)
-            self.remember_secret(secret)
-            target = kdnet_target(port, secret, target_host)
+            target = kdnet_target(port, Secret(key), target_host)
+        # Registered only now, after kdnet_target checked its format: a malformed "key" masks nothing.
         self.remember_secret(target.key)
         return self._start(target, initial_break=initial_break, timeout_s=timeout_s, state_file=None, warnings=[],
                            cancel=cancel, owner=owner)
@@ -485,7 +490,7 @@ class KdMcpApp:
             raise InvalidArgument(f"offset {offset} is past the end of the output ({total} bytes)")
         stop = total if end_cap is None else min(end_cap, total)
         end = min(stop, offset + min(limit, _OUTPUT_READ_MAX))
-        text, next_offset = self._masked_range(session, offset, end, stop)
+        text, next_offset = self._masked_range(session, offset, end)
         return models.OutputChunk(
             session_id=session.session_id,
             state=session.state,
@@ -496,40 +501,17 @@ class KdMcpApp:
             text=text,
         )
 
-    def _masked_range(self, session: DebuggerSession, offset: int, end: int, stop: int) -> tuple[str, int]:
-        """Bytes ``[offset, end)`` as text with every known key masked, and where to read next.
+    def _masked_range(self, session: DebuggerSession, offset: int, end: int) -> tuple[str, int]:
+        """Bytes ``[offset, end)`` as text with every byte of every known secret masked, and where to read next.
 
         The store keeps raw bytes, and kd prints the key (``version`` echoes its command line).
-        A key that straddles a chunk boundary would leak half of itself per chunk, so the read
-        looks a key's length beyond both ends: a key running past ``end`` extends this chunk
-        to its end; one that began before ``offset`` is masked from ``offset`` on.
+        Each window is judged against the whole store, not against itself or an ``output_id``'s
+        end: a key the window only starts, ends or sits inside is still recognised, and its
+        share of the window masked (``SecretSet.byte_range``). A live session's last bytes that
+        begin a key are held back until the rest arrives.
         """
-        with self._lock:
-            values = [s.reveal().encode() for s in self._secrets if s.reveal()]
-        reach = max((len(v) for v in values), default=0)
-        lo = max(0, offset - reach)
-        buf = session.read_output(lo, min(stop, end + reach) - lo)
-        spans: list[tuple[int, int]] = []
-        for value in values:
-            i = buf.find(value)
-            while i >= 0:
-                start_abs, end_abs = lo + i, lo + i + len(value)
-                if start_abs < end and end_abs > offset:
-                    spans.append((max(start_abs, offset), end_abs))
-                i = buf.find(value, i + 1)
-        new_end = max([end, *(e for _, e in spans)])
-        if not spans:
-            # Never split a UTF-8 sequence between two reads: stop before an incomplete one.
-            new_end = offset + _complete_utf8_prefix(buf[offset - lo : new_end - lo])
-        pieces: list[bytes] = []
-        pos = offset
-        for span_start, span_end in sorted(spans):
-            if span_start >= pos:
-                pieces += [buf[pos - lo : span_start - lo], MASK.encode()]
-            pos = max(pos, span_end)
-        pieces.append(buf[pos - lo : new_end - lo])
-        text = b"".join(pieces).decode("utf-8", errors="replace")
-        return redact(text), new_end
+        final = session.state == SessionState.exited  # nothing more will arrive to finish a key
+        return self.secrets.byte_range(session.read_output, session.store.size, offset, end, final=final)
 
     # ----------------------------------------------------------------- stop
 
@@ -610,16 +592,3 @@ class KdMcpApp:
             self.transcript.record("stop")
             self.transcript.close()
 
-
-def _complete_utf8_prefix(data: bytes) -> int:
-    """How many bytes of ``data`` end on a UTF-8 character boundary."""
-    for back in range(1, min(4, len(data)) + 1):
-        byte = data[-back]
-        if byte & 0xC0 == 0x80:
-            continue  # continuation byte: keep looking for the lead
-        if byte & 0x80:
-            need = 2 if byte & 0xE0 == 0xC0 else 3 if byte & 0xF0 == 0xE0 else 4
-            if need > back:
-                return len(data) - back
-        break
-    return len(data)

@@ -1,7 +1,8 @@
 """Logging for the server: stderr only (stdout is MCP's in stdio mode), secrets masked.
 
 A KDNET key can reach a log line through an exception message or an echoed command line;
-the filter masks every key the server knows, by value, in every record it lets through.
+the filter masks every secret the server knows, by value and in any letter case, in every
+part of every record it lets through: the message, the exception text and the stack.
 """
 
 from __future__ import annotations
@@ -27,6 +28,8 @@ class RedactingFilter(logging.Filter):
         record.args = None
         if record.exc_text:
             record.exc_text = self._app.redact_text(record.exc_text)
+        if record.stack_info:
+            record.stack_info = self._app.redact_text(record.stack_info)
         return True
 
 

@@ -25,7 +25,7 @@ from pydantic import BaseModel, Field, ValidationError
 from kdmcp import __version__
 from kdmcp.engine import SessionState
 from kdmcp.errors import InvalidArgument, KdMcpError
-from kdmcp.secret import MASK, Secret
+from kdmcp.secret import MASK
 from kdmcp.server import models
 from kdmcp.server.app import KdMcpApp
 from kdmcp.server.surface import ALL_TOOLS
@@ -109,16 +109,15 @@ def _owner(app: KdMcpApp, ctx: Context[Any, Any] | None) -> str | None:
 _SECRET_ARGUMENTS = ("key", "token", "password")
 
 
-def _masked_arguments(app: KdMcpApp, arguments: dict[str, Any]) -> dict[str, Any]:
-    """Arguments as a transcript may show them: secret-named values masked (and remembered,
-    so the value is also masked wherever else it turns up)."""
-    masked = dict(arguments)
-    for name in _SECRET_ARGUMENTS:
-        value = masked.get(name)
-        if isinstance(value, str) and value:
-            app.remember_secret(Secret(value))
-            masked[name] = MASK
-    return masked
+def _masked_arguments(arguments: dict[str, Any]) -> dict[str, Any]:
+    """Arguments as a transcript may show them: secret-named values masked, in this record only.
+
+    Nothing is registered as a secret here: the arguments are not validated yet and any tool
+    may be sent any name, so ``list_sessions(key="f")`` would otherwise mask every "f" for every
+    client. A valid key is registered by ``start_kd`` itself, after checking it.
+    """
+    return {name: MASK if name in _SECRET_ARGUMENTS and value not in (None, "") else value
+            for name, value in arguments.items()}
 
 
 def _surface(app: KdMcpApp, headers: Any) -> frozenset[str]:
@@ -159,7 +158,7 @@ class KdMcpServer(MCPServer[Any]):
             return await self._call_tool(name, arguments, context)
         t0 = time.monotonic()
         client = _owner(self.app, context)
-        transcript.record("request", tool=name, args=_masked_arguments(self.app, arguments), client=client)
+        transcript.record("request", tool=name, args=_masked_arguments(arguments), client=client)
         result = await self._call_tool(name, arguments, context)
         data = result.structured_content if isinstance(result, CallToolResult) else None
         data = data or {}
