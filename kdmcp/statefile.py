@@ -14,6 +14,9 @@ The key is wrapped in a ``Secret`` as soon as it is read. Messages name the defe
 file, never the key: a format error says which word is wrong and how, not what it holds, and
 a YAML syntax error gives line and column without the offending line (PyYAML's own message
 quotes it).
+
+The module runs past 500 lines because the record, its reader, its writer and the key prompt
+are one file format: splitting them would spread the format's rules over several files.
 """
 
 from __future__ import annotations
