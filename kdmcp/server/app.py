@@ -592,4 +592,5 @@ class KdMcpApp:
             self.flush_session_logs(final=True)
             self.transcript.record("stop")
             self.transcript.close()
+            self.manager.stop_all()  # the session logs are copied: free the ended sessions' spill files
 

@@ -74,3 +74,18 @@ async def test_a_whole_session_is_transcribed_without_the_key(tmp_path):
     assert all(f[1] == "o" for f in frames) and [f[0] for f in frames] == sorted(f[0] for f in frames)
     assert any("kd-mcp>" in f[2] and "kd_command" in f[2] for f in frames)
     assert CANARY_WORD not in cast.read_text()
+
+
+async def test_shutdown_with_a_transcript_frees_every_spill_file(tmp_path):
+    """Ended sessions stay readable for the final session logs, then their spill files close."""
+    from kdmcp.config import Config
+    from kdmcp.server.app import KdMcpApp, ServerOptions
+    from tests.server.helpers import CANARY_KEY
+
+    app = KdMcpApp(ServerOptions(config=Config(), simulate=True, transcript=str(tmp_path / "run.jsonl")))
+    started = await anyio.to_thread.run_sync(
+        lambda: app.start_kd(50000, CANARY_KEY, None, None, True, 20)
+    )
+    session = app.manager.get(started.session_id)
+    await anyio.to_thread.run_sync(app.shutdown)
+    assert session.store._closed
