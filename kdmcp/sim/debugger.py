@@ -127,12 +127,14 @@ class SimDebugger:
 
     def flush(self) -> None:
         data, self._outbuf = bytes(self._outbuf), bytearray()
+        if self._emit_log is not None and data:
+            # Logged *before* it is written: a SIGKILL between the two leaves the log ahead of
+            # the pipe (what the engine stored is then a prefix of it), never behind.
+            self._emit_log.write(data)
+            self._emit_log.flush()
         view = memoryview(data)
         while view:
             n = os.write(self.out_fd, view)
-            if self._emit_log is not None:
-                self._emit_log.write(view[:n])
-                self._emit_log.flush()
             view = view[n:]
 
     # ------------------------------------------------- the interpreter's host
