@@ -82,3 +82,15 @@ async def test_configured_network_roots_let_exactly_those_shares_through():
                         ".srcpath \\\\evil\\src"):
             denied = await client.call_tool("kd_command", {"command": command})
             assert denied.is_error and "network_path" in denied.structured_content["message"], command
+
+
+@pytest.mark.parametrize("command", [".block { g }", "j 1 'g';'r'", ".if (1) { gh }", '.foreach /s (x "g") {x}'])
+async def test_a_hidden_go_is_allowed_and_returns_running_confirmed(command):
+    """Through the tool: not ``timeout`` + ``busy`` while the guest runs (the engine sent no marker)."""
+    async with in_memory(make_app()) as client:
+        await _start(client)
+        result = await client.call_tool("kd_command", {"command": command, "timeout_s": 5})
+        assert not result.is_error, result.structured_content
+        assert result.structured_content["state"] == "running", result.structured_content
+        broke = await client.call_tool("break_in", {})
+        assert not broke.is_error and broke.structured_content["state"] == "broken"
