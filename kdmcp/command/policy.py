@@ -18,7 +18,7 @@ It fails closed:
 - a ``;`` ends a command even inside quotes, except for the commands documented to take
   quoted strings (``.echo``, ``.printf``, ``bp "..."``, ``sx* -c "..."``, ``aS "..."``).
 
-The reading itself is :mod:`~kdmcp.command.syntax` (structure) and
+The reading itself is :mod:`~kdmcp.command.syntax` (structure, into :mod:`~kdmcp.command.nodes`) and
 :mod:`~kdmcp.command.walker` (one finding per command); this module reads each line under
 every lexing, expands same-line aliases, and turns findings into a verdict and a run effect.
 

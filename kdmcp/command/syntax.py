@@ -25,11 +25,9 @@ Pure: stdlib only.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from typing import Literal
 
 from kdmcp.command.lexing import (
-    PROCESS_PREFIX_RE,
     THREAD_EXECUTE_RE,
     THREAD_PREFIX_RE,
     Lexing,
@@ -40,26 +38,23 @@ from kdmcp.command.lexing import (
     strip_selectors,
     unescape,
 )
+from kdmcp.command.nodes import (
+    AliasLine,
+    Block,
+    Command,
+    DoLoop,
+    ForEach,
+    ForLoop,
+    IfChain,
+    JCommand,
+    Malformed,
+    Node,
+    PathCommand,
+    ThreadEach,
+    WhileLoop,
+)
 
-__all__ = [
-    "J_RE",
-    "MAX_DEPTH",
-    "AliasLine",
-    "Block",
-    "Command",
-    "DoLoop",
-    "ForEach",
-    "ForLoop",
-    "IfChain",
-    "JCommand",
-    "Malformed",
-    "Node",
-    "PathCommand",
-    "ThreadEach",
-    "WhileLoop",
-    "command_texts",
-    "read_list",
-]
+__all__ = ["J_RE", "MAX_DEPTH", "command_texts", "read_list"]
 
 MAX_DEPTH = 12  # nesting of blocks before the reader gives up on a body (-> Malformed)
 _HEAD_WINDOW = 256  # characters looked at to recognise a command's name behind selectors
@@ -90,134 +85,6 @@ _UNCLOSED = "a quoted string never closes"
 _PRINTF_RE = re.compile(r"\.printf(?!\w)", _FLAGS)
 
 
-@dataclass(frozen=True)
-class Command:
-    """One command: the text kd hands to one command handler (``start``/``end`` in the line, if known)."""
-
-    text: str
-    start: int | None = None
-    end: int | None = None
-
-
-@dataclass(frozen=True)
-class AliasLine:
-    """``as Name value``: ``value`` runs to the end of the line; the reader goes on after the next ``;`` too."""
-
-    text: str  # the command up to the next ';'
-    source: str  # the rest of the line from "as"
-    start: int | None = None
-    end: int | None = None
-
-
-@dataclass(frozen=True)
-class Block:
-    """``{ ... }`` (``keyword`` "block", "catch" or "" for a bare block)."""
-
-    keyword: str
-    body: tuple[Node, ...]
-    text: str
-    body_start: int | None = None  # offsets of the text between the braces, if known
-    body_end: int | None = None
-
-
-@dataclass(frozen=True)
-class IfChain:
-    """``.if (c) { } [.elsif (c) { }]... [.else { }]``."""
-
-    branches: tuple[tuple[str, Block], ...]
-    otherwise: Block | None
-    text: str
-
-
-@dataclass(frozen=True)
-class WhileLoop:
-    condition: str
-    body: Block
-    text: str
-
-
-@dataclass(frozen=True)
-class DoLoop:
-    body: Block
-    condition: str
-    text: str
-
-
-@dataclass(frozen=True)
-class ForLoop:
-    """``.for (InitialCommand ; Condition ; IncrementCommands) { Commands }``."""
-
-    init: tuple[Node, ...]
-    condition: str
-    step: tuple[Node, ...]
-    body: Block
-    text: str
-
-
-@dataclass(frozen=True)
-class ForEach:
-    """``.foreach [opts] ( Var { InCommands } | Var "InString" ) { OutCommands }``.
-
-    The body is kept as text too: kd pastes each token into it before reading it.
-    """
-
-    source: Literal["commands", "string", "file"]
-    var: str
-    commands: tuple[Node, ...]  # the InCommands (source "commands")
-    string: str  # the InString or the file name, unescaped
-    initial_skip: str
-    skip: str
-    body: Block
-    body_text: str
-    text: str
-
-
-@dataclass(frozen=True)
-class JCommand:
-    """``j Expression 'Command1' ; 'Command2'``: the rest of the line.
-
-    ``segments`` are the branch texts as written (quotes kept), None when a quote never
-    closes; ``rest`` is the text after the condition.
-    """
-
-    condition: str
-    condition_closed: bool
-    segments: tuple[str, ...] | None
-    rest: str
-    text: str
-
-
-@dataclass(frozen=True)
-class ThreadEach:
-    """``~Thread e CommandString``: the command string is the rest of the line."""
-
-    selector: str
-    commands: str
-    text: str
-
-
-@dataclass(frozen=True)
-class PathCommand:
-    """``.sympath a;b;c`` (and ``srcpath``, ``lsrcpath``, ``exepath``, ``extpath``): the rest of the line."""
-
-    name: str
-    head: str  # ".sympath+ a", up to the first ';'
-    elements: tuple[str, ...]  # every ';'-separated element after the first, as written
-    text: str
-
-
-@dataclass(frozen=True)
-class Malformed:
-    """Text the reader could not read as kd would (a brace that never closes, a bad ``.if``...)."""
-
-    text: str
-    reason: str
-
-
-Node = (
-    Command | AliasLine | Block | IfChain | WhileLoop | DoLoop | ForLoop | ForEach | JCommand | ThreadEach
-    | PathCommand | Malformed
-)
 
 
 def read_list(text: str, lex: Lexing, base: int | None = 0, depth: int = 0) -> tuple[Node, ...]:
@@ -526,10 +393,3 @@ def command_texts(line: str, lex: Lexing) -> list[str]:
             texts.append(text)
     return texts
 
-
-def selector_rest(piece: str) -> tuple[str, str]:
-    """``~3 kb`` -> (``~3``, ``kb``); ``|1s`` -> (``|1``, ``s``): a selector prefix and what it applies to."""
-    m = (THREAD_PREFIX_RE if piece.startswith("~") else PROCESS_PREFIX_RE).match(piece)
-    if m is None:
-        return "", piece
-    return piece[: m.end()], piece[m.end() :].strip()

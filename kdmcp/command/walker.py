@@ -21,9 +21,7 @@ from kdmcp.command.lexing import PROCESS_PREFIX_RE as _PROCESS_PREFIX_RE
 from kdmcp.command.lexing import THREAD_EXECUTE_RE as _THREAD_EXECUTE_RE
 from kdmcp.command.lexing import THREAD_PREFIX_RE as _THREAD_PREFIX_RE
 from kdmcp.command.lexing import Escapes, Lexing, c_unescape, match_close, skip_ws, string_end, tokens
-from kdmcp.command.syntax import (
-    J_RE,
-    MAX_DEPTH,
+from kdmcp.command.nodes import (
     AliasLine,
     Block,
     Command,
@@ -36,8 +34,8 @@ from kdmcp.command.syntax import (
     PathCommand,
     ThreadEach,
     WhileLoop,
-    read_list,
 )
+from kdmcp.command.syntax import J_RE, MAX_DEPTH, read_list
 from kdmcp.command.tables import (
     _ALIAS_OTHER_RE,
     _ALIAS_PARSE_RE,

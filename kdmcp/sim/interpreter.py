@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterator
 from typing import Protocol
 
 from kdmcp.command.lexing import KD_LEXING
-from kdmcp.command.syntax import (
+from kdmcp.command.nodes import (
     AliasLine,
     Block,
     Command,
@@ -37,8 +37,8 @@ from kdmcp.command.syntax import (
     PathCommand,
     ThreadEach,
     WhileLoop,
-    read_list,
 )
+from kdmcp.command.syntax import read_list
 from kdmcp.command.tables import leaf_effect
 
 __all__ = ["EvalError", "Host", "Interpreter", "evaluate"]
