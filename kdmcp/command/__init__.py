@@ -4,7 +4,7 @@ The policy (what a line may touch), the engine (whether a line lets the target r
 the simulator (what kd would do with it) all read command lines through this package, so
 they cannot disagree about where a command ends or what runs inside a block:
 :mod:`~kdmcp.command.lexing` (quotes, braces, escapes), :mod:`~kdmcp.command.syntax` (the
-tree of commands, blocks, conditionals, loops), :mod:`~kdmcp.command.tables` (what each
+tree of :mod:`~kdmcp.command.nodes`: commands, blocks, conditionals, loops), :mod:`~kdmcp.command.tables` (what each
 command is), :mod:`~kdmcp.command.walker` and :mod:`~kdmcp.command.policy` (findings,
 verdicts, run effects).
 
