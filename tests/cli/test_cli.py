@@ -85,7 +85,7 @@ def test_state_write_takes_the_key_from_the_environment_only(tmp_path):
     json.dumps(doc)  # plain data
 
 
-CORPUS = os.path.join(os.path.dirname(__file__), "..", "..", "..", "shared", "corpus")
+CORPUS = os.path.join(os.path.dirname(__file__), "..", "..", "fixtures", "corpus")
 
 
 def test_parse_a_transcript_gives_one_block_per_prompt_line(tmp_path):
@@ -114,7 +114,5 @@ def test_parse_one_output_from_stdin_with_its_command():
 
 def test_parse_a_corpus_sample():
     sample = os.path.join(CORPUS, "stack", "04.txt")
-    if not os.path.exists(sample):
-        pytest.skip("shared corpus not beside the checkout")
     blocks = json.loads(run("parse", sample).stdout)
     assert blocks[0]["command"] == "k" and len(blocks[0]["record"]["frames"]) == 16

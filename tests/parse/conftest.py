@@ -1,7 +1,8 @@
-"""Shared fixtures for the parser tests: the real-transcript corpus beside the checkout.
+"""Shared fixtures for the parser tests: the real-transcript corpus in ``fixtures/corpus/``.
 
-The corpus lives in ``../shared/corpus/`` relative to the repository root (CI and
-developer machines put it there); tests that need it skip with a clear reason otherwise.
+The samples are byte-exact copies of published kd/cdb/WinDbg output, kept in the repository
+(``fixtures/corpus/README.md`` gives their provenance) so that a clean clone runs every test.
+A missing sample is an error, never a skip.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import pytest
 from kdmcp.parse import Block, parse_transcript
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
-CORPUS_DIR = REPO_ROOT.parent / "shared" / "corpus"
+CORPUS_DIR = REPO_ROOT / "fixtures" / "corpus"
 
 
 class Corpus:
@@ -55,9 +56,7 @@ def _blocks(root: Path, name: str) -> list[Block]:
 
 @pytest.fixture(scope="session")
 def corpus() -> Corpus:
-    if not (CORPUS_DIR / "index.json").is_file():
-        pytest.skip(f"real-transcript corpus not found at {CORPUS_DIR} (expected beside the checkout)")
-    return Corpus(CORPUS_DIR)
+    return Corpus(CORPUS_DIR)  # a missing index.json raises: the tests fail, they do not skip
 
 
 @pytest.fixture(scope="session")

@@ -13,23 +13,15 @@ from kdmcp.parse import Record, parse
 
 Corpus = Any  # the session fixture from conftest.py
 
-# same location conftest.py uses (test modules cannot import conftest)
-CORPUS_DIR = Path(__file__).resolve().parents[2].parent / "shared" / "corpus"
-
-
-def _names() -> list[str]:
-    index = CORPUS_DIR / "index.json"
-    if not index.is_file():
-        return []
-    return sorted(e["file"] for e in json.loads(index.read_text(encoding="utf-8")))
-
-
-NAMES = _names()
+# same location conftest.py uses (test modules cannot import conftest); in the repository, so a
+# missing index.json fails collection instead of skipping the samples
+CORPUS_DIR = Path(__file__).resolve().parents[2] / "fixtures" / "corpus"
+INDEX: list[dict[str, Any]] = json.loads((CORPUS_DIR / "index.json").read_text(encoding="utf-8"))
+NAMES = sorted(e["file"] for e in INDEX)
 ADAPTER: TypeAdapter[Record] = TypeAdapter(Record)
 
 
-@pytest.mark.skipif(not NAMES, reason=f"real-transcript corpus not found at {CORPUS_DIR}")
-@pytest.mark.parametrize("name", NAMES or ["<none>"])
+@pytest.mark.parametrize("name", NAMES)
 def test_sample_parses(corpus: Corpus, name: str) -> None:
     text = corpus.text(name)
     blocks = corpus.blocks(name)
@@ -64,7 +56,6 @@ def test_fast_frame_path_agrees_with_general_reader(corpus: Corpus) -> None:
     assert checked > 100
 
 
-@pytest.mark.skipif(not NAMES, reason=f"real-transcript corpus not found at {CORPUS_DIR}")
 def test_crlf_line_endings_parse_the_same(corpus: Corpus) -> None:
     """A console (wexpect, Windows pipes) ends lines with CRLF; records must not change."""
     from kdmcp.parse import parse_transcript
@@ -79,3 +70,14 @@ def test_crlf_line_endings_parse_the_same(corpus: Corpus) -> None:
             dump_a = a.record.model_dump(exclude={"raw"})
             dump_b = b.record.model_dump(exclude={"raw"})
             assert dump_a == dump_b, (name, a.command)
+
+
+def test_the_folder_holds_exactly_the_indexed_samples_with_their_attribution() -> None:
+    """index.json and fixtures/corpus agree file for file, and the README names each sample's source."""
+    on_disk = sorted(p.relative_to(CORPUS_DIR).as_posix() for p in CORPUS_DIR.rglob("*") if p.is_file())
+    assert on_disk == sorted([*NAMES, "README.md", "index.json"])
+    assert len(NAMES) == 139
+    readme = (CORPUS_DIR / "README.md").read_text(encoding="utf-8")
+    for entry in INDEX:
+        assert entry["source"], entry["file"]
+        assert f"| `{entry['file']}` | {entry['source']} |" in readme, entry["file"]
