@@ -1,6 +1,8 @@
-"""``kd-mcp``: serve (stdio, the default), doctor, demo, state write, and the simulator.
+"""``kd-mcp``: serve (stdio, the default), doctor, demo, selftest, state write, and the simulator.
 
-In stdio mode stdout belongs to MCP: everything for people goes to stderr.
+In stdio mode stdout belongs to MCP: everything for people goes to stderr. Every way a command
+can fail ends in one ``kd-mcp: error: ...`` line and one of the exit codes in ``EXIT_CODES``,
+never a traceback: a person reads the line, a script branches on the code.
 """
 
 from __future__ import annotations
@@ -8,15 +10,56 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NoReturn
 
 from kdmcp import __version__
 from kdmcp.errors import KdMcpError
 
 if TYPE_CHECKING:  # the server pulls in the MCP SDK: not needed for `kd-mcp sim`
-    from kdmcp.server import ServerOptions
+    from kdmcp.server import KdMcpApp, ServerOptions
 
-_COMMANDS = ("serve", "doctor", "demo", "state", "transcript", "parse", "sim")
+_COMMANDS = ("serve", "doctor", "demo", "selftest", "state", "transcript", "parse", "sim")
+
+EXIT_OK, EXIT_CHECK_FAILED, EXIT_USAGE, EXIT_ENVIRONMENT, EXIT_INTERNAL, EXIT_INTERRUPTED = 0, 1, 2, 3, 4, 130
+# What each code means, for `kd-mcp --help` and the README (a test holds them equal).
+EXIT_CODES: dict[int, str] = {
+    EXIT_OK: "success (serve: stopped by the client, end of input or Ctrl+C)",
+    EXIT_CHECK_FAILED: "a check failed: doctor found a problem, a selftest check or a demo step failed",
+    EXIT_USAGE: "the command line or a value on it is wrong (also a bad config file)",
+    EXIT_ENVIRONMENT: "the machine refused: a file missing or unreadable, a port in use, a debugger "
+                      "not found or not startable, a bad state file",
+    EXIT_INTERNAL: "a bug in kd-mcp (please report it with the command line)",
+    EXIT_INTERRUPTED: "interrupted (Ctrl+C) before it finished",
+}
+# Error categories (kdmcp.errors) that are the caller's to fix on the command line; every other
+# category is about the machine or the debugger.
+_USAGE_CATEGORIES = frozenset({"invalid_argument", "config", "policy_denied"})
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, but its errors read ``kd-mcp: error: ...`` in every subcommand.
+
+    A subparser's prog is ``kd-mcp serve``, so argparse would say ``kd-mcp serve: error:``;
+    one spelling lets a script (and the tests) find the one error line.
+    """
+
+    def error(self, message: str) -> NoReturn:
+        self.print_usage(sys.stderr)
+        self.exit(EXIT_USAGE, f"kd-mcp: error: {message}\n")
+
+
+def _epilog() -> str:
+    width = max(len(str(code)) for code in EXIT_CODES)
+    return "exit codes:\n" + "\n".join(f"  {code:>{width}}  {text}" for code, text in EXIT_CODES.items())
+
+
+def _groups_help() -> str:
+    """The ``--tools`` help, from the one list of groups (kdmcp.server.surface)."""
+    from kdmcp.server.surface import TOOL_GROUPS
+
+    parts = [f"{group} ({', '.join(tools)})" for group, tools in TOOL_GROUPS.items()]
+    return ("tool groups to serve, comma-separated; session is always served. Groups: " + "; ".join(parts)
+            + " (default: all)")
 
 
 def _common(parser: argparse.ArgumentParser) -> None:
@@ -26,18 +69,23 @@ def _common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--scenario", help="simulator scenario file (with --simulate)")
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+def build_parser(describe_groups: bool = True) -> argparse.ArgumentParser:
+    """The whole command line. ``describe_groups``: list each tool group's tools in ``serve --help``,
+    read from kdmcp.server.surface; importing the server package (the MCP SDK) costs a second, so
+    ``main`` asks for it only when help is wanted."""
+    parser = _Parser(
         prog="kd-mcp",
         description="MCP server that drives Microsoft's console debuggers (kd.exe, cdb.exe).",
+        epilog=_epilog(),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"kd-mcp {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     serve = sub.add_parser("serve", help="run the MCP server on stdio (the default command)")
     _common(serve)
     serve.add_argument("--log-level", default="WARNING", choices=["DEBUG", "INFO", "WARNING", "ERROR"])
-    serve.add_argument("--tools", help="tool groups to serve, comma-separated: session (always), control, "
-                       "commands, output (default: all)")
+    serve.add_argument("--tools", metavar="GROUPS", help=_groups_help() if describe_groups else
+                       "tool groups to serve, comma-separated (kd-mcp serve --help lists them)")
     serve.add_argument("--listen", metavar="HOST:PORT",
                        help="serve Streamable HTTP instead of stdio (token from KDMCP_LISTEN_TOKEN or --token-file)")
     serve.add_argument("--token-file", help="listener clients: {name: {token, tools, policy}} (YAML)")
@@ -55,6 +103,10 @@ def build_parser() -> argparse.ArgumentParser:
     _common(doctor)
     demo = sub.add_parser("demo", help="drive one full debugging loop against the simulator")
     demo.add_argument("--scenario", help="simulator scenario file")
+    from kdmcp.selftest import add_arguments as add_selftest_arguments
+
+    add_selftest_arguments(sub.add_parser(
+        "selftest", help="check the real debugger on this machine and print a report to paste into a bug"))
     state = sub.add_parser("state", help="state file tools")
     state_sub = state.add_subparsers(dest="state_command", metavar="ACTION", required=True)
     write = state_sub.add_parser("write", help="write a winrm-kd-session-v1 state file (key from "
@@ -74,38 +126,107 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run one command; whatever goes wrong ends in one error line and an ``EXIT_CODES`` code."""
     args = list(sys.argv[1:] if argv is None else argv)
     if args and args[0] == "sim":
-        from kdmcp.sim.cli import main as sim_main
-
-        return sim_main(args[1:])
+        return _sim(args[1:])
     if not args or (args[0] not in _COMMANDS and args[0] not in ("-h", "--help", "--version")):
         args = ["serve", *args]  # `kd-mcp --simulate` is `kd-mcp serve --simulate`
-    parsed = build_parser().parse_args(args)
+    parsed = build_parser(describe_groups=any(arg in ("-h", "--help") for arg in args)).parse_args(args)
     try:
-        if parsed.command == "serve":
-            return _serve(parsed)
-        if parsed.command == "doctor":
-            return _doctor(parsed)
-        if parsed.command == "demo":
-            from kdmcp.demo import run_demo
-
-            return run_demo(parsed.scenario)
-        if parsed.command == "state":
-            return _state_write(parsed)
-        if parsed.command == "parse":
-            return _parse(parsed)
-        if parsed.command == "transcript":
-            from kdmcp.transcript_view import cast_transcript, show_transcript
-
-            if parsed.transcript_command == "show":
-                return show_transcript(parsed.file)
-            return cast_transcript(parsed.file, parsed.output)
+        return _run(parsed)
     except KdMcpError as exc:
-        sys.stderr.write(f"kd-mcp: {exc.category}: {exc.message}\n")
-        return 2
+        return _error(f"{exc.category}: {exc.message}",
+                      EXIT_USAGE if exc.category in _USAGE_CATEGORIES else EXIT_ENVIRONMENT)
+    except OSError as exc:  # a file the user named, a port, a pipe: the machine said no
+        return _error(_os_error_text(exc), EXIT_ENVIRONMENT)
+    except KeyboardInterrupt:
+        return _error("interrupted", EXIT_INTERRUPTED)
+    except Exception as exc:  # a bug: still one line (KDMCP_TRACEBACK=1 shows the traceback)
+        if os.environ.get("KDMCP_TRACEBACK"):
+            raise
+        return _error(f"internal error: {type(exc).__name__}: {exc} (set KDMCP_TRACEBACK=1 for the traceback)",
+                      EXIT_INTERNAL)
+
+
+def _run(parsed: argparse.Namespace) -> int:
+    if getattr(parsed, "scenario", None):
+        _check_scenario(parsed.scenario)
+    if parsed.command == "serve":
+        return _serve(parsed)
+    if parsed.command == "doctor":
+        return _doctor(parsed)
+    if parsed.command == "demo":
+        from kdmcp.demo import run_demo
+
+        return run_demo(parsed.scenario)
+    if parsed.command == "selftest":
+        from kdmcp.selftest import run_selftest
+
+        return run_selftest(parsed)
+    if parsed.command == "state":
+        return _state_write(parsed)
+    if parsed.command == "parse":
+        return _parse(parsed)
+    if parsed.command == "transcript":
+        from kdmcp.transcript_view import cast_transcript, show_transcript
+
+        if parsed.transcript_command == "show":
+            return show_transcript(parsed.file)
+        return cast_transcript(parsed.file, parsed.output)
     build_parser().print_help(sys.stderr)
-    return 2
+    return EXIT_USAGE
+
+
+def _check_scenario(path: str) -> None:
+    """Load a ``--scenario`` file once here: its mistake is then one line, not a failed session.
+
+    Otherwise the simulator, started inside a session, dies with it, and the user sees a debugger
+    that "exited during start" instead of the file's name and the key that is wrong.
+    """
+    import yaml
+    from pydantic import ValidationError
+
+    from kdmcp.errors import InvalidArgument
+    from kdmcp.sim import scenario as scenario_mod
+
+    try:
+        scenario_mod.load(path)
+    except ValidationError as exc:
+        problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'top level'}: {e['msg']}" for e in exc.errors())
+        raise InvalidArgument(f"scenario {path}: {problems}") from None
+    except yaml.YAMLError as exc:
+        raise InvalidArgument(f"scenario {path}: not YAML ({exc})") from None
+
+
+def _error(message: str, code: int) -> int:
+    sys.stderr.write(f"kd-mcp: error: {' '.join(message.split())}\n")
+    return code
+
+
+def _os_error_text(exc: OSError) -> str:
+    """``cannot open /x: No such file or directory``, not ``[Errno 2] ...: '/x'``."""
+    what = exc.strerror or str(exc)
+    return f"{exc.filename}: {what}" if exc.filename else what
+
+
+def _sim(args: list[str]) -> int:
+    """``kd-mcp sim``: the simulator's own command line, its usage errors in kd-mcp's words."""
+    import yaml
+
+    from kdmcp.sim import scenario as scenario_mod
+    from kdmcp.sim.cli import main as sim_main
+    from kdmcp.sim.options import UsageError, parse_args
+
+    try:  # checked here too, so a mistake is one `kd-mcp: error:` line (the simulator says it bare)
+        opts = parse_args(args)
+        if opts.scenario_path is not None:
+            scenario_mod.load(opts.scenario_path)
+    except OSError as exc:
+        return _error(f"scenario {_os_error_text(exc)}", EXIT_ENVIRONMENT)
+    except (UsageError, ValueError, yaml.YAMLError) as exc:
+        return _error(str(exc), EXIT_USAGE)
+    return sim_main(args)
 
 
 def _options(parsed: argparse.Namespace) -> ServerOptions:
@@ -147,16 +268,55 @@ def _serve(parsed: argparse.Namespace) -> int:
     try:
         if parsed.listen:
             return serve_http(app, parsed.listen, parsed.allow_remote_bind)
+        if sys.stdin.isatty():
+            return _serve_terminal(app, parsed.simulate)
         anyio.run(build_server(app).run_stdio_async)
     except KeyboardInterrupt:
         pass
     finally:
         app.shutdown()
-    return 0
+    return EXIT_OK
+
+
+def _serve_terminal(app: KdMcpApp, simulated: bool) -> int:
+    """stdio on a terminal: say what this is, and let Ctrl+C end it.
+
+    Someone who typed ``kd-mcp --simulate`` sees a server waiting for JSON-RPC, which looks like
+    a hang. And Ctrl+C cannot end ``anyio.run`` there: it waits for the thread blocked reading
+    the terminal. So the server runs on a daemon thread and the main thread, which gets the
+    KeyboardInterrupt, returns (the caller stops the sessions); end of input (Ctrl+D) ends it too.
+    """
+    import threading
+
+    import anyio
+
+    from kdmcp.server import build_server
+
+    flag = " --simulate" if simulated else ""
+    args_json = '["--simulate"]' if simulated else "[]"
+    what = "the simulated kd.exe/cdb.exe (no Windows needed)" if simulated else "kd.exe/cdb.exe"
+    sys.stderr.write(
+        f"kd-mcp {__version__}: an MCP server for {what}, speaking JSON-RPC on stdin/stdout.\n"
+        "It is meant to be started by an MCP client, not typed at. Point your client at this command,\n"
+        f"e.g. `claude mcp add kd-mcp -- kd-mcp{flag}`, or in a client's JSON config:\n"
+        f'  {{"command": "kd-mcp", "args": {args_json}}}\n'
+        "To watch it work without a client: kd-mcp demo. Ctrl+C (or Ctrl+D) ends it.\n"
+    )
+    sys.stderr.flush()
+    server = threading.Thread(target=anyio.run, args=(build_server(app).run_stdio_async,),
+                              name="kdmcp-stdio", daemon=True)
+    server.start()
+    try:
+        while server.is_alive():
+            server.join(0.2)
+    except KeyboardInterrupt:
+        sys.stderr.write("kd-mcp: Ctrl+C: stopping the sessions and exiting\n")
+    return EXIT_OK
 
 
 def _doctor(parsed: argparse.Namespace) -> int:
     from rich.console import Console
+    from rich.markup import escape
     from rich.table import Table
 
     from kdmcp.server import KdMcpApp
@@ -168,15 +328,21 @@ def _doctor(parsed: argparse.Namespace) -> int:
     table.add_column("check")
     table.add_column("result")
     for dbg in health.debuggers:
-        where = f"{dbg.path} ({dbg.source})" if dbg.found else "not found: " + "; ".join(dbg.looked_in)
-        table.add_row(f"{dbg.name}.exe", ("[green]ok[/] " if dbg.found else "[red]missing[/] ") + where
-                      + (f" — {dbg.version}" if dbg.version else ""))
-    table.add_row("config", f"[green]ok[/] {health.config_path or '(defaults)'}")
+        if dbg.found:
+            cell = f"[green]ok[/] {escape(f'{dbg.path} ({dbg.source})')}"
+        else:
+            cell = "[red]missing[/]: looked in " + escape("; ".join(dbg.looked_in))
+        table.add_row(f"{dbg.name}.exe", cell + (f" — {escape(dbg.version)}" if dbg.version else ""))
+    if not any(dbg.found for dbg in health.debuggers if dbg.name == "kd"):
+        table.add_row("next step", "no kd.exe on this machine: install the Debugging Tools for Windows "
+                      "(Windows SDK or WDK) or the WinDbg app, or try kd-mcp with the simulated debuggers: "
+                      "[bold]kd-mcp --simulate[/] (kd-mcp demo shows one session)")
+    table.add_row("config", f"[green]ok[/] {escape(health.config_path or '(defaults)')}")
     if health.state_file_ok:
-        warn = "".join(f"\n[yellow]warning[/] {w}" for w in health.state_file_warnings)
-        table.add_row("state file", f"[green]ok[/] {health.state_file}{warn}")
+        warn = "".join(f"\n[yellow]warning[/] {escape(w)}" for w in health.state_file_warnings)
+        table.add_row("state file", f"[green]ok[/] {escape(str(health.state_file))}{warn}")
     else:
-        table.add_row("state file", f"[red]problem[/] {health.state_file_error}")
+        table.add_row("state file", f"[red]problem[/] {escape(str(health.state_file_error))}")
     console.print(table)
     return 0 if health.ok else 1
 
@@ -203,6 +369,20 @@ def _parse(parsed: argparse.Namespace) -> int:
     return 0
 
 
+def _typed_key(prompt: str) -> str:
+    """The hidden key prompt, only where someone can type: piped stdin would echo or hit EOF."""
+    import getpass
+
+    from kdmcp.errors import InvalidArgument
+
+    if not sys.stdin.isatty():
+        raise InvalidArgument("no KDNET key: set KDMCP_KDNET_KEY (stdin is not a terminal to type it at)")
+    try:
+        return getpass.getpass(prompt)
+    except EOFError:
+        raise InvalidArgument("no KDNET key: input ended at the prompt") from None
+
+
 def _state_write(parsed: argparse.Namespace) -> int:
     from pydantic import ValidationError
 
@@ -215,7 +395,7 @@ def _state_write(parsed: argparse.Namespace) -> int:
         write_state,
     )
 
-    key = read_key_interactively()
+    key = read_key_interactively(getpass=_typed_key)
     try:  # the same rules the server applies when it reads the file back (kdmcp.argvalues)
         state = KdSessionState(
             schema="winrm-kd-session-v1", guest_host=parsed.guest_host, host_ip=parsed.host_ip,

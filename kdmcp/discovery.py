@@ -139,7 +139,8 @@ class Discovery:
         if self.location is None:
             lines.append(
                 f"  install the Debugging Tools for Windows (Windows SDK or WDK) or the WinDbg app, or set "
-                f"debuggers.{self.name} in the config or ${ENV_VARS[self.name]}"
+                f"debuggers.{self.name} in the config or ${ENV_VARS[self.name]}; to try kd-mcp without "
+                "them, run it on the simulated debuggers: kd-mcp --simulate"
             )
         return "\n".join(lines)
 

@@ -13,6 +13,7 @@ from typing import Any
 
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from kdmcp.server.transcript import read_records
 
@@ -37,15 +38,22 @@ def _describe(record: dict[str, Any]) -> str:
     return json.dumps({k: v for k, v in record.items() if k not in ("t", "kind")})
 
 
+def _time(record: dict[str, Any]) -> float:
+    """A record's ``t``; 0 where a hand-edited or foreign line has none (shown, not fatal)."""
+    t = record.get("t")
+    return float(t) if isinstance(t, (int, float)) else 0.0
+
+
 def show_transcript(path: str) -> int:
     records = read_records(path)
-    table = Table(title=f"{path} — {len(records)} records")
+    # Text cells, not markup: a result reads "[unknown_session]", which markup would swallow.
+    table = Table(title=Text(f"{path} — {len(records)} records"))
     table.add_column("time", justify="right")
     table.add_column("kind")
     table.add_column("what")
-    t0 = records[0]["t"] if records else 0.0
+    t0 = _time(records[0]) if records else 0.0
     for record in records:
-        table.add_row(f"{record.get('t', t0) - t0:8.3f}", str(record.get("kind")), _describe(record))
+        table.add_row(f"{_time(record) - t0:8.3f}", Text(str(record.get("kind"))), Text(_describe(record)))
     Console().print(table)
     return 0
 
@@ -53,13 +61,13 @@ def show_transcript(path: str) -> int:
 def cast_transcript(path: str, output: str) -> int:
     records = read_records(path)
     if not records:
-        sys.stderr.write(f"kd-mcp: {path} holds no records\n")
+        sys.stderr.write(f"kd-mcp: error: {path} holds no transcript records\n")
         return 1
-    t0 = records[0]["t"]
+    t0 = _time(records[0])
     header = {"version": 2, "width": 120, "height": 40, "timestamp": int(t0), "title": f"kd-mcp {Path(path).name}"}
     lines = [json.dumps(header)]
     for record in records:
-        at = round(record["t"] - t0, 6)
+        at = round(_time(record) - t0, 6)
         if record.get("kind") == "request":
             text = f"\x1b[1mkd-mcp>\x1b[0m {_describe(record)}\r\n"
         elif record.get("kind") == "result":

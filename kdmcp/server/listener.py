@@ -20,6 +20,7 @@ import asyncio
 import ipaddress
 import json
 import logging
+import socket
 import sys
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import TYPE_CHECKING, Any
@@ -270,6 +271,7 @@ def serve_http(app: KdMcpApp, listen: str, allow_remote_bind: bool, limits: List
             f"kd-mcp: WARNING: listening on {host}:{port}, reachable from other machines. Anyone with a "
             "token controls the debugger (and the guest). Use TLS in front of it.\n"
         )
+    listening = bind_socket(host, port)
     server = http_server(app, host, port, limits)
 
     original_startup = server.startup
@@ -283,5 +285,28 @@ def serve_http(app: KdMcpApp, listen: str, allow_remote_bind: bool, limits: List
             sys.stderr.flush()
 
     server.startup = startup  # type: ignore[method-assign]
-    server.run()
+    try:
+        server.run(sockets=[listening])
+    finally:
+        listening.close()
     return 0
+
+
+def bind_socket(host: str, port: int) -> socket.socket:
+    """The listening socket, bound before uvicorn starts.
+
+    Left to uvicorn, a port in use is a logged ``[Errno 98] error while attempting to bind`` and
+    a bare exit; bound here it is one ``OSError`` saying which address, which the CLI reports as
+    one error line.
+    """
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    if sys.platform != "win32":  # on Windows SO_REUSEADDR would let us share a port in use
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+    except OSError as exc:
+        sock.close()
+        raise OSError(exc.errno, f"cannot listen on {host}:{port}: {exc.strerror or exc}"
+                      " (another kd-mcp, or another server, holds it)") from None
+    return sock

@@ -50,10 +50,12 @@ def test_doctor_simulated_is_healthy_and_writes_nothing_to_stdout():
 
 def test_doctor_without_debugger_or_state_file_fails(tmp_path):
     env = {**os.environ, "PATH": str(tmp_path), "KDMCP_STATE_FILE": str(tmp_path / "none.json"),
-           "XDG_CONFIG_HOME": str(tmp_path)}
+           "XDG_CONFIG_HOME": str(tmp_path), "COLUMNS": "400"}
     done = run("doctor", env=env)
     assert done.returncode == 1
-    assert b"missing" in done.stderr and b"not found" in done.stderr
+    said = b" ".join(done.stderr.split())
+    assert b"missing: looked in" in said and b"missing not found" not in said
+    assert b"kd-mcp --simulate" in said  # the way to try kd-mcp on a machine without kd
 
 
 def test_demo_runs_the_whole_loop_quickly():
@@ -116,3 +118,26 @@ def test_parse_a_corpus_sample():
     sample = os.path.join(CORPUS, "stack", "04.txt")
     blocks = json.loads(run("parse", sample).stdout)
     assert blocks[0]["command"] == "k" and len(blocks[0]["record"]["frames"]) == 16
+
+
+def test_transcript_show_keeps_brackets(tmp_path):
+    """rich markup would eat "[unknown_session]": the cells are plain text."""
+    transcript = tmp_path / "t.jsonl"
+    transcript.write_text(
+        '{"t": 1.0, "kind": "result", "tool": "stop_kd", "status": "error", "category": "unknown_session"}\n'
+        '{"t": 1.5, "kind": "event", "session_id": "s1", "event": "dbgprint", "text": "[bold]x[/bold]"}\n'
+    )
+    done = run("transcript", "show", str(transcript), env={**os.environ, "COLUMNS": "200"})
+    assert done.returncode == 0, done.stderr
+    assert b"[unknown_session]" in done.stdout
+    assert b"[bold]x[/bold]" in done.stdout
+
+
+def test_exit_codes_in_the_readme_are_the_cli_s():
+    from kdmcp.cli import EXIT_CODES
+
+    with open(os.path.join(os.path.dirname(__file__), "..", "..", "README.md"), encoding="utf-8") as handle:
+        readme = handle.read()
+    cells = [line.strip("|").split("|", 1) for line in readme.splitlines() if line.startswith("| ")]
+    rows = {int(code): meaning.strip(" |") for code, meaning in cells if code.strip().isdigit()}
+    assert rows == EXIT_CODES

@@ -26,7 +26,7 @@ def test_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest
                  *(f"{name}={item}" for name, item in args.items())])
     err = capsys.readouterr().err
     assert code == 2
-    assert f"kd-mcp: invalid_argument: {said}" in err
+    assert f"kd-mcp: error: invalid_argument: {said}" in err
     assert "Traceback" not in err
     assert not path.exists()
 

@@ -1,0 +1,157 @@
+"""Every ``kd-mcp`` subcommand, given bad input, ends in one ``kd-mcp: error:`` line and its exit code.
+
+Each case runs the real command in a subprocess (bounded), as a user would: a traceback, a
+second error line, or an exit code other than the documented one fails it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import concurrent.futures
+import os
+import socket
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from kdmcp.cli import EXIT_CODES, EXIT_ENVIRONMENT, EXIT_USAGE, build_parser
+
+TOKEN = "selftest-token-0123456789abcdef0123"
+KEY = "1.2.3.4"
+
+# (subcommand path, arguments, exit code). ``{tmp}`` is a fresh directory, ``{file}`` a regular
+# file in it (so ``{file}/x`` is a path under a file), ``{port}`` a port another socket holds.
+CASES: list[tuple[str, list[str], int]] = [
+    ("(top level)", ["--bogus"], EXIT_USAGE),
+    ("serve", ["serve", "--log-level", "LOUD"], EXIT_USAGE),
+    ("serve", ["serve", "--tools", "session,bogus"], EXIT_USAGE),
+    ("serve", ["serve", "--config", "{tmp}/missing.yaml"], EXIT_USAGE),
+    ("serve", ["serve", "--simulate", "--scenario", "{tmp}/missing.yaml"], EXIT_ENVIRONMENT),
+    ("serve", ["serve", "--simulate", "--listen", "nohostport"], EXIT_USAGE),
+    ("serve", ["serve", "--simulate", "--listen", "127.0.0.1:99999"], EXIT_USAGE),
+    ("serve", ["serve", "--simulate", "--listen", "127.0.0.1:{port}"], EXIT_ENVIRONMENT),
+    ("serve", ["serve", "--simulate", "--listen", "127.0.0.1:0", "--token-file", "{tmp}/none.yaml"], EXIT_USAGE),
+    ("serve", ["serve", "--simulate", "--transcript", "{file}/x.jsonl"], EXIT_ENVIRONMENT),
+    ("doctor", ["doctor", "--config", "{tmp}/missing.yaml"], EXIT_USAGE),
+    ("doctor", ["doctor", "--simulate", "--scenario", "{file}"], EXIT_USAGE),
+    ("demo", ["demo", "--scenario", "{tmp}/missing.yaml"], EXIT_ENVIRONMENT),
+    ("demo", ["demo", "--scenario", "{file}"], EXIT_USAGE),
+    ("selftest", ["selftest", "--debugger", "windbg"], EXIT_USAGE),
+    ("selftest", ["selftest", "--debugger-path", "{tmp}/cdb.exe"], EXIT_ENVIRONMENT),
+    ("selftest", ["selftest", "--simulate", "--scenario", "{tmp}/missing.yaml"], EXIT_ENVIRONMENT),
+    ("selftest", ["selftest", "--debugger", "kd", "--state-file", "{tmp}/none.json", "--debugger-path", "{file}"],
+     EXIT_ENVIRONMENT),
+    ("state", ["state"], EXIT_USAGE),
+    ("state write", ["state", "write", "--guest-host", "g"], EXIT_USAGE),
+    ("state write", ["state", "write", "--path", "{tmp}/s.json", "--guest-host", "g", "--host-ip", "10.0.0.1",
+                     "--port", "99999"], EXIT_USAGE),
+    ("state write", ["state", "write", "--path", "{tmp}/s.json", "--guest-host", "g", "--host-ip", "10.0.0.1",
+                     "--port", "nine"], EXIT_USAGE),
+    ("state write", ["state", "write", "--path", "{file}/s.json", "--guest-host", "g", "--host-ip", "10.0.0.1",
+                     "--port", "50000"], EXIT_ENVIRONMENT),
+    ("transcript", ["transcript"], EXIT_USAGE),
+    ("transcript show", ["transcript", "show", "{tmp}/nonexistent"], EXIT_ENVIRONMENT),
+    ("transcript show", ["transcript", "show", "{tmp}"], EXIT_ENVIRONMENT),
+    ("transcript cast", ["transcript", "cast", "{tmp}/nonexistent", "-o", "{tmp}/x.cast"], EXIT_ENVIRONMENT),
+    ("transcript cast", ["transcript", "cast", "{file}"], EXIT_USAGE),
+    ("transcript cast", ["transcript", "cast", "{transcript}", "-o", "{file}/x.cast"], EXIT_ENVIRONMENT),
+    ("parse", ["parse", "/nonexistent"], EXIT_ENVIRONMENT),
+    ("parse", ["parse", "{tmp}"], EXIT_ENVIRONMENT),
+    ("parse", ["parse", "--bogus"], EXIT_USAGE),
+    ("sim", ["sim"], EXIT_USAGE),
+    ("sim", ["sim", "windbg"], EXIT_USAGE),
+    ("sim", ["sim", "kd", "-kl", "--scenario", "{tmp}/missing.yaml"], EXIT_ENVIRONMENT),
+]
+
+
+@pytest.fixture(scope="module")
+def busy_port() -> Iterator[int]:
+    """A loopback port another socket is listening on."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        sock.listen()
+        yield sock.getsockname()[1]
+
+
+def _expand(args: list[str], tmp: Path, port: int) -> list[str]:
+    file = tmp / "plain.txt"
+    file.write_text("not: [a scenario\n")
+    transcript = tmp / "t.jsonl"
+    transcript.write_text('{"t": 1.0, "kind": "request", "tool": "break_in", "args": {}}\n')
+    values = {"{tmp}": str(tmp), "{file}": str(file), "{port}": str(port), "{transcript}": str(transcript)}
+    out = []
+    for arg in args:
+        for name, value in values.items():
+            arg = arg.replace(name, value)
+        out.append(arg)
+    return out
+
+
+def _run(args: list[str], tmp: Path, port: int) -> subprocess.CompletedProcess[bytes]:
+    env = {**os.environ, "KDMCP_LISTEN_TOKEN": TOKEN, "KDMCP_KDNET_KEY": KEY, "XDG_CONFIG_HOME": str(tmp),
+           "KDMCP_STATE_FILE": str(tmp / "none.json"), "COLUMNS": "200"}
+    env.pop("KDMCP_CONFIG", None)
+    env.pop("KDMCP_TRACEBACK", None)
+    return subprocess.run([sys.executable, "-m", "kdmcp", *_expand(args, tmp, port)],
+                          stdin=subprocess.DEVNULL, capture_output=True, timeout=60, check=False, env=env)
+
+
+@pytest.fixture(scope="module")
+def outcomes(tmp_path_factory: pytest.TempPathFactory, busy_port: int) -> dict[int, subprocess.CompletedProcess[bytes]]:
+    """Every case, run a few at a time: each is a Python start-up, serially over a minute."""
+    dirs = [tmp_path_factory.mktemp(f"case{n}") for n in range(len(CASES))]
+    with concurrent.futures.ThreadPoolExecutor(max_workers=6) as pool:
+        futures = {n: pool.submit(_run, case[1], dirs[n], busy_port) for n, case in enumerate(CASES)}
+        return {n: future.result(timeout=120) for n, future in futures.items()}
+
+
+@pytest.mark.parametrize("case", range(len(CASES)), ids=[" ".join(c[1]) for c in CASES])
+def test_bad_input_is_one_error_line_and_the_documented_code(
+    outcomes: dict[int, subprocess.CompletedProcess[bytes]], case: int
+) -> None:
+    command, _, code = CASES[case]
+    done = outcomes[case]
+    err = done.stderr.decode("utf-8", errors="replace")
+    errors = [line for line in err.splitlines() if line.startswith("kd-mcp: error:")]
+    assert "Traceback" not in err, err
+    assert len(errors) == 1, err
+    assert done.returncode == code, (command, err)
+    assert code in EXIT_CODES
+
+
+def test_every_subcommand_has_a_bad_input_case() -> None:
+    """A subcommand added to the parser without a case here fails this."""
+    parser = build_parser()
+    commands: set[str] = set()
+
+    def walk(p: argparse.ArgumentParser, prefix: str) -> None:
+        for action in p._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                for name, child in action.choices.items():
+                    path = f"{prefix} {name}".strip()
+                    commands.add(path)
+                    walk(child, path)
+
+    walk(parser, "")
+    assert commands <= {case[0] for case in CASES}
+
+
+def test_help_documents_every_exit_code(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        build_parser().parse_args(["--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    for code, meaning in EXIT_CODES.items():
+        assert f"{code} {' '.join(meaning.split())}" in text
+
+
+def test_port_in_use_names_the_address(busy_port: int) -> None:
+    env = {**os.environ, "KDMCP_LISTEN_TOKEN": TOKEN}
+    done = subprocess.run([sys.executable, "-m", "kdmcp", "--simulate", "--listen", f"127.0.0.1:{busy_port}"],
+                          stdin=subprocess.DEVNULL, capture_output=True, timeout=60, check=False, env=env)
+    assert done.returncode == EXIT_ENVIRONMENT
+    assert done.stderr.decode().strip().endswith("holds it)")
+    assert f"cannot listen on 127.0.0.1:{busy_port}" in done.stderr.decode()
+    assert b"Errno" not in done.stderr

@@ -1,0 +1,69 @@
+"""``kd-mcp selftest --simulate``: the report, its verdicts, and the README's copy of it."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+from kdmcp.cli import EXIT_CHECK_FAILED, EXIT_ENVIRONMENT, EXIT_OK
+
+ROOT = Path(__file__).resolve().parents[2]
+VERDICT = re.compile(r"^(PASS|FAIL|SKIP)  (.+?) \[(.+?)\]: (.*)$", re.MULTILINE)
+CHECKS = {"start and prompt detection", "command round trip", "pipe buffering (answers not held back)",
+          "marker completion", "1 MB capture", "continue latency", "break-in (console break delivery) latency",
+          "stop"}
+
+
+def selftest(*args: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "COLUMNS": "200"}
+    env.pop("KDMCP_CONFIG", None)
+    return subprocess.run([sys.executable, "-m", "kdmcp", "selftest", *args], capture_output=True, text=True,
+                          timeout=180, check=False, stdin=subprocess.DEVNULL, env=env)
+
+
+def test_selftest_on_the_simulator_passes_every_check() -> None:
+    done = selftest("--simulate")
+    assert done.returncode == EXIT_OK, done.stdout + done.stderr
+    report = done.stdout
+    for field in ("kd-mcp", "python", "platform", "debugger", "command", "backends"):
+        assert re.search(rf"^  {field} +\S", report, re.MULTILINE), field
+    verdicts = VERDICT.findall(report)
+    assert {name for _, name, _, _ in verdicts} == CHECKS
+    assert {mark for mark, _, _, _ in verdicts} == {"PASS"}
+    assert len({variant for _, _, variant, _ in verdicts}) == 2  # a console and pipes
+    capture = next(figures for _, name, _, figures in verdicts if name == "1 MB capture")
+    assert "16384/16384 lines" in capture
+    assert re.search(r"result: \d+ passed, 0 failed, 0 skipped", report)
+    assert "Traceback" not in done.stderr
+
+
+def test_selftest_of_kd_on_the_simulated_guest_passes() -> None:
+    done = selftest("--simulate", "--debugger", "kd")
+    assert done.returncode == EXIT_OK, done.stdout + done.stderr
+    assert "prompt '0: kd> '" in done.stdout
+
+
+def test_a_failed_check_fails_the_run_with_the_reason_in_the_report() -> None:
+    done = selftest("--simulate", "--dump", "/nonexistent/crash.dmp")
+    assert done.returncode == EXIT_CHECK_FAILED
+    assert "FAIL  start and prompt detection" in done.stdout
+    assert "Could not open dump file" in done.stdout
+    assert re.search(r"result: 0 passed, [1-9]\d* failed", done.stdout)
+
+
+def test_a_debugger_that_does_not_exist_is_one_error_line() -> None:
+    done = selftest("--debugger-path", "/nonexistent/cdb.exe")
+    assert done.returncode == EXIT_ENVIRONMENT
+    assert done.stdout == ""
+    assert done.stderr.splitlines() == ["kd-mcp: error: debugger: --debugger-path /nonexistent/cdb.exe: no such file"]
+
+
+def test_the_readme_shows_a_report_of_the_current_checks() -> None:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = readme.split("## Self-test", 1)[1].split("\n## ", 1)[0]
+    verdicts = VERDICT.findall(section)
+    assert {name for _, name, _, _ in verdicts} == CHECKS
+    assert {mark for mark, _, _, _ in verdicts} == {"PASS"}

@@ -1,0 +1,42 @@
+"""``kd-mcp --simulate`` typed at a terminal: it says what it is, and Ctrl+C ends it."""
+
+from __future__ import annotations
+
+import sys
+import time
+
+import pytest
+
+pexpect = pytest.importorskip("pexpect", reason="needs a POSIX pty (pexpect)")
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="needs a POSIX pty (pexpect)")
+def test_simulate_on_a_terminal_explains_itself_and_ends_on_ctrl_c() -> None:
+    child = pexpect.spawn(sys.executable, ["-m", "kdmcp", "--simulate"], timeout=30, encoding="utf-8")
+    try:
+        child.expect(r"Ctrl\+C \(or Ctrl\+D\) ends it")
+        said = " ".join(child.before.split())
+        assert "MCP server for the simulated kd.exe/cdb.exe" in said
+        assert "claude mcp add kd-mcp -- kd-mcp --simulate" in said
+        assert '"args": ["--simulate"]' in said
+        time.sleep(0.3)  # the server thread is reading the terminal
+        t0 = time.monotonic()
+        child.sendintr()
+        child.expect(pexpect.EOF, timeout=15)
+        assert time.monotonic() - t0 < 15
+        assert "Traceback" not in child.before
+    finally:
+        child.close(force=True)
+    assert child.exitstatus == 0
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="needs a POSIX pty (pexpect)")
+def test_end_of_input_on_a_terminal_ends_it_too() -> None:
+    child = pexpect.spawn(sys.executable, ["-m", "kdmcp", "--simulate"], timeout=30, encoding="utf-8")
+    try:
+        child.expect(r"ends it")
+        child.sendeof()
+        child.expect(pexpect.EOF, timeout=15)
+    finally:
+        child.close(force=True)
+    assert child.exitstatus == 0
