@@ -16,6 +16,7 @@ from rich.panel import Panel
 
 from kdmcp.config import Config
 from kdmcp.server import KdMcpApp, ServerOptions, build_server
+from kdmcp.server.tools import read_error
 
 _STEPS: list[tuple[str, dict[str, Any], str]] = [
     ("start_from_state", {"timeout_s": 20}, "connect kd.exe to the guest named in the state file"),
@@ -60,7 +61,7 @@ async def _drive(console: Console, scenario: str | None) -> bool:
                 t0 = time.monotonic()
                 result = await client.call_tool(name, args)
                 ms = (time.monotonic() - t0) * 1000
-                data = result.structured_content or {}
+                data = (read_error(result) if result.is_error else result.structured_content) or {}
                 style = "red" if result.is_error else "green"
                 title = f"[{style}]{name}[/]({', '.join(f'{k}={v!r}' for k, v in args.items())}) — {ms:.0f} ms"
                 if result.is_error:

@@ -6,13 +6,50 @@ an argument), and are stable: programs branch on ``category``, people read ``mes
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import ClassVar, Literal, get_args
+
+ErrorCategory = Literal[
+    "invalid_argument",
+    "unknown_session",
+    "capacity",
+    "target_running",
+    "not_connected",
+    "busy",
+    "timeout",
+    "debugger_exited",
+    "state_file",
+    "config",
+    "debugger",
+    "policy_denied",
+    "internal",
+]
+# The one list of categories: the exceptions below, the result models, the server instructions,
+# the README and docs/clients.md are built from (or checked against) it, in this order.
+ERROR_CATEGORIES: tuple[ErrorCategory, ...] = get_args(ErrorCategory)
+
+# What the caller does next, per category (the instructions, README and docs/clients.md quote it).
+# Short clauses without a full stop: they are joined into one sentence.
+NEXT_STEP: dict[ErrorCategory, str] = {
+    "invalid_argument": "fix the named argument",
+    "unknown_session": "list_sessions, or start one",
+    "capacity": "stop a session first",
+    "target_running": "break in first",
+    "not_connected": "no target answers yet: check the guest, or wait while it reconnects",
+    "busy": "a timed-out command still runs: break_in",
+    "timeout": "the command may still be running: break_in cancels it; partial output attached",
+    "debugger_exited": "its output stays readable",
+    "state_file": "fix the state file or name another",
+    "config": "fix the named key",
+    "debugger": "not found or could not be driven: see health_check",
+    "policy_denied": "the tool or command is outside this client's surface or policy",
+    "internal": "a bug: see the server log",
+}
 
 
 class KdMcpError(Exception):
     """Base of every error kd-mcp reports to a caller."""
 
-    category: ClassVar[str] = "internal"
+    category: ClassVar[ErrorCategory] = "internal"
 
     def __init__(self, message: str, *, session_id: str | None = None, state: str | None = None) -> None:
         super().__init__(message)

@@ -11,30 +11,23 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from kdmcp import errors
 from kdmcp.engine import DebuggerEvent, SessionState
+from kdmcp.errors import ErrorCategory
 
-# Every category an ErrorResult can carry (one per KdMcpError class, plus "internal").
-ERROR_CATEGORIES = (
-    "invalid_argument",
-    "unknown_session",
-    "capacity",
-    "target_running",
-    "not_connected",
-    "busy",
-    "timeout",
-    "debugger_exited",
-    "state_file",
-    "config",
-    "debugger",
-    "policy_denied",
-    "internal",
-)
+# Every category an ErrorResult can carry; the one list lives in kdmcp.errors.
+ERROR_CATEGORIES = errors.ERROR_CATEGORIES
 
 
 class ErrorResult(BaseModel):
-    """An ``isError`` result: branch on ``category``, show ``message``."""
+    """An ``isError`` result: branch on ``category``, show ``message``.
 
-    category: str
+    Not served as ``structuredContent`` (it would not match the tool's output schema): it
+    leaves as text, ``error[category]: message`` plus a JSON block of the other fields
+    (docs/clients.md).
+    """
+
+    category: ErrorCategory
     message: str
     session_id: str | None = None
     state: SessionState | None = None

@@ -2,15 +2,19 @@
 
 Handlers are async and run the blocking engine calls in worker threads, so a ``break_in``
 is served while a ``kd_command`` waits on a hung debugger. Every result leaves as a
-``CallToolResult`` built here: ``structuredContent`` is the (redacted) model, the text
-content is the same JSON, and errors are ``isError`` results carrying ``{category, message,
-session_id, state}`` — never a traceback.
+``CallToolResult`` built here: ``structuredContent`` is the (redacted) model and the text
+content is the same JSON. Errors are ``isError`` results without ``structuredContent`` (it
+would have to match the tool's output schema, and clients check that): their first text
+block reads ``error[category]: message``, a second one holds the other fields as JSON
+(docs/clients.md) — never a traceback. An unknown tool is a JSON-RPC error, as the MCP
+spec asks.
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import re
 import threading
 import time
 from collections.abc import Callable
@@ -19,12 +23,21 @@ from typing import Annotated, Any, Literal, TypeVar
 import anyio
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
-from mcp_types import CallToolResult, InputRequiredResult, ListToolsResult, TextContent, ToolAnnotations
+from mcp.shared.exceptions import MCPError
+from mcp_types import (
+    INVALID_PARAMS,
+    CallToolResult,
+    ContentBlock,
+    InputRequiredResult,
+    ListToolsResult,
+    TextContent,
+    ToolAnnotations,
+)
 from pydantic import BaseModel, Field, ValidationError
 
 from kdmcp import __version__
 from kdmcp.engine import SessionState
-from kdmcp.errors import InvalidArgument, KdMcpError
+from kdmcp.errors import ERROR_CATEGORIES, NEXT_STEP, InvalidArgument, KdMcpError
 from kdmcp.secret import MASK
 from kdmcp.server import models
 from kdmcp.server.app import KdMcpApp
@@ -50,26 +63,47 @@ Timeout = Annotated[
     Field(description="seconds to wait before giving up (default from the config)", gt=0, le=3600),
 ]
 
-INSTRUCTIONS = """\
+
+def category_list(*, markdown: bool = False) -> str:
+    """Every error category with its next step, in their one order: ``a (do x), b (do y), …``."""
+    return ", ".join(f"`{c}` ({NEXT_STEP[c]})" if markdown else f"{c} ({NEXT_STEP[c]})" for c in ERROR_CATEGORIES)
+
+
+INSTRUCTIONS = f"""\
 kd-mcp drives Microsoft's kernel debugger (kd.exe) and cdb.exe.
 Typical loop: start_from_state (connect using the WinRM companion's state file) -> break_in ->
 kd_command (any kd command; one per call) -> resume_for_winrm (let the guest run so WinRM
 answers) -> break_in again. Every result reports the session state after the call; events
 (DbgPrint, breakpoints, bugchecks, reboots) that arrived since the previous call are attached.
-Long outputs are cut inline: read the rest with read_output(output_id). Errors carry a
-category: invalid_argument, unknown_session, capacity, target_running (break in first),
-not_connected, busy, timeout (the command may still run: break_in cancels it),
-debugger_exited, state_file, config, debugger.
+Long outputs are cut inline: read the rest with read_output(output_id). An error's text starts
+error[category]: message (other fields follow as JSON). Categories: {category_list()}.
 """
+
+# An error result's first text block: ``error[<category>]: <message>`` (the message may span lines).
+ERROR_TEXT = re.compile(r"error\[([a-z_]+)\]: (.*)", re.DOTALL)
 
 
 def error_result(error: models.ErrorResult, app: KdMcpApp) -> CallToolResult:
+    """An ``isError`` result every client reads: the category and message as text, first; the other
+    fields (session_id, state, output_id, partial_output, exit_code: those set) as a JSON block."""
     data = app.redacted(error)
-    return CallToolResult(
-        content=[TextContent(type="text", text=json.dumps(data))],
-        structured_content=data,
-        is_error=True,
-    )
+    content: list[ContentBlock] = [TextContent(type="text", text=f"error[{data['category']}]: {data['message']}")]
+    details = {name: value for name, value in data.items() if name not in ("category", "message") and value is not None}
+    if details:
+        content.append(TextContent(type="text", text=json.dumps(details)))
+    return CallToolResult(content=content, is_error=True)
+
+
+def read_error(result: CallToolResult) -> dict[str, Any] | None:
+    """An error result as data (``category``, ``message`` and the fields set), or None if it is not one."""
+    texts = [block.text for block in result.content if isinstance(block, TextContent)]
+    match = ERROR_TEXT.fullmatch(texts[0]) if result.is_error and texts else None
+    if match is None:
+        return None
+    data: dict[str, Any] = {"category": match[1], "message": match[2]}
+    if len(texts) > 1:
+        data.update(json.loads(texts[1]))
+    return data
 
 
 def from_exception(exc: KdMcpError, app: KdMcpApp) -> CallToolResult:
@@ -142,6 +176,11 @@ class KdMcpServer(MCPServer[Any]):
             log_level="WARNING",
         )
         self.app = app
+        # Only tools are served: with no prompts or resources behind them, the capabilities (derived
+        # from the handlers present) would promise what is not there, so their methods are unknown.
+        handlers = self._lowlevel_server._request_handlers  # no public way to remove one in mcp 2.x
+        for method in ("prompts/list", "prompts/get", "resources/list", "resources/read", "resources/templates/list"):
+            handlers.pop(method, None)
 
     async def _handle_list_tools(
         self, ctx: Any, params: Any
@@ -160,7 +199,7 @@ class KdMcpServer(MCPServer[Any]):
         client = _owner(self.app, context)
         transcript.record("request", tool=name, args=_masked_arguments(arguments), client=client)
         result = await self._call_tool(name, arguments, context)
-        data = result.structured_content if isinstance(result, CallToolResult) else None
+        data = (result.structured_content or read_error(result)) if isinstance(result, CallToolResult) else None
         data = data or {}
         transcript.record(
             "result", tool=name, client=client, status="error" if getattr(result, "is_error", False) else "ok",
@@ -174,8 +213,11 @@ class KdMcpServer(MCPServer[Any]):
     async def _call_tool(
         self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None
     ) -> CallToolResult | InputRequiredResult:
+        if name not in ALL_TOOLS:
+            # The MCP spec: an unknown tool is a protocol error (-32602), not a tool result.
+            raise MCPError(code=INVALID_PARAMS, message=f"Unknown tool: {name}")
         surface = _surface(self.app, context.headers if context is not None else None)
-        if name not in surface and name in ALL_TOOLS:
+        if name not in surface:
             return error_result(
                 models.ErrorResult(category="policy_denied", message=f"tool {name!r} is not available to this client"),
                 self.app,
@@ -190,8 +232,6 @@ class KdMcpServer(MCPServer[Any]):
                     f"{'.'.join(str(p) for p in err['loc']) or '(arguments)'}: {err['msg']}" for err in cause.errors()
                 )
                 message = f"invalid arguments for {name} ({', '.join(fields)}): {problems}"
-            elif str(exc).startswith("Unknown tool"):
-                message = f"unknown tool {name!r}"
             else:
                 log.exception("tool %s failed", name)
                 return error_result(

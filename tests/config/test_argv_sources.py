@@ -17,7 +17,7 @@ from kdmcp.config import load_config
 from kdmcp.errors import ConfigError, InvalidArgument, StateFileError
 from kdmcp.statefile import SCHEMA, load_state
 from tests.config.test_argvalues import INJECTIONS
-from tests.server.helpers import in_memory, make_app
+from tests.server.helpers import in_memory, make_app, result_data
 
 pytestmark = pytest.mark.anyio
 KEY = "1.2.3.4"
@@ -119,7 +119,7 @@ async def test_start_kd_tool_answers_invalid_argument() -> None:
     app = make_app()
     async with in_memory(app) as client:
         result = await client.call_tool("start_kd", {"port": 50000, "key": KEY, "target_host": "-b"})
-    data = result.structured_content or {}
+    data = result_data(result)
     assert result.is_error and data["category"] == "invalid_argument", data
     assert "target_host" in data["message"]
 
@@ -130,7 +130,7 @@ async def test_start_from_state_tool_refuses_a_smuggled_guest_host(tmp_path: Pat
     async with in_memory(app) as client:
         result = await client.call_tool("start_from_state", {"state_file": str(path), "use_target_host": True})
         listed = await client.call_tool("list_sessions", {})
-    data = result.structured_content or {}
+    data = result_data(result)
     assert result.is_error and data["category"] == "state_file", data
     assert "guest_host: must be a host name" in data["message"]
     assert (listed.structured_content or {}).get("sessions") == []

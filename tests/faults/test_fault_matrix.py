@@ -18,7 +18,7 @@ import pytest
 
 from kdmcp.engine import SessionState
 from kdmcp.server import KdMcpApp
-from tests.server.helpers import CANARY_KEY, in_memory, make_app
+from tests.server.helpers import CANARY_KEY, in_memory, make_app, result_data
 
 pytestmark = pytest.mark.anyio
 
@@ -41,7 +41,7 @@ class Harness:
 
     async def call(self, name: str, **args: Any) -> dict[str, Any]:
         result = await self.client.call_tool(name, args)
-        data = dict(result.structured_content or {})
+        data = result_data(result)
         data["_is_error"] = bool(result.is_error)
         return data
 

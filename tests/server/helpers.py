@@ -11,9 +11,11 @@ from typing import Any
 
 import anyio
 from mcp import Client
+from mcp_types import CallToolResult
 
 from kdmcp.config import Config
 from kdmcp.server import KdMcpApp, ServerOptions, build_server
+from kdmcp.server.tools import read_error
 from tests.conftest import scenario
 
 CANARY_KEY = "c4n4ryk3y0000.q7w8e9r0t1y2u.zx9cv8bn7m6lk.poi8uy7tr6e5w"
@@ -44,6 +46,17 @@ async def in_memory(app: KdMcpApp) -> AsyncIterator[Client]:
             yield client
     finally:
         await anyio.to_thread.run_sync(app.shutdown)
+
+
+def result_data(result: CallToolResult) -> dict[str, Any]:
+    """What a program reads from a result: its ``structuredContent``, or an error's category,
+    message and other fields (errors carry them as text, docs/clients.md)."""
+    if result.is_error:
+        data = read_error(result)
+        assert data is not None, f"an error result without error[category]: {result.content}"
+        assert result.structured_content is None, result.structured_content
+        return data
+    return dict(result.structured_content or {})
 
 
 def server_argv(*args: str) -> list[str]:

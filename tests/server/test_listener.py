@@ -19,7 +19,7 @@ import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
-from tests.server.helpers import CANARY_KEY, CANARY_WORD
+from tests.server.helpers import CANARY_KEY, CANARY_WORD, result_data
 
 pytestmark = pytest.mark.anyio
 
@@ -102,7 +102,7 @@ async def http_client(url: str, token: str, record: Path | None = None) -> Async
 
 async def call(client: Client, name: str, **args: Any) -> dict[str, Any]:
     result = await client.call_tool(name, args)
-    data = dict(result.structured_content or {})
+    data = result_data(result)
     data["_is_error"] = bool(result.is_error)
     return data
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.server.helpers import CANARY_KEY, in_memory, make_app
+from tests.server.helpers import CANARY_KEY, in_memory, make_app, result_data
 
 pytestmark = pytest.mark.anyio
 
@@ -41,7 +41,7 @@ async def test_standard_denies_host_code_file_and_session_commands(command, klas
     async with in_memory(make_app()) as client:
         await _start(client)
         result = await client.call_tool("kd_command", {"command": command})
-        data = result.structured_content
+        data = result_data(result)
         assert result.is_error and data["category"] == "policy_denied", data
         assert "denied by profile 'standard'" in data["message"]
         if klass:
@@ -59,7 +59,7 @@ async def test_read_only_allows_reads_only():
         for tool, args in [("kd_command", {"command": "eb fffff800`62a05c20 90"}),
                            ("kd_command", {"command": "g"}), ("continue_go", {}), ("resume_for_winrm", {})]:
             result = await client.call_tool(tool, args)
-            assert result.is_error and result.structured_content["category"] == "policy_denied", (tool, args)
+            assert result.is_error and result_data(result)["category"] == "policy_denied", (tool, args)
         stopped = await client.call_tool("stop_kd", {})  # ending one's own session is always allowed
         assert not stopped.is_error
 
@@ -81,7 +81,7 @@ async def test_configured_network_roots_let_exactly_those_shares_through():
         for command in (".sympath+ \\\\symbols\\teamx", ".sympath+ \\\\symbols\\team\\..\\..\\evil\\s",
                         ".srcpath \\\\evil\\src"):
             denied = await client.call_tool("kd_command", {"command": command})
-            assert denied.is_error and "network_path" in denied.structured_content["message"], command
+            assert denied.is_error and "network_path" in result_data(denied)["message"], command
 
 
 @pytest.mark.parametrize("command", [".block { g }", "j 1 'g';'r'", ".if (1) { gh }", '.foreach /s (x "g") {x}'])

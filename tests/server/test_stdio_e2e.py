@@ -18,7 +18,7 @@ import pytest
 from mcp import Client, StdioServerParameters
 
 from tests.conftest import scenario
-from tests.server.helpers import CANARY_KEY, CANARY_WORD, TEE, write_state
+from tests.server.helpers import CANARY_KEY, CANARY_WORD, TEE, result_data, write_state
 
 pytestmark = pytest.mark.anyio
 
@@ -42,8 +42,8 @@ def emitted(tmp_path: Path) -> bytes:
 
 async def call(client: Client, name: str, **args: Any) -> dict[str, Any]:
     result = await client.call_tool(name, args)
-    data = result.structured_content
-    assert data is not None, result
+    data = result_data(result)
+    assert data, result
     data["_is_error"] = bool(result.is_error)
     return data
 

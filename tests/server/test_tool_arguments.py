@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from tests.server.helpers import CANARY_KEY, in_memory, make_app
+from tests.server.helpers import CANARY_KEY, in_memory, make_app, result_data
 
 pytestmark = pytest.mark.anyio
 
@@ -44,8 +44,8 @@ async def test_schema_violations_are_invalid_argument(tool, args, field):
     async with in_memory(make_app()) as client:
         result = await client.call_tool(tool, args)
     assert result.is_error
-    data = result.structured_content
-    assert data is not None and data["category"] == "invalid_argument", data
+    data = result_data(result)
+    assert data["category"] == "invalid_argument", data
     assert field in data["message"]
     assert "Traceback" not in data["message"] and CANARY_KEY not in str(data)
 
@@ -63,7 +63,6 @@ LOGIC_ERRORS: list[tuple[str, dict[str, Any], str, str]] = [
     ("read_output", {}, "unknown_session", "no session is live"),
     ("read_output", {"output_id": "garbage"}, "invalid_argument", "malformed output_id"),
     ("stop_kd", {"session_id": "s9"}, "unknown_session", "no session 's9'"),
-    ("no_such_tool", {}, "invalid_argument", "unknown tool"),
 ]
 
 
@@ -72,8 +71,8 @@ async def test_logic_errors_are_categorized(tool, args, category, words):
     async with in_memory(make_app()) as client:
         result = await client.call_tool(tool, args)
     assert result.is_error
-    data = result.structured_content
-    assert data is not None and data["category"] == category, data
+    data = result_data(result)
+    assert data["category"] == category, data
     assert words in data["message"]
 
 
@@ -83,14 +82,14 @@ async def test_command_validation_inside_a_live_session():
         assert not started.is_error, started.structured_content
         for command, words in [("r\nk", "line break"), ("r\x03", "control character"), ("   ", "empty")]:
             result = await client.call_tool("kd_command", {"command": command})
-            assert result.is_error and result.structured_content["category"] == "invalid_argument"
-            assert words in result.structured_content["message"]
+            assert result.is_error and result_data(result)["category"] == "invalid_argument"
+            assert words in result_data(result)["message"]
         quit_ = await client.call_tool("kd_command", {"command": "q"})  # session_ending: stop_kd's job
-        assert quit_.structured_content["category"] == "policy_denied"
+        assert result_data(quit_)["category"] == "policy_denied"
         go = await client.call_tool("continue_go", {"command": "r"})
-        assert go.structured_content["category"] == "invalid_argument"
+        assert result_data(go)["category"] == "invalid_argument"
         past = await client.call_tool("read_output", {"offset": 10**9})
-        assert past.structured_content["category"] == "invalid_argument"
+        assert result_data(past)["category"] == "invalid_argument"
         ok = await client.call_tool("kd_command", {"command": ".echo fine"})
         assert not ok.is_error and ok.structured_content["output"].strip() == "fine"
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.server.helpers import CANARY_KEY, in_memory, make_app
+from tests.server.helpers import CANARY_KEY, in_memory, make_app, result_data
 
 pytestmark = pytest.mark.anyio
 
@@ -62,7 +62,7 @@ async def test_typed_tool_arguments_cannot_smuggle_commands():
                            ("processes", {"name": "a b"}), ("backtrace", {"variant": "k; g"}),
                            ("backtrace", {"limit": 0})]:
             result = await client.call_tool(tool, args)
-            assert result.is_error and result.structured_content["category"] == "invalid_argument", (tool, args)
+            assert result.is_error and result_data(result)["category"] == "invalid_argument", (tool, args)
 
 
 async def test_kd_command_results_carry_the_record():

@@ -1,0 +1,362 @@
+// kd-mcp as a client built on the official MCP TypeScript SDK sees it, over stdio and HTTP.
+//
+//   node tests/interop/harness.mjs --python PYTHON --root REPO [--transport stdio|http|all]
+//
+// Lists the tools (so the SDK compiles a validator per outputSchema, as every TS client does),
+// calls every tool on success and on each error category the simulator can provoke, and checks
+// what the agent would see: no -32602 "Structured content does not match", the category in the
+// first text block (`error[category]: message`), protocol errors where the MCP spec asks for them.
+// Prints one line per check and a JSON summary last; exits 1 on any failure, 2 on a hang.
+// Every process it starts, it stops; it listens on and connects to loopback only.
+
+import { spawn } from "node:child_process";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { parseArgs } from "node:util";
+
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
+
+const { values: opts } = parseArgs({
+  options: {
+    python: { type: "string", default: "python3" },
+    root: { type: "string", default: process.cwd() },
+    transport: { type: "string", default: "all" },
+  },
+});
+
+const REQUEST = { timeout: 60_000 }; // every request is bounded
+const WATCHDOG_MS = 300_000; // and so is the whole run
+const KEY = "1a2b3c4d5e6f7.2b3c4d5e6f7g8.3c4d5e6f7g8h9.4d5e6f7g8h9i0";
+const SCENARIOS = join(opts.root, "fixtures", "scenarios");
+const ERROR_TEXT = /^error\[([a-z_]+)\]: /;
+
+const work = mkdtempSync(join(tmpdir(), "kdmcp-interop-"));
+const children = new Set();
+const results = { passed: 0, failed: 0, failures: [], categories: {}, tools_ok: {}, tools_list_bytes: {} };
+
+function check(label, ok, detail = "") {
+  if (ok) {
+    results.passed += 1;
+    console.log(`ok   ${label}`);
+  } else {
+    results.failed += 1;
+    results.failures.push(`${label}: ${detail}`);
+    console.log(`FAIL ${label}: ${detail}`);
+  }
+  return ok;
+}
+
+function childEnv(extra = {}) {
+  const env = {};
+  for (const [name, value] of Object.entries(process.env)) {
+    if (!name.startsWith("KDMCP_")) env[name] = value;
+  }
+  return { ...env, PYTHONUNBUFFERED: "1", ...extra };
+}
+
+async function call(client, name, args = {}) {
+  try {
+    return { result: await client.callTool({ name, arguments: args }, undefined, REQUEST) };
+  } catch (error) {
+    return { error };
+  }
+}
+
+function describe(outcome) {
+  if (outcome.error) return `threw ${outcome.error.code ?? ""} ${outcome.error.message}`;
+  return JSON.stringify(outcome.result).slice(0, 400);
+}
+
+/** A success: no throw, not isError, structuredContent (the SDK validated it against the schema). */
+async function expectOk(t, name, args = {}) {
+  const outcome = await call(client_(t), name, args);
+  const ok = !outcome.error && !outcome.result.isError && outcome.result.structuredContent !== undefined;
+  if (check(`${t.label}: ${name} ok`, ok, describe(outcome))) {
+    results.tools_ok[name] = true;
+    return outcome.result.structuredContent;
+  }
+  return {};
+}
+
+/** An error the agent can read: no throw, isError, no structuredContent, `error[category]:` first. */
+async function expectError(t, name, args, wanted) {
+  const outcome = await call(client_(t), name, args);
+  const categories = Array.isArray(wanted) ? wanted : [wanted];
+  let got = null;
+  let details = {};
+  if (!outcome.error && outcome.result.isError && outcome.result.structuredContent === undefined) {
+    const [first, second] = outcome.result.content ?? [];
+    got = ERROR_TEXT.exec(first?.type === "text" ? first.text : "")?.[1] ?? null;
+    if (second?.type === "text") details = JSON.parse(second.text);
+  }
+  const ok = got !== null && categories.includes(got);
+  if (check(`${t.label}: ${name} -> ${categories.join("|")}`, ok, describe(outcome))) {
+    results.categories[got] = (results.categories[got] ?? 0) + 1;
+  }
+  return details;
+}
+
+/** A JSON-RPC error with this code (and words in its message), not a tool result. */
+async function expectRpcError(label, promise, code, words) {
+  try {
+    const value = await promise;
+    check(label, false, `answered ${JSON.stringify(value).slice(0, 300)}`);
+  } catch (error) {
+    check(label, error instanceof McpError && error.code === code && error.message.includes(words),
+      `threw ${error.code} ${error.message}`);
+  }
+}
+
+const client_ = (t) => t.client;
+
+async function connect(label, transport) {
+  const client = new Client({ name: "kd-mcp-interop", version: "1.0.0" });
+  await client.connect(transport, REQUEST);
+  return { label, client };
+}
+
+async function listTools(t, wanted) {
+  const listed = await t.client.listTools(undefined, REQUEST);
+  const names = listed.tools.map((tool) => tool.name).sort();
+  check(`${t.label}: tools/list`, JSON.stringify(names) === JSON.stringify([...wanted].sort()), names.join(","));
+  check(`${t.label}: every tool has an outputSchema`, listed.tools.every((tool) => tool.outputSchema), "");
+  return { names, bytes: Buffer.byteLength(JSON.stringify(listed)) };
+}
+
+const ALL_TOOLS = [
+  "start_from_state", "start_kd", "stop_kd", "list_sessions", "health_check", "break_in", "continue_go",
+  "resume_for_winrm", "kd_command", "registers", "backtrace", "modules", "processes", "analyze", "vertarget",
+  "read_output",
+];
+const SESSION_TOOLS = ["break_in", "continue_go", "resume_for_winrm", "kd_command", "registers", "backtrace",
+  "modules", "processes", "analyze", "vertarget", "read_output", "stop_kd"];
+
+/** The protocol: capabilities with content only, unknown methods and tools as JSON-RPC errors. */
+async function protocol(t) {
+  const caps = t.client.getServerCapabilities() ?? {};
+  check(`${t.label}: capabilities: tools only`, caps.tools && !caps.prompts && !caps.resources,
+    JSON.stringify(caps));
+  await expectRpcError(`${t.label}: prompts/get unknown -> -32601`, t.client.getPrompt({ name: "nope" }, REQUEST),
+    ErrorCode.MethodNotFound, "");
+  await expectRpcError(`${t.label}: resources/list -> -32601`, t.client.listResources(undefined, REQUEST),
+    ErrorCode.MethodNotFound, "");
+  await expectRpcError(`${t.label}: unknown tool -> -32602`,
+    t.client.callTool({ name: "no_such_tool", arguments: {} }, undefined, REQUEST), ErrorCode.InvalidParams,
+    "Unknown tool");
+}
+
+/** Every tool with no session (unknown_session) and with bad arguments (invalid_argument, state_file). */
+async function withoutSession(t) {
+  for (const name of SESSION_TOOLS) {
+    await expectError(t, name, name === "kd_command" ? { command: "r" } : {}, "unknown_session");
+  }
+  await expectError(t, "start_kd", { port: 0, key: KEY }, "invalid_argument");
+  await expectError(t, "start_kd", {}, "invalid_argument");
+  await expectError(t, "start_kd", { connection: "nope" }, "invalid_argument");
+  await expectError(t, "kd_command", { command: 42 }, "invalid_argument");
+  await expectError(t, "backtrace", { variant: "k; g" }, "invalid_argument");
+  await expectError(t, "read_output", { output_id: "garbage" }, "invalid_argument");
+  await expectError(t, "start_from_state", { state_file: join(work, "missing.json") }, "state_file");
+  await expectOk(t, "health_check");
+  await expectOk(t, "list_sessions");
+}
+
+/** One session through the whole loop: every tool succeeds, and the errors a live session gives. */
+async function loop(t) {
+  const started = await expectOk(t, "start_from_state", { timeout_s: 20 });
+  const details = await expectError(t, "kd_command", { command: "r" }, "target_running");
+  check(`${t.label}: target_running names the session`, details.session_id === started.session_id,
+    JSON.stringify(details));
+  await expectOk(t, "break_in");
+  const out = await expectOk(t, "kd_command", { command: "k" });
+  for (const name of ["registers", "backtrace", "modules", "processes", "analyze", "vertarget"]) {
+    await expectOk(t, name);
+  }
+  await expectOk(t, "read_output", { output_id: out.output_id });
+  await expectError(t, "kd_command", { command: ".shell dir" }, "policy_denied");
+  await expectError(t, "kd_command", { command: "r\nk" }, "invalid_argument");
+  await expectError(t, "read_output", { offset: 10 ** 9 }, "invalid_argument");
+  await expectOk(t, "continue_go");
+  await expectError(t, "registers", {}, "target_running");
+  await expectOk(t, "break_in");
+  await expectOk(t, "resume_for_winrm", { wait_s: 0.3 });
+  await expectOk(t, "break_in");
+  await expectOk(t, "stop_kd");
+  await expectError(t, "stop_kd", { session_id: started.session_id }, "unknown_session");
+}
+
+/** Four sessions (the default limit) and a fifth: capacity. */
+async function capacity(t) {
+  for (let port = 50001; port <= 50004; port += 1) {
+    await expectOk(t, "start_kd", { port, key: KEY, timeout_s: 20 });
+  }
+  await expectError(t, "start_kd", { port: 50005, key: KEY, timeout_s: 20 }, "capacity");
+  await expectError(t, "kd_command", { command: "r" }, "unknown_session"); // four live: which one?
+  const listed = await expectOk(t, "list_sessions");
+  for (const session of (listed.sessions ?? []).filter((s) => s.live)) {
+    await expectOk(t, "stop_kd", { session_id: session.session_id });
+  }
+}
+
+function stdioTransport(args) {
+  return new StdioClientTransport({
+    command: opts.python, args: ["-m", "kdmcp", ...args], cwd: opts.root, env: childEnv(), stderr: "pipe",
+  });
+}
+
+async function withClient(label, transport, body) {
+  const t = await connect(label, transport);
+  try {
+    await body(t);
+  } finally {
+    await t.client.close(); // stdio: ends stdin, then SIGTERM, then SIGKILL
+  }
+}
+
+async function stdio() {
+  await withClient("stdio", stdioTransport(["--simulate"]), async (t) => {
+    const listed = await listTools(t, ALL_TOOLS);
+    results.tools_list_bytes.stdio = listed.bytes;
+    await protocol(t);
+    await withoutSession(t);
+    await loop(t);
+    await capacity(t);
+  });
+  const config = join(work, "full.yaml");
+  writeFileSync(config, "policy: full\n");
+  await withClient("stdio faults", stdioTransport(["--simulate", "--scenario", join(SCENARIOS, "faults.yaml"),
+    "--config", config]), async (t) => {
+    await listTools(t, ALL_TOOLS);
+    const started = await expectOk(t, "start_kd", { port: 50001, key: KEY, initial_break: true, timeout_s: 20 });
+    const hung = await expectError(t, "kd_command", { command: "!hardhang", timeout_s: 0.5 }, "timeout");
+    check("stdio faults: timeout carries output_id and state", String(hung.output_id).startsWith(
+      `${started.session_id}:`) && hung.state === "busy", JSON.stringify(hung));
+    await expectError(t, "kd_command", { command: "r" }, "busy");
+    await expectOk(t, "stop_kd");
+    await expectOk(t, "start_kd", { port: 50002, key: KEY, initial_break: true, timeout_s: 20 });
+    const crashed = await expectError(t, "kd_command", { command: "!crash" }, "debugger_exited");
+    check("stdio faults: debugger_exited carries exit_code", crashed.exit_code === 3, JSON.stringify(crashed));
+  });
+  await withClient("stdio strict_key", stdioTransport(["--simulate", "--scenario",
+    join(SCENARIOS, "strict_key.yaml")]), async (t) => {
+    await listTools(t, ALL_TOOLS);
+    await expectError(t, "start_kd", { port: 50005, key: KEY, timeout_s: 1.5 }, "not_connected");
+  });
+  await withClient("stdio --tools session", stdioTransport(["--simulate", "--tools", "session"]), async (t) => {
+    await listTools(t, ["start_from_state", "start_kd", "stop_kd", "list_sessions", "health_check"]);
+    await expectError(t, "kd_command", { command: "r" }, "policy_denied");
+  });
+  // No --simulate: on a machine without the Debugging Tools, starting kd is a debugger error.
+  await withClient("stdio no debugger", stdioTransport([]), async (t) => {
+    await listTools(t, ALL_TOOLS);
+    await expectError(t, "start_kd", { port: 50000, key: KEY, timeout_s: 1 }, ["debugger", "not_connected"]);
+  });
+}
+
+/** `kd-mcp serve --simulate --listen 127.0.0.1:0 ...`; resolves with its URL once it listens. */
+async function listener(args, env) {
+  const proc = spawn(opts.python, ["-m", "kdmcp", "serve", "--simulate", "--listen", "127.0.0.1:0", ...args], {
+    cwd: opts.root, env: childEnv(env), stdio: ["ignore", "ignore", "pipe"],
+  });
+  children.add(proc);
+  const exited = new Promise((resolve) => proc.once("exit", resolve));
+  let stderr = "";
+  const url = await new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`no "listening on" within 30 s: ${stderr}`)), 30_000);
+    proc.stderr.on("data", (chunk) => {
+      stderr += chunk;
+      const found = /listening on (http:\/\/\S+)/.exec(stderr);
+      if (found) {
+        clearTimeout(timer);
+        resolve(found[1]);
+      }
+    });
+    proc.once("exit", (code) => {
+      clearTimeout(timer);
+      reject(new Error(`listener exited (${code}) before listening: ${stderr}`));
+    });
+  });
+  const stop = async () => {
+    if (proc.exitCode === null && proc.signalCode === null) {
+      proc.kill("SIGTERM");
+      const killer = setTimeout(() => proc.kill("SIGKILL"), 10_000);
+      await exited;
+      clearTimeout(killer);
+    }
+    children.delete(proc);
+  };
+  return { url: new URL(url), stop };
+}
+
+function httpTransport(url, token) {
+  return new StreamableHTTPClientTransport(url, { requestInit: { headers: { Authorization: `Bearer ${token}` } } });
+}
+
+async function http() {
+  const token = `interop-${Math.random().toString(36).slice(2)}-${Date.now()}`;
+  const one = await listener([], { KDMCP_LISTEN_TOKEN: token });
+  try {
+    await withClient("http", httpTransport(one.url, token), async (t) => {
+      const listed = await listTools(t, ALL_TOOLS);
+      results.tools_list_bytes.http = listed.bytes;
+      await protocol(t);
+      await withoutSession(t);
+      await loop(t);
+      await capacity(t);
+    });
+    try {
+      const t = await connect("http wrong token", httpTransport(one.url, `${token}-wrong`));
+      await t.client.close();
+      check("http: a wrong token is refused", false, "connected");
+    } catch (error) {
+      check("http: a wrong token is refused", /401|nauthori/.test(String(error?.message ?? error)), String(error));
+    }
+  } finally {
+    await one.stop();
+  }
+  const narrow = `narrow-${Math.random().toString(36).slice(2)}-${Date.now()}`;
+  const clients = join(work, "clients.yaml");
+  writeFileSync(clients, `narrow: {token: "${narrow}", tools: [commands], policy: read_only}\n`, { mode: 0o600 });
+  const two = await listener(["--token-file", clients], {});
+  try {
+    await withClient("http narrow", httpTransport(two.url, narrow), async (t) => {
+      await listTools(t, ["start_from_state", "start_kd", "stop_kd", "list_sessions", "health_check", "kd_command"]);
+      await expectError(t, "break_in", {}, "policy_denied"); // outside its surface
+      await expectOk(t, "start_from_state", { initial_break: true, timeout_s: 20 });
+      await expectError(t, "kd_command", { command: "eb rip 90" }, "policy_denied"); // outside read_only
+      await expectOk(t, "kd_command", { command: "r" });
+      await expectOk(t, "stop_kd");
+    });
+  } finally {
+    await two.stop();
+  }
+}
+
+function cleanup() {
+  for (const proc of children) proc.kill("SIGKILL");
+  rmSync(work, { recursive: true, force: true });
+}
+
+const watchdog = setTimeout(() => {
+  console.log(`FAIL watchdog: the run took over ${WATCHDOG_MS / 1000} s`);
+  cleanup();
+  process.exit(2);
+}, WATCHDOG_MS);
+
+try {
+  if (opts.transport === "stdio" || opts.transport === "all") await stdio();
+  if (opts.transport === "http" || opts.transport === "all") await http();
+  const missing = ALL_TOOLS.filter((name) => !results.tools_ok[name]);
+  check("every tool succeeded at least once", missing.length === 0, missing.join(","));
+} catch (error) {
+  check("harness", false, error?.stack ?? String(error));
+} finally {
+  clearTimeout(watchdog);
+  cleanup();
+}
+console.log(JSON.stringify(results));
+process.exit(results.failed === 0 ? 0 : 1);

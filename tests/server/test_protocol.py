@@ -1,0 +1,91 @@
+"""The protocol as the MCP spec asks: capabilities with content only, unknown tools and methods as
+JSON-RPC errors, and errors as results every client reads (no ``structuredContent``; docs/clients.md).
+
+The same is checked from the TypeScript SDK in tests/interop.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+from pathlib import Path
+
+import anyio
+import pytest
+from mcp.shared.exceptions import MCPError
+from mcp_types import INVALID_PARAMS, METHOD_NOT_FOUND
+
+from kdmcp.server.tools import read_error
+from tests.server.helpers import CANARY_KEY, in_memory, make_app, result_data
+
+pytestmark = pytest.mark.anyio
+
+DOC = Path(__file__).resolve().parents[2] / "docs" / "clients.md"
+
+
+async def test_only_the_tools_capability_is_advertised():
+    async with in_memory(make_app()) as client:
+        caps = client.server_capabilities
+        assert caps.tools is not None and caps.prompts is None and caps.resources is None, caps
+
+
+async def test_prompts_and_resources_are_unknown_methods_and_log_no_traceback(caplog):
+    caplog.set_level(logging.DEBUG)
+    async with in_memory(make_app()) as client:
+        with anyio.fail_after(10):
+            for request in (client.get_prompt("nope"), client.list_prompts(), client.list_resources()):
+                with pytest.raises(MCPError) as raised:
+                    await request
+                assert raised.value.error.code == METHOD_NOT_FOUND, raised.value.error
+    assert not [r for r in caplog.records if r.levelno >= logging.ERROR or r.exc_info], caplog.text
+
+
+async def test_an_unknown_tool_is_a_json_rpc_error_not_a_result(caplog):
+    async with in_memory(make_app()) as client:
+        with anyio.fail_after(10), pytest.raises(MCPError) as raised:
+            await client.call_tool("no_such_tool", {})
+        assert raised.value.error.code == INVALID_PARAMS
+        assert raised.value.error.message == "Unknown tool: no_such_tool"
+        assert not (await client.call_tool("list_sessions", {})).is_error  # and it keeps serving
+    assert "Traceback" not in caplog.text
+
+
+async def test_a_tool_outside_the_surface_is_policy_denied_not_unknown():
+    app = make_app()
+    app.options.tools = frozenset({"list_sessions"})
+    async with in_memory(app) as client:
+        result = await client.call_tool("break_in", {})
+    assert result_data(result)["category"] == "policy_denied"
+
+
+async def test_errors_carry_the_category_as_text_and_no_structured_content():
+    async with in_memory(make_app()) as client:
+        started = await client.call_tool("start_kd", {"port": 50000, "key": CANARY_KEY})
+        sid = started.structured_content["session_id"]
+        running = await client.call_tool("kd_command", {"command": "r"})
+        bare = await client.call_tool("start_kd", {})
+    assert running.is_error and running.structured_content is None
+    first, second = (block.text for block in running.content)
+    assert first == "error[target_running]: the target is running: break in first"
+    assert json.loads(second) == {"session_id": sid, "state": "running"}
+    # docs/clients.md shows this very result, and its regular expression reads it.
+    doc = DOC.read_text(encoding="utf-8")
+    assert f"content[0]  text  {first}" in doc and f"content[1]  text  {second}" in doc
+    pattern = re.search(r"one regular expression, `([^`]+)`", doc)
+    assert pattern is not None and re.match(pattern[1], first)[1] == "target_running"
+    # Nothing beyond category and message: one block.
+    assert [b.text for b in bare.content] == [f"error[invalid_argument]: {read_error(bare)['message']}"]
+    assert read_error(started) is None and read_error(bare)["category"] == "invalid_argument"
+
+
+async def test_a_multi_line_message_and_the_details_survive_the_round_trip():
+    from kdmcp.server import models
+    from kdmcp.server.tools import error_result
+
+    app = make_app()
+    error = models.ErrorResult(category="timeout", message="line one\nline two", session_id="s3",
+                               partial_output="Scanning pool\r\n", output_id="s3:0-15")
+    served = {name: value for name, value in app.redacted(error).items() if value is not None}  # as masked
+    assert read_error(error_result(error, app)) == served and served["message"] == "line one\nline two"
+    app.shutdown()
