@@ -16,7 +16,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from mcp import Client
-from mcp_types import CallToolResult, Tool
+from mcp_types import CallToolResult, TextContent, Tool
 
 from kdmcp.server import build_server
 from kdmcp.server.models import ERROR_CATEGORIES
@@ -54,23 +54,30 @@ def calls(tools: list[Tool]) -> st.SearchStrategy[tuple[str, dict[str, Any]]]:
     return call()
 
 
+# An error's first text block when errors carry no structuredContent: ``error[<category>]: <message>``.
+ERROR_TEXT = re.compile(r"error\[([a-z_]+)\]: (.*)", re.DOTALL)
+
+
 def error_of(result: CallToolResult) -> tuple[str | None, str]:
     """An error result's category and message, wherever the server puts them.
 
-    Read from ``structuredContent`` when the result has one, else from the text block (a JSON
-    object, or text naming the category), so the test holds whichever shape errors take.
+    From ``structuredContent`` when the result has one; else from the first text block, read as
+    ``error[category]: message`` or as a JSON object. The test holds whichever shape errors take.
     """
-    text = " ".join(getattr(c, "text", "") for c in result.content)
     data = result.structured_content
-    if not isinstance(data, dict) or "category" not in data:
-        try:
-            data = json.loads(text)
-        except ValueError:
-            data = None
     if isinstance(data, dict) and "category" in data:
         return data["category"], str(data.get("message") or "")
-    named = [c for c in ERROR_CATEGORIES if re.search(rf"\b{c}\b", text)]
-    return (named[0] if named else None), text
+    texts = [block.text for block in result.content if isinstance(block, TextContent)]
+    first = texts[0] if texts else ""
+    if match := ERROR_TEXT.fullmatch(first):
+        return match[1], match[2]
+    try:
+        data = json.loads(first)
+    except ValueError:
+        data = None
+    if isinstance(data, dict) and "category" in data:
+        return data["category"], str(data.get("message") or "")
+    return None, first
 
 
 @pytest.fixture(scope="module")
