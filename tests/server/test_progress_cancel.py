@@ -28,11 +28,13 @@ async def test_resume_for_winrm_reports_progress():
     async with in_memory(make_app()) as client:
         await client.call_tool("start_kd", {"port": 50000, "key": CANARY_KEY, "initial_break": True})
         with anyio.fail_after(30):
-            result = await client.call_tool("resume_for_winrm", {"wait_s": 2.5}, progress_callback=on_progress)
+            # 3.5 s, not 2.5: the second tick is due after 2 s of waiting plus the first tick's send;
+            # with 2.5 s, a send held up half a second (a loaded machine) would lose that tick.
+            result = await client.call_tool("resume_for_winrm", {"wait_s": 3.5}, progress_callback=on_progress)
         assert not result.is_error
-        assert result.structured_content["waited_s"] >= 2.5
+        assert result.structured_content["waited_s"] >= 3.5
     assert [p for p, _, _ in seen][:2] == [1.0, 2.0]
-    assert seen[0][1] == 2.5 and "letting the guest run" in (seen[0][2] or "")
+    assert seen[0][1] == 3.5 and "letting the guest run" in (seen[0][2] or "")
 
 
 async def test_cancelled_command_is_broken_off_and_the_session_stays_usable():
