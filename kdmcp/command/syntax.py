@@ -53,6 +53,7 @@ from kdmcp.command.nodes import (
     ThreadEach,
     WhileLoop,
 )
+from kdmcp.command.tables import _ALIAS_SET_RE  # "as" takes the rest of the line (docs of as/aS)
 
 __all__ = ["J_RE", "MAX_DEPTH", "command_texts", "read_list"]
 
@@ -71,9 +72,6 @@ J_RE = re.compile(r"j(?![A-Za-z_])", _FLAGS)
 # Commands whose argument is a ';'-separated path list, so they take the rest of the line:
 # ".sympath[+] [Path [; ...]]".
 _PATH_COMMAND_RE = re.compile(r"\.(?P<name>sympath|srcpath|lsrcpath|exepath|extpath)\+?(?!\w)", _FLAGS)
-# "as Name EquivalentLine": the value is the rest of the line, ';' included (docs of as/aS).
-# "aS" (exact case) takes a phrase instead: quoted, or up to the next ';'.
-_ALIAS_SET_RE = re.compile(r"a[sS](?=\s|$)", re.IGNORECASE)
 # Commands documented to take "quoted" arguments in which ';' does not end the command.
 _QUOTE_AWARE_RE = re.compile(
     r"(?:\.echo|\.printf|\.pcmd|\.shell|b[pumas]\d*|bsc|sx[-ednir]?|as|!for_each_\w+"

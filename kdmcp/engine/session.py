@@ -461,7 +461,7 @@ class DebuggerSession:
                 prompt_at = self._last_prompt_offset
                 if result.confirmed == "stopped" and prompt_at is not None and prompt_at > result.output_offset:
                     end = prompt_at
-                    output, truncated = self._stopped_text(result.output_offset, end, command)
+                    output, truncated = self._command_text(result.output_offset, end, command, None)
                 return CommandResult(
                     command=command, kind=kind, state=result.state, prompt=self.prompt, output=output,
                     truncated=truncated, output_offset=result.output_offset, output_end=end,
@@ -526,27 +526,13 @@ class DebuggerSession:
         self._marker_count += 1
         return self._marker_prefix + str(self._marker_count).encode()
 
-    def _command_text(self, start: int, end: int, command: str, marker: bytes) -> tuple[str, bool]:
-        """The command's output for the caller: echoes removed, capped inline."""
+    def _command_text(self, start: int, end: int, command: str, marker: bytes | None) -> tuple[str, bool]:
+        """The command's output for the caller: echoes removed, capped inline (no marker: a go-class line)."""
         limit = self.config.inline_output_bytes
-        head_len = len(command.encode()) + len(marker) + 32
+        head_len = len(command.encode()) + len(marker or b"") + 32
         raw = self.store.read(start, min(end - start, limit + head_len))
         truncated = end - start > len(raw)
         raw = _strip_echo(raw, command.encode("utf-8"), marker)
-        if len(raw) > limit:
-            raw, truncated = raw[:limit], True
-        return self._redact(raw.decode("utf-8", errors="replace")), truncated
-
-    def _stopped_text(self, start: int, end: int, command: str) -> tuple[str, bool]:
-        """Output of a go-class line that stopped at once: its echo removed, capped inline."""
-        limit = self.config.inline_output_bytes
-        echoed = command.encode("utf-8")
-        raw = self.store.read(start, min(end - start, limit + len(echoed) + 2))
-        truncated = end - start > len(raw)
-        for ending in (b"\r\n", b"\n"):
-            if raw.startswith(echoed + ending):
-                raw = raw[len(echoed) + len(ending) :]
-                break
         if len(raw) > limit:
             raw, truncated = raw[:limit], True
         return self._redact(raw.decode("utf-8", errors="replace")), truncated
@@ -721,17 +707,19 @@ class DebuggerSession:
             actions.append("could not write the quit request")
 
 
-def _strip_echo(raw: bytes, command: bytes, marker: bytes) -> bytes:
-    """Remove what a console echoes: the command line and the ``.echo <marker>`` line.
+def _strip_echo(raw: bytes, command: bytes, marker: bytes | None) -> bytes:
+    """Remove what a console echoes: the command line and the ``.echo <marker>`` line (if one was sent).
 
     Under a pty both lines are echoed as soon as they are written; a Windows console echoes
     each as kd reads it, so the marker's echo sits before the marker, behind a prompt.
     """
-    for echoed in (command, b".echo " + marker):
+    for echoed in (command,) if marker is None else (command, b".echo " + marker):
         for ending in (b"\r\n", b"\n"):
             if raw.startswith(echoed + ending):
                 raw = raw[len(echoed) + len(ending) :]
                 break
+    if marker is None:
+        return raw
     echo_line = b".echo " + marker
     pos = raw.rfind(echo_line)
     if pos >= 0:

@@ -139,9 +139,6 @@ class SimDebugger:
 
     # ------------------------------------------------- the interpreter's host
 
-    def is_broken(self) -> bool:
-        return self.state == "broken"
-
     def interrupted(self) -> bool:
         return self.take_interrupt()
 

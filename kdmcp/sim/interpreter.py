@@ -22,6 +22,7 @@ import re
 from collections.abc import Callable, Iterator
 from typing import Protocol
 
+from kdmcp.command.classes import RunEffect
 from kdmcp.command.lexing import KD_LEXING
 from kdmcp.command.nodes import (
     AliasLine,
@@ -59,7 +60,6 @@ class Host(Protocol):
 
     def execute(self, command: str) -> None: ...
     def out(self, text: str) -> None: ...
-    def is_broken(self) -> bool: ...
     def interrupted(self) -> bool: ...
     def thread_ids(self) -> list[int]: ...
     def capture(self, run: Callable[[], None]) -> str: ...
@@ -170,7 +170,7 @@ class Interpreter:
         for thread in threads:
             host.thread = thread
             for inner in nodes:
-                if isinstance(inner, Command) and leaf_effect(inner.text).value != "immediate":
+                if isinstance(inner, Command) and leaf_effect(inner.text) is not RunEffect.IMMEDIATE:
                     host.out(f"       ^ Syntax error in '{inner.text}'\n")
                     continue
                 yield from self.node(inner)
