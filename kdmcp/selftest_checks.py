@@ -150,7 +150,7 @@ def _break_rounds(session: DebuggerSession, variant: str) -> Iterator[Check]:
     problem: str | None = None
     for n in range(_BREAK_ROUNDS):
         try:
-            go = session.continue_("g")
+            go = session.go("g")
             if go.confirmed != "running":
                 problem = f"round {n + 1}: g did not leave the target running (it stopped again: {go.state.value})"
                 break

@@ -16,7 +16,7 @@ from typing import Literal
 
 from kdmcp.command import RunEffect, run_effect
 
-__all__ = ["MAX_COMMAND_BYTES", "CommandKind", "classify", "validate"]
+__all__ = ["MAX_COMMAND_BYTES", "CommandKind", "command_kind", "validate"]
 
 CommandKind = Literal["immediate", "go", "reboot", "quit"]
 
@@ -30,7 +30,7 @@ _KIND: dict[RunEffect, CommandKind] = {
 }
 
 
-def classify(line: str) -> CommandKind:
+def command_kind(line: str) -> CommandKind:
     """The strongest behaviour of any command the line runs (quit > reboot > go > immediate)."""
     return _KIND[run_effect(line)]
 

@@ -10,7 +10,6 @@ client). A session is invisible to every other owner: its id reads as unknown to
 
 from __future__ import annotations
 
-import builtins
 import collections
 import itertools
 import threading
@@ -88,7 +87,7 @@ class SessionManager:
             self._retire_locked(session)
         return result
 
-    def list(self, owner: str | None = None) -> list[SessionInfo]:
+    def infos(self, owner: str | None = None) -> list[SessionInfo]:
         with self._lock:
             sessions = [
                 s for s in [*self._live.values(), *self._ended.values()] if self._owners.get(s.session_id) == owner
@@ -123,11 +122,11 @@ class SessionManager:
                     session.store.close()
                 self._ended.clear()
 
-    def list_all(self) -> builtins.list[SessionInfo]:
+    def all_infos(self) -> list[SessionInfo]:
         """Every session, whoever owns it (for the server's own bookkeeping, never for callers)."""
         with self._lock:
             owners = set(self._owners.values())
-        return [info for owner in owners for info in self.list(owner=owner)]
+        return [info for owner in owners for info in self.infos(owner=owner)]
 
     def session_of(self, session_id: str) -> DebuggerSession | None:
         """A session by id, whoever owns it (server bookkeeping only)."""

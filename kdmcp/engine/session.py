@@ -11,7 +11,7 @@ from __future__ import annotations
 import collections
 import contextlib
 import logging
-import secrets as _random
+import secrets
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterator
 from pydantic import BaseModel
 
 from kdmcp.console import BackendName, Console, ConsoleClosed, ConsoleError, SpawnSpec, open_console
-from kdmcp.engine.commands import classify, validate
+from kdmcp.engine.commands import command_kind, validate
 from kdmcp.engine.events import EVENT_TEXT_LIMIT, DebuggerEvent, EventKind, SessionState
 from kdmcp.engine.launch import LaunchPlan
 from kdmcp.engine.output_store import DEFAULT_MEMORY_BYTES, OutputStore
@@ -113,7 +113,7 @@ class DebuggerSession:
         self._connected_once = False
         self._stopping = False  # a stop banner arrived; its prompt has not
         self._markers: dict[bytes, _Marker] = {}
-        self._marker_prefix = f"KDMCP{_random.token_hex(8).upper()}N".encode()
+        self._marker_prefix = f"KDMCP{secrets.token_hex(8).upper()}N".encode()
         self._marker_count = 0
         self._events: collections.deque[DebuggerEvent] = collections.deque(maxlen=self.config.event_log_size)
         self._seq = 0
@@ -441,7 +441,7 @@ class DebuggerSession:
         problem = validate(command)
         if problem is not None:
             raise InvalidArgument(problem, session_id=self.session_id, state=self.state.value)
-        kind = classify(command)
+        kind = command_kind(command)
         if kind == "quit":
             raise InvalidArgument(
                 "q ends the session: use stop, which resumes a live kernel target first",
@@ -453,7 +453,7 @@ class DebuggerSession:
                               state=self.state.value)
         try:
             if kind in ("go", "reboot"):
-                result = self._go(command)
+                result = self._send_go(command)
                 # A line that may run the target but came straight back to a prompt (a j
                 # branch not taken, "gu" out of a short function): its output is the answer.
                 end = result.output_offset
@@ -539,16 +539,16 @@ class DebuggerSession:
 
     # ------------------------------------------------------- go / break-in
 
-    def continue_(self, command: str = "g") -> ContinueResult:
+    def go(self, command: str = "g") -> ContinueResult:
         """Resume the target; return once it is confirmed running or has stopped again."""
         problem = validate(command)
-        if problem is not None or classify(command) not in ("go", "reboot"):
+        if problem is not None or command_kind(command) not in ("go", "reboot"):
             raise InvalidArgument(problem or f"{command!r} is not a go-class command",
                                   session_id=self.session_id, state=self.state.value)
         with self._command_lock:
-            return self._go(command)
+            return self._send_go(command)
 
-    def _go(self, command: str) -> ContinueResult:
+    def _send_go(self, command: str) -> ContinueResult:
         t0 = time.monotonic()
         with self._cond:
             self._check_ready()
@@ -685,7 +685,7 @@ class DebuggerSession:
         if self.state == SessionState.broken:
             acquired = self._command_lock.acquire(timeout=timeout)
             try:
-                result = self._go("g")
+                result = self._send_go("g")
                 actions.append("resumed target" if result.confirmed == "running" else "resume attempted")
             except (DebuggerError, DebuggerExited, TargetRunning, NotConnected, SessionBusy):
                 actions.append("could not resume target")

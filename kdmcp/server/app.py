@@ -167,7 +167,7 @@ class KdMcpApp:
         if self.transcript is None:
             return
         reach = self.secrets.context_bytes
-        for info in self.manager.list_all():
+        for info in self.manager.all_infos():
             session = self.manager.session_of(info.session_id)
             if session is None:
                 continue
@@ -408,7 +408,7 @@ class KdMcpApp:
     def continue_go(self, session_id: str | None, command: str, *, owner: str | None = None) -> models.ContinueResult:
         session = self._session(session_id, owner)
         self.enforce_policy(command, owner, session.session_id)
-        result = session.continue_(command)
+        result = session.go(command)
         return models.ContinueResult(
             session_id=session.session_id,
             state=result.state,
@@ -437,7 +437,7 @@ class KdMcpApp:
         self.enforce_policy("g", owner, session.session_id)
         wait = self.options.config.timeouts.continue_wait_sec if wait_s is None else wait_s
         # Already running: nothing to resume.
-        confirmed = "running" if session.state == SessionState.running else session.continue_("g").confirmed
+        confirmed = "running" if session.state == SessionState.running else session.go("g").confirmed
         waited_from = time.monotonic()
         session.wait_for(
             lambda: session.state != SessionState.running or (cancel is not None and cancel.is_set()), wait
@@ -534,7 +534,7 @@ class KdMcpApp:
         return models.SessionList(sessions=self._summaries(owner), max_sessions=self.manager.max_sessions)
 
     def _summaries(self, owner: str | None) -> list[models.SessionSummary]:
-        infos = self.manager.list(owner=owner)
+        infos = self.manager.infos(owner=owner)
         live = {s.session_id for s in infos if s.state != SessionState.exited}
         return [
             models.SessionSummary(

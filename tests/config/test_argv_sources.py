@@ -100,7 +100,7 @@ def test_start_kd_target_host(value: str) -> None:
     try:
         with pytest.raises(InvalidArgument, match=r"^target_host: must be a host name"):
             app.start_kd(50000, KEY, value, None, True, 5.0)
-        assert app.manager.list_all() == []
+        assert app.manager.all_infos() == []
     finally:
         app.shutdown()
 
@@ -110,7 +110,7 @@ def test_start_kd_named_connection_with_a_bad_override(tmp_path: Path) -> None:
     try:
         with pytest.raises(InvalidArgument, match=r"^target_host: "):
             app.start_kd(None, None, "-b", "lab", True, 5.0)
-        assert app.manager.list_all() == []
+        assert app.manager.all_infos() == []
     finally:
         app.shutdown()
 

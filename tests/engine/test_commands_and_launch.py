@@ -14,7 +14,7 @@ from kdmcp.engine import (
     build_plan,
     simulator_command,
 )
-from kdmcp.engine.commands import classify, validate
+from kdmcp.engine.commands import command_kind, validate
 from kdmcp.errors import InvalidArgument
 from kdmcp.secret import Secret, redact
 
@@ -33,8 +33,8 @@ from kdmcp.secret import Secret, redact
         ("as x g", "immediate"), ("wt", "go"), ("p", "immediate"), ("gs", "immediate"),
     ],
 )
-def test_classify(line, kind):
-    assert classify(line) == kind
+def test_command_kind(line, kind):
+    assert command_kind(line) == kind
 
 
 def test_split_respects_quotes_and_blocks():

@@ -55,7 +55,7 @@ def test_ended_sessions_stay_readable_but_free_their_slot(manager):
         manager.get("s1")
     ended = manager.get("s1", include_ended=True)
     assert b"keep me" in ended.read_output(r.output_offset, r.output_end - r.output_offset)
-    infos = {i.session_id: i for i in manager.list()}
+    infos = {i.session_id: i for i in manager.infos()}
     assert infos["s1"].state == SessionState.exited and "key=***" in infos["s1"].command_line
 
 
@@ -81,7 +81,7 @@ def test_sessions_are_invisible_to_other_owners(manager):
         manager.get("s1")  # the stdio owner (None) sees neither
     with pytest.raises(UnknownSession):
         manager.stop("s1", owner="bob")
-    assert [i.session_id for i in manager.list(owner="alice")] == ["s1"]
+    assert [i.session_id for i in manager.infos(owner="alice")] == ["s1"]
     manager.max_sessions = 2
     with pytest.raises(CapacityError) as info:
         manager.create(_plan(50002), owner="carol")

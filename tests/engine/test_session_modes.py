@@ -10,7 +10,7 @@ def test_cdb_attach_break_continue_and_quit_detaches(make_session):
     assert s.state == SessionState.broken
     assert s.prompt is not None and s.prompt.text == "0:002> " and s.prompt.mode == "user"
     assert s.execute(".echo user mode").output.strip() == "user mode"
-    assert s.continue_().state == SessionState.running
+    assert s.go().state == SessionState.running
     b = s.break_in()
     assert b.state == SessionState.broken
     assert [e.text for e in b.events if e.kind == "break_in"] == [
@@ -32,7 +32,7 @@ def test_kernel_dump_cannot_run(make_session, tmp_path):
     dump.write_bytes(b"PAGEDU64")
     s = make_session(target=DumpTarget(path=str(dump)))
     assert s.prompt is not None and s.prompt.text == "0: kd> "
-    c = s.continue_()
+    c = s.go()
     assert c.confirmed == "stopped" and c.state == SessionState.broken  # kd refused to go
     assert "No runnable debuggees" in s.read_output(c.output_offset, 200).decode()
 

@@ -14,7 +14,7 @@ def _kinds(events):
 
 def test_go_confirms_running_then_break_in(make_session):
     s = make_session()
-    c = s.continue_()
+    c = s.go()
     assert c.state == SessionState.running and c.confirmed == "running"
     b = s.break_in()
     assert b.state == SessionState.broken
@@ -30,7 +30,7 @@ def test_go_class_forms_go_through_kd_command(make_session):
         assert r.kind == "go" and r.state == SessionState.running, form
         s.break_in()
     with pytest.raises(InvalidArgument):
-        s.continue_("r")
+        s.go("r")
 
 
 @pytest.mark.parametrize("form", [".block { g }", "j 1 'g';'r'", ".if (1) { gh }", '.foreach /s (x "g") {x}'])
@@ -60,7 +60,7 @@ def test_the_rest_of_a_line_after_g_runs_at_the_next_stop(make_session):
 
 def test_dbgprint_and_breakpoint_while_running(make_session):
     s = make_session(scenario_name="running")
-    s.continue_()
+    s.go()
     assert s.wait_for(lambda: s.state == SessionState.broken, 5.0)
     events = s.events_since(0)
     prints = [e.text for e in events if e.kind == "dbgprint"]
@@ -75,7 +75,7 @@ def test_dbgprint_and_breakpoint_while_running(make_session):
 
 def test_bugcheck_stop_is_an_event_with_its_code(make_session):
     s = make_session(scenario_name="bugcheck")
-    s.continue_()
+    s.go()
     assert s.wait_for(lambda: s.state == SessionState.broken, 5.0)
     bugchecks = [e for e in s.events_since(0) if e.kind == "bugcheck"]
     assert bugchecks and bugchecks[0].code == "0x000000d1"
@@ -96,7 +96,7 @@ def test_reboot_command_goes_rebooting_then_back(make_session):
 def test_guest_reboot_while_running(make_session):
     s = make_session(scenario_name="reboot", initial_break=False)
     s.break_in()
-    s.continue_()
+    s.go()
     # rebooting and reconnecting are passed through as the banner lines arrive.
     assert s.wait_for(lambda: "reboot" in _kinds(s.events_since(0)), 5.0)
     assert s.wait_for(lambda: s.state == SessionState.running and s.events_since(0)[-1].kind == "connected", 5.0)
@@ -106,7 +106,7 @@ def test_guest_reboot_while_running(make_session):
 
 def test_transport_loss_then_reconnect(make_session):
     s = make_session(scenario_name="transport")
-    s.continue_()
+    s.go()
     # lost, then reconnecting as soon as kd prints "Waiting to reconnect...".
     assert s.wait_for(lambda: "transport_lost" in _kinds(s.events_since(0)), 5.0)
     assert s.wait_for(lambda: s.state == SessionState.broken, 5.0)
@@ -171,6 +171,6 @@ def test_break_in_reports_no_spurious_dbgprint(make_session):
     s = make_session(initial_break=False)
     b = s.break_in()
     assert _kinds(b.events) == ["break_in"]
-    s.continue_()
+    s.go()
     b = s.break_in()
     assert _kinds(b.events) == ["break_in"]

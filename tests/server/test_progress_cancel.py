@@ -15,7 +15,7 @@ pytestmark = pytest.mark.anyio
 async def _until_state(app: KdMcpApp, state: SessionState, timeout_s: float = 20.0) -> None:
     """Poll until the app's only session is in ``state``; fail after ``timeout_s``."""
     with anyio.fail_after(timeout_s):
-        while [info.state for info in app.manager.list()] != [state]:
+        while [info.state for info in app.manager.infos()] != [state]:
             await anyio.sleep(0.02)
 
 

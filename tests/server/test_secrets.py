@@ -76,7 +76,7 @@ def test_start_kd_refuses_a_malformed_key_before_it_registers_it():
         app.start_kd(50000, "fff", None, None, initial_break=False, timeout_s=0.5)
     assert "fff" not in caught.value.message
     assert app.redact_text("0xfffff800") == "0xfffff800"
-    assert app.manager.list() == []  # nothing was started
+    assert app.manager.infos() == []  # nothing was started
 
 
 def test_declared_secrets_are_registered():
