@@ -300,13 +300,15 @@ def _serve_terminal(app: KdMcpApp, simulated: bool) -> int:
         "It is meant to be started by an MCP client, not typed at. Point your client at this command,\n"
         f"e.g. `claude mcp add kd-mcp -- kd-mcp{flag}`, or in a client's JSON config:\n"
         f'  {{"command": "kd-mcp", "args": {args_json}}}\n'
-        "To watch it work without a client: kd-mcp demo. Ctrl+C (or Ctrl+D) ends it.\n"
     )
-    sys.stderr.flush()
     server = threading.Thread(target=anyio.run, args=(build_server(app).run_stdio_async,),
                               name="kdmcp-stdio", daemon=True)
-    server.start()
     try:
+        # The last line goes out only once the server runs and this thread waits below, so
+        # whoever reads "ends it" can press Ctrl+C at once (the terminal test waits on it).
+        server.start()
+        sys.stderr.write("To watch it work without a client: kd-mcp demo. Ctrl+C (or Ctrl+D) ends it.\n")
+        sys.stderr.flush()
         while server.is_alive():
             server.join(0.2)
     except KeyboardInterrupt:

@@ -19,9 +19,9 @@ def test_simulate_on_a_terminal_explains_itself_and_ends_on_ctrl_c() -> None:
         assert "MCP server for the simulated kd.exe/cdb.exe" in said
         assert "claude mcp add kd-mcp -- kd-mcp --simulate" in said
         assert '"args": ["--simulate"]' in said
-        time.sleep(0.3)  # the server thread is reading the terminal
         t0 = time.monotonic()
         child.sendintr()
+        child.expect("stopping the sessions and exiting", timeout=15)
         child.expect(pexpect.EOF, timeout=15)
         assert time.monotonic() - t0 < 15
         assert "Traceback" not in child.before
