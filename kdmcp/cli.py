@@ -189,12 +189,12 @@ def _check_scenario(path: str) -> None:
 
     from kdmcp.errors import InvalidArgument
     from kdmcp.sim import scenario as scenario_mod
+    from kdmcp.validation import validation_problems
 
     try:
         scenario_mod.load(path)
     except ValidationError as exc:
-        problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'top level'}: {e['msg']}" for e in exc.errors())
-        raise InvalidArgument(f"scenario {path}: {problems}") from None
+        raise InvalidArgument(f"scenario {path}: " + "; ".join(validation_problems(exc))) from None
     except yaml.YAMLError as exc:
         raise InvalidArgument(f"scenario {path}: not YAML ({exc})") from None
 
@@ -392,10 +392,10 @@ def _state_write(parsed: argparse.Namespace) -> int:
     from kdmcp.statefile import (
         KdSessionState,
         default_state_path,
-        describe_validation_error,
         read_key_interactively,
         write_state,
     )
+    from kdmcp.validation import validation_problems
 
     key = read_key_interactively(getpass=_typed_key)
     try:  # the same rules the server applies when it reads the file back (kdmcp.argvalues)
@@ -404,7 +404,7 @@ def _state_write(parsed: argparse.Namespace) -> int:
             port=parsed.port, key=key, created_by="kd-mcp state write",
         )
     except ValidationError as exc:
-        raise InvalidArgument("; ".join(describe_validation_error(exc))) from None
+        raise InvalidArgument("; ".join(validation_problems(exc, top="(document)"))) from None
     path = parsed.path or str(default_state_path())
     write_state(path, state)
     sys.stderr.write(f"kd-mcp: wrote {path} (owner-only)\n")

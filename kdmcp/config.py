@@ -29,6 +29,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from kdmcp.argvalues import check_host, check_path, check_symbol_path
 from kdmcp.errors import ConfigError
 from kdmcp.statefile import KdnetKey, others_can_read, read_yaml_document
+from kdmcp.validation import validation_problems
 
 __all__ = [
     "ENV_CONFIG",
@@ -221,7 +222,7 @@ def load_config(
     try:
         config = Config.model_validate(data)
     except ValidationError as exc:
-        problems = _describe(exc)
+        problems = validation_problems(exc, allowed_keys=_allowed_keys)
     # Raised outside the except block so the ValidationError is not chained onto ours.
     if problems is not None:
         raise ConfigError(f"{label}: " + "; ".join(problems))
@@ -269,26 +270,6 @@ def _warnings(config: Config, path: Path) -> list[str]:
             f"in connections: chmod 600 {path}"
         ]
     return []
-
-
-def _describe(exc: ValidationError) -> list[str]:
-    """``dotted.key: message`` per error; an unknown key lists the keys allowed there."""
-    out: list[str] = []
-    for err in exc.errors(include_url=False, include_context=False, include_input=False):
-        parts = [str(p) for p in err["loc"] if p != "[key]"]
-        loc = ".".join(parts) or "(top level)"
-        kind = err["type"]
-        if kind == "missing":
-            msg = "is required"
-        elif kind == "extra_forbidden":
-            allowed = _allowed_keys(err["loc"][:-1])
-            msg = "is not a known key" + (f" (expected one of: {', '.join(allowed)})" if allowed else "")
-        elif err["loc"] and err["loc"][-1] == "[key]":
-            msg = "connection names must be strings"
-        else:
-            msg = err["msg"].removeprefix("Value error, ")
-        out.append(f"{loc}: {msg}")
-    return out
 
 
 def _allowed_keys(loc: tuple[int | str, ...]) -> list[str]:

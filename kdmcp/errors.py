@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import ClassVar, Literal, get_args
 
+from kdmcp.session_state import SessionState
+
 ErrorCategory = Literal[
     "invalid_argument",
     "unknown_session",
@@ -50,8 +52,13 @@ class KdMcpError(Exception):
     """Base of every error kd-mcp reports to a caller."""
 
     category: ClassVar[ErrorCategory] = "internal"
+    # What a caller may get besides the message; typed here so the server reads fields, not
+    # attributes that may or may not exist. Only the subclasses below set the last three.
+    partial_output: str | None = None
+    output_span: tuple[int, int] | None = None  # [start, end) in the session's output store
+    exit_code: int | None = None
 
-    def __init__(self, message: str, *, session_id: str | None = None, state: str | None = None) -> None:
+    def __init__(self, message: str, *, session_id: str | None = None, state: SessionState | None = None) -> None:
         super().__init__(message)
         self.message = message
         self.session_id = session_id
@@ -104,15 +111,14 @@ class CommandTimeout(KdMcpError):
         message: str,
         *,
         session_id: str | None = None,
-        state: str | None = None,
+        state: SessionState | None = None,
         partial_output: str = "",
         output_offset: int = 0,
         output_end: int = 0,
     ) -> None:
         super().__init__(message, session_id=session_id, state=state)
         self.partial_output = partial_output
-        self.output_offset = output_offset
-        self.output_end = output_end
+        self.output_span = (output_offset, output_end)
 
 
 class DebuggerExited(KdMcpError):
@@ -121,7 +127,12 @@ class DebuggerExited(KdMcpError):
     category = "debugger_exited"
 
     def __init__(
-        self, message: str, *, session_id: str | None = None, state: str | None = None, exit_code: int | None = None
+        self,
+        message: str,
+        *,
+        session_id: str | None = None,
+        state: SessionState | None = None,
+        exit_code: int | None = None,
     ) -> None:
         super().__init__(message, session_id=session_id, state=state)
         self.exit_code = exit_code

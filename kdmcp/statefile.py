@@ -44,6 +44,7 @@ from kdmcp.argvalues import check_host, check_ip_address, check_kdnet_key, check
 from kdmcp.errors import InvalidArgument, KdMcpError, StateFileError
 from kdmcp.regular_file import FileRefused, read_regular_file
 from kdmcp.secret import Secret
+from kdmcp.validation import validation_problems
 
 __all__ = [
     "DEFAULT_MAX_AGE_S",
@@ -57,7 +58,6 @@ __all__ = [
     "StateSource",
     "check_kdnet_key",
     "default_state_path",
-    "describe_validation_error",
     "load_state",
     "others_can_read",
     "read_key_interactively",
@@ -375,27 +375,12 @@ def load_state(
     try:
         state = KdSessionState.model_validate(fields)
     except ValidationError as exc:
-        defects = describe_validation_error(exc)
+        defects = validation_problems(exc, top="(document)")
     if defects is not None:
         raise StateFileError(f"{where}: " + "; ".join(defects))
 
     warnings = _warnings(state, path, max_age_s, time.time() if now is None else now)
     return LoadedState(state=state, path=path, source=source, warnings=warnings)
-
-
-def describe_validation_error(exc: ValidationError) -> list[str]:
-    """``dotted.location: message`` for each error, never quoting the input value."""
-    out: list[str] = []
-    for err in exc.errors(include_url=False, include_context=False, include_input=False):
-        loc = ".".join(str(part) for part in err["loc"]) or "(document)"
-        if err["type"] == "missing":
-            msg = "is missing"
-        elif err["type"] == "extra_forbidden":
-            msg = "is not a known key"
-        else:
-            msg = err["msg"].removeprefix("Value error, ")
-        out.append(f"{loc}: {msg}")
-    return out
 
 
 def _warnings(state: KdSessionState, path: Path, max_age_s: float | None, now: float) -> list[str]:

@@ -2,25 +2,13 @@
 
 from __future__ import annotations
 
-from enum import Enum
 from typing import Literal
 
 from pydantic import BaseModel
 
+from kdmcp.session_state import SessionState
 
-class SessionState(str, Enum):
-    """design.md's state machine. Every tool result reports the state after the call."""
-
-    starting = "starting"
-    waiting_for_target = "waiting_for_target"  # "Waiting to reconnect..." before any connection
-    running = "running"  # the target runs; kd reads no commands
-    broken = "broken"  # at a prompt, ready for commands
-    busy = "busy"  # a command is executing (or timed out and may still be)
-    rebooting = "rebooting"  # "Shutdown occurred ..."
-    reconnecting = "reconnecting"  # "Waiting to reconnect..." after a connection existed
-    lost = "lost"  # KDNET gave up: "Retry sending the same data packet for 64 times"
-    exited = "exited"  # the debugger process ended
-
+__all__ = ["EVENT_TEXT_LIMIT", "DebuggerEvent", "EventKind", "SessionState"]
 
 EventKind = Literal[
     "connected",

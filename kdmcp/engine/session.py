@@ -167,7 +167,7 @@ class DebuggerSession:
             self._console = self._factory(SpawnSpec(argv=self.plan.argv), self.config.backend)
         except ConsoleError as exc:
             raise DebuggerError(self._redact(f"cannot start the debugger: {exc}"), session_id=self.session_id,
-                                state=SessionState.exited.value) from exc
+                                state=SessionState.exited) from exc
         self._pump = threading.Thread(target=self._pump_loop, name=f"kdmcp-pump-{self.session_id}", daemon=True)
         self._pump.start()
         ready = {SessionState.broken, SessionState.exited}
@@ -429,7 +429,7 @@ class DebuggerSession:
         try:
             self._console.write(data)
         except ConsoleError as exc:
-            raise DebuggerError(str(exc), session_id=self.session_id, state=self.state.value) from exc
+            raise DebuggerError(str(exc), session_id=self.session_id, state=self.state) from exc
 
     def execute(self, command: str, timeout: float | None = None) -> CommandResult:
         """Run one command line and return its output once the debugger is at a prompt again.
@@ -440,17 +440,17 @@ class DebuggerSession:
         """
         problem = validate(command)
         if problem is not None:
-            raise InvalidArgument(problem, session_id=self.session_id, state=self.state.value)
+            raise InvalidArgument(problem, session_id=self.session_id, state=self.state)
         kind = command_kind(command)
         if kind == "quit":
             raise InvalidArgument(
                 "q ends the session: use stop, which resumes a live kernel target first",
-                session_id=self.session_id, state=self.state.value,
+                session_id=self.session_id, state=self.state,
             )
         timeout = self.config.command_timeout if timeout is None else timeout
         if not self._command_lock.acquire(timeout=max(0.0, timeout)):
             raise SessionBusy("another command is running on this session", session_id=self.session_id,
-                              state=self.state.value)
+                              state=self.state)
         try:
             if kind in ("go", "reboot"):
                 result = self._send_go(command)
@@ -503,20 +503,20 @@ class DebuggerSession:
             if self.state == SessionState.exited:
                 raise DebuggerExited(
                     f"the debugger exited during the command (code {self.exit_code})",
-                    session_id=self.session_id, state=self.state.value, exit_code=self.exit_code,
+                    session_id=self.session_id, state=self.state, exit_code=self.exit_code,
                 )
             if not done:
                 raise CommandTimeout(
                     f"no prompt after {timeout:g}s: the command may still be running; "
                     "break_in cancels it, read_output shows what arrived",
-                    session_id=self.session_id, state=self.state.value, partial_output=text,
+                    session_id=self.session_id, state=self.state, partial_output=text,
                     output_offset=start, output_end=end,
                 )
             # The target went away mid-command (reboot, transport loss).
             self._markers.pop(marker, None)
             self._rec.discard_marker(marker)
             raise NotConnected(f"the target went away during the command ({self.state.value})",
-                               session_id=self.session_id, state=self.state.value)
+                               session_id=self.session_id, state=self.state)
 
     def _new_marker(self) -> bytes:
         """A marker no output can forge: a random per-session prefix and a counter.
@@ -544,7 +544,7 @@ class DebuggerSession:
         problem = validate(command)
         if problem is not None or command_kind(command) not in ("go", "reboot"):
             raise InvalidArgument(problem or f"{command!r} is not a go-class command",
-                                  session_id=self.session_id, state=self.state.value)
+                                  session_id=self.session_id, state=self.state)
         with self._command_lock:
             return self._send_go(command)
 
@@ -606,7 +606,7 @@ class DebuggerSession:
                 self._check_ready()
             if not ok:
                 raise CommandTimeout(f"no prompt within {timeout:g}s of the break-in request",
-                                     session_id=self.session_id, state=self.state.value)
+                                     session_id=self.session_id, state=self.state)
             return BreakResult(state=self.state, already_broken=False, prompt=self.prompt,
                                events=self._events_after(seq0), elapsed_ms=_ms(t0))
 
@@ -615,7 +615,7 @@ class DebuggerSession:
         try:
             self._console.interrupt()
         except ConsoleError as exc:
-            raise DebuggerError(str(exc), session_id=self.session_id, state=self.state.value) from exc
+            raise DebuggerError(str(exc), session_id=self.session_id, state=self.state) from exc
 
     def _stopped(self) -> bool:
         """At a prompt again, or gone (evaluated under the lock)."""

@@ -290,14 +290,14 @@ class KdMcpApp:
                 "the guest's bcdedit /dbgsettings and the host firewall. The debugger was stopped "
                 f"({', '.join(stop.actions) or 'exited'}).",
                 session_id=session.session_id,
-                state=SessionState.exited.value,
+                state=SessionState.exited,
             )
         if result.state == SessionState.exited:
             self.manager.stop(session.session_id, owner=owner)
             raise DebuggerError(
                 f"the debugger exited during start (code {result.exit_code}): {result.banner[-500:]}",
                 session_id=session.session_id,
-                state=SessionState.exited.value,
+                state=SessionState.exited,
             )
         limit = self.session_config.inline_output_bytes
         return models.StartResult(

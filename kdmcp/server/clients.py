@@ -22,6 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from kdmcp.errors import ConfigError
 from kdmcp.secret import Secret
 from kdmcp.server.surface import ALL_GROUPS, tools_for
+from kdmcp.validation import validation_problems
 
 ENV_TOKEN = "KDMCP_LISTEN_TOKEN"  # noqa: S105 (a variable name)
 ENV_TOKEN_FILE = "KDMCP_TOKEN_FILE"  # noqa: S105 (a variable name)
@@ -125,10 +126,7 @@ def _from_file(path: Path, warnings: list[str]) -> ClientRegistry:
         try:
             entry = _Entry.model_validate(raw)
         except ValidationError as exc:
-            problems = "; ".join(
-                f"{'.'.join(str(p) for p in err['loc']) or 'entry'}: {err['msg']}"
-                for err in exc.errors(include_input=False, include_url=False)
-            )
+            problems = "; ".join(validation_problems(exc, top="entry"))
             raise ConfigError(f"token file {path}: client {name!r}: {problems}") from None
         try:
             tools = tools_for(entry.tools)

@@ -36,12 +36,12 @@ from mcp_types import (
 from pydantic import BaseModel, Field, ValidationError
 
 from kdmcp import __version__
-from kdmcp.engine import SessionState
 from kdmcp.errors import ERROR_CATEGORIES, NEXT_STEP, InvalidArgument, KdMcpError
 from kdmcp.secret import MASK
 from kdmcp.server import models
 from kdmcp.server.app import KdMcpApp
 from kdmcp.server.surface import ALL_TOOLS
+from kdmcp.validation import validation_problems
 
 log = logging.getLogger(__name__)
 
@@ -107,20 +107,18 @@ def read_error(result: CallToolResult) -> dict[str, Any] | None:
 
 
 def from_exception(exc: KdMcpError, app: KdMcpApp) -> CallToolResult:
-    partial = getattr(exc, "partial_output", None)
     output_id = None
-    if exc.session_id is not None and hasattr(exc, "output_offset"):
-        output_id = KdMcpApp.output_id(exc.session_id, exc.output_offset, exc.output_end)  # type: ignore[attr-defined]
-    state = SessionState(exc.state) if exc.state in SessionState.__members__ else None
+    if exc.session_id is not None and exc.output_span is not None:
+        output_id = KdMcpApp.output_id(exc.session_id, *exc.output_span)
     return error_result(
         models.ErrorResult(
             category=exc.category,
             message=exc.message,
             session_id=exc.session_id,
-            state=state,
-            partial_output=partial,
+            state=exc.state,
+            partial_output=exc.partial_output,
             output_id=output_id,
-            exit_code=getattr(exc, "exit_code", None),
+            exit_code=exc.exit_code,
         ),
         app,
     )
@@ -228,9 +226,7 @@ class KdMcpServer(MCPServer[Any]):
             cause = exc.__cause__
             if isinstance(cause, ValidationError):
                 fields = sorted({".".join(str(p) for p in err["loc"]) or "(arguments)" for err in cause.errors()})
-                problems = "; ".join(
-                    f"{'.'.join(str(p) for p in err['loc']) or '(arguments)'}: {err['msg']}" for err in cause.errors()
-                )
+                problems = "; ".join(validation_problems(cause, top="(arguments)"))
                 message = f"invalid arguments for {name} ({', '.join(fields)}): {problems}"
             else:
                 log.exception("tool %s failed", name)
@@ -260,7 +256,7 @@ async def _run(
         except KdMcpError as exc:
             box["error"] = exc
         except ValidationError as exc:  # a model built from the caller's values refused them
-            box["error"] = InvalidArgument("; ".join(err["msg"] for err in exc.errors()))
+            box["error"] = InvalidArgument("; ".join(validation_problems(exc)))
         except Exception:
             log.exception("tool work failed")
             box["error"] = KdMcpError("the tool failed unexpectedly; see the server log")

@@ -225,7 +225,7 @@ def test_connection_names(tmp_path: Path) -> None:
     message = config_error(tmp_path, f"connections:\n  'bad name': {{port: 50000, key: {CANARY}}}\n")
     assert "connections: connection name 'bad name' must be 1-64 letters" in message
     message = config_error(tmp_path, f"connections:\n  5: {{port: 50000, key: {CANARY}}}\n")
-    assert "connections.5: connection names must be strings" in message
+    assert "connections.5: is not a valid name (names must be strings)" in message
 
 
 def test_top_level_must_be_a_mapping(tmp_path: Path) -> None:

@@ -323,7 +323,7 @@ def test_wrong_or_missing_schema(
         (65536, "port: must be an integer from 1 to 65535, not 65536"),
         (-1, "not -1"),
         (None, "not null"),
-        (_DROP, "port: is missing"),
+        (_DROP, "port: is required"),
     ],
 )
 def test_bad_port(tmp_path: Path, caplog: pytest.LogCaptureFixture, port: object, expected: str) -> None:
@@ -350,14 +350,14 @@ def test_malformed_key(tmp_path: Path, caplog: pytest.LogCaptureFixture, key: st
     assert expected in message
 
 
-@pytest.mark.parametrize(("key", "expected"), [(12345, "not an integer"), (None, "not null"), (_DROP, "is missing")])
+@pytest.mark.parametrize(("key", "expected"), [(12345, "not an integer"), (None, "not null"), (_DROP, "is required")])
 def test_key_not_a_string(tmp_path: Path, caplog: pytest.LogCaptureFixture, key: object, expected: str) -> None:
     path = write_json(tmp_path / "s.json", key=key)
     assert expected in expect_error(path, caplog)
 
 
 @pytest.mark.parametrize("field", ["guest_host", "host_ip"])
-@pytest.mark.parametrize(("value", "expected"), [("", "is empty"), ("   ", "is empty"), (_DROP, "is missing")])
+@pytest.mark.parametrize(("value", "expected"), [("", "is empty"), ("   ", "is empty"), (_DROP, "is required")])
 def test_empty_or_missing_hosts(
     tmp_path: Path, caplog: pytest.LogCaptureFixture, field: str, value: object, expected: str
 ) -> None:
@@ -375,7 +375,7 @@ def test_bad_optional_fields(tmp_path: Path, caplog: pytest.LogCaptureFixture) -
 def test_all_defects_reported_at_once(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     path = write_json(tmp_path / "s.json", port=0, key="a.b", guest_host="", host_ip=_DROP)
     message = expect_error(path, caplog)
-    for part in ("guest_host: is empty", "host_ip: is missing", "port: must be", "key: must be"):
+    for part in ("guest_host: is empty", "host_ip: is required", "port: must be", "key: must be"):
         assert part in message
 
 

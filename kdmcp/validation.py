@@ -1,0 +1,45 @@
+"""A pydantic ``ValidationError`` as ``location: problem`` lines: the one rendering every reader uses.
+
+The config file, the state file, the listener's token file, scenario files and tool arguments
+all report a refused value the same way. Input values are never quoted (a state file's
+``key`` is a secret, and a refused token must not be echoed back).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from pydantic import ValidationError
+
+__all__ = ["validation_problems"]
+
+Location = tuple[int | str, ...]
+
+
+def validation_problems(
+    exc: ValidationError,
+    *,
+    top: str = "(top level)",
+    allowed_keys: Callable[[Location], Sequence[str]] | None = None,
+) -> list[str]:
+    """``dotted.location: problem`` per error, in pydantic's order.
+
+    ``top`` names the whole document when an error has no location; ``allowed_keys`` lists
+    the keys allowed at a location, so an unknown key says what was expected.
+    """
+    out: list[str] = []
+    for err in exc.errors(include_url=False, include_context=False, include_input=False):
+        loc = tuple(err["loc"])
+        where = ".".join(str(part) for part in loc if part != "[key]") or top
+        kind = err["type"]
+        if kind == "missing":
+            problem = "is required"
+        elif kind == "extra_forbidden":
+            allowed = list(allowed_keys(loc[:-1])) if allowed_keys is not None else []
+            problem = "is not a known key" + (f" (expected one of: {', '.join(allowed)})" if allowed else "")
+        elif loc and loc[-1] == "[key]":
+            problem = "is not a valid name (names must be strings)"
+        else:
+            problem = err["msg"].removeprefix("Value error, ")
+        out.append(f"{where}: {problem}")
+    return out
