@@ -286,6 +286,7 @@ def _serve_terminal(app: KdMcpApp, simulated: bool) -> int:
     the terminal. So the server runs on a daemon thread and the main thread, which gets the
     KeyboardInterrupt, returns (the caller stops the sessions); end of input (Ctrl+D) ends it too.
     """
+    import signal
     import threading
 
     import anyio
@@ -303,6 +304,12 @@ def _serve_terminal(app: KdMcpApp, simulated: bool) -> int:
     )
     server = threading.Thread(target=anyio.run, args=(build_server(app).run_stdio_async,),
                               name="kdmcp-stdio", daemon=True)
+    # Whatever started us may have left SIGINT ignored or blocked (both survive exec, and Python
+    # installs no KeyboardInterrupt handler for an ignored SIGINT): a person at a terminal was
+    # just told Ctrl+C ends it, so make it so.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    if hasattr(signal, "pthread_sigmask"):
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
     try:
         # The last line goes out only once the server runs and this thread waits below, so
         # whoever reads "ends it" can press Ctrl+C at once (the terminal test waits on it).

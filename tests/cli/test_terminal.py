@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 import time
+from pathlib import Path
 
 import pytest
 
@@ -19,6 +20,12 @@ def test_simulate_on_a_terminal_explains_itself_and_ends_on_ctrl_c() -> None:
         assert "MCP server for the simulated kd.exe/cdb.exe" in said
         assert "claude mcp add kd-mcp -- kd-mcp --simulate" in said
         assert '"args": ["--simulate"]' in said
+        if sys.platform.startswith("linux"):  # Ctrl+C can only work if SIGINT is neither ignored nor blocked
+            status = dict(line.split(":\t", 1) for line in Path(f"/proc/{child.pid}/status").read_text().splitlines()
+                          if ":\t" in line)
+            sigint = 1 << (2 - 1)
+            assert not int(status["SigIgn"], 16) & sigint, status["SigIgn"]
+            assert not int(status["SigBlk"], 16) & sigint, status["SigBlk"]
         t0 = time.monotonic()
         child.sendintr()
         child.expect("stopping the sessions and exiting", timeout=15)
