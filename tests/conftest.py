@@ -19,6 +19,8 @@ from kdmcp.engine import (
 )
 from kdmcp.secret import Secret
 
+pytest_plugins = ("tests.tiers",)  # the fast and process tiers, enforced (tests/tiers.py)
+
 ROOT = Path(__file__).resolve().parent.parent
 SCENARIOS = ROOT / "fixtures" / "scenarios"
 GOOD_KEY = "1.2.3.4"

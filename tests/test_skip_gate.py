@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.process  # starts processes (tests/tiers.py)
+
 ROOT = Path(__file__).resolve().parent.parent
 
 

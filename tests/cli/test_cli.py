@@ -15,6 +15,8 @@ import yaml
 from kdmcp import __version__
 from kdmcp.cli import main
 
+pytestmark = pytest.mark.process  # starts processes (tests/tiers.py)
+
 CANARY = "c4n4ryk3y0000.aaaa.bbbb.cccc"
 
 

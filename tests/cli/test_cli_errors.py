@@ -19,6 +19,8 @@ import pytest
 
 from kdmcp.cli import EXIT_CODES, EXIT_ENVIRONMENT, EXIT_USAGE, build_parser
 
+pytestmark = pytest.mark.process  # starts processes (tests/tiers.py)
+
 TOKEN = "selftest-token-0123456789abcdef0123"
 KEY = "1.2.3.4"
 

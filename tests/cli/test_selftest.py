@@ -8,7 +8,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from kdmcp.cli import EXIT_CHECK_FAILED, EXIT_ENVIRONMENT, EXIT_OK
+
+pytestmark = pytest.mark.process  # starts processes (tests/tiers.py)
 
 ROOT = Path(__file__).resolve().parents[2]
 VERDICT = re.compile(r"^(PASS|FAIL|SKIP)  (.+?) \[(.+?)\]: (.*)$", re.MULTILINE)

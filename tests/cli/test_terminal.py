@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.process  # starts processes (tests/tiers.py)
+
 pexpect = pytest.importorskip("pexpect", reason="needs a POSIX pty (pexpect)")
 
 

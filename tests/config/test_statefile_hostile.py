@@ -106,6 +106,7 @@ def test_proc_fd_of_a_pipe() -> None:
     assert "/proc" in message and "not a regular file" in message
 
 
+@pytest.mark.process
 def test_proc_self_fd_1_in_a_server_shaped_process() -> None:
     """In a process whose stdout is a pipe (stdio MCP), ``/proc/self/fd/1`` must not block."""
     program = (

@@ -83,6 +83,7 @@ def test_the_specs_own_entries_are_kept() -> None:
 SHOW = "import json, os; print(json.dumps(dict(os.environ)), flush=True)"
 
 
+@pytest.mark.process
 def test_a_real_child_sees_path_and_symbols_but_no_secrets(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("DB_PASS", "hunter2-canary")
     monkeypatch.setenv("GITHUB_PAT", "ghp_canary")

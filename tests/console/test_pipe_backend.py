@@ -15,7 +15,10 @@ import pytest
 from kdmcp.console.base import Console, ConsoleClosed, ConsoleError, SpawnSpec
 from kdmcp.console.pipe_backend import OUTPUT_BUFFER_LIMIT, READ_CHUNK, PipeConsole, spawn
 
-pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="drives POSIX signals on real children")
+pytestmark = [
+    pytest.mark.skipif(sys.platform == "win32", reason="drives POSIX signals on real children"),
+    pytest.mark.process,  # starts processes (tests/tiers.py)
+]
 
 WAIT = 10.0  # upper bound for any single wait in these tests
 

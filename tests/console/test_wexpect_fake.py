@@ -397,6 +397,7 @@ def run_launcher(payload: str, env: dict[str, str]) -> subprocess.CompletedProce
     )
 
 
+@pytest.mark.process
 def test_launcher_scrubs_the_environment_and_passes_the_exit_status() -> None:
     payload = wb.encode_launch([sys.executable, "-c", LAUNCHED], {"KDMCP_EXTRA": "x y"})
     assert payload.replace("-", "").replace("_", "").isalnum()  # survives wexpect's quoting
@@ -405,6 +406,7 @@ def test_launcher_scrubs_the_environment_and_passes_the_exit_status() -> None:
     assert completed.returncode == 3
 
 
+@pytest.mark.process
 def test_launcher_reports_a_missing_program() -> None:
     completed = run_launcher(wb.encode_launch(["/nonexistent/kd.exe"], {}), dict(os.environ))
     assert completed.returncode == wb.LAUNCH_FAILED_EXIT

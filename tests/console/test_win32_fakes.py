@@ -241,6 +241,7 @@ def test_helper_usage_errors_touch_nothing(capsys: pytest.CaptureFixture[str], a
     assert capsys.readouterr().err.startswith("ctrl_helper: ")
 
 
+@pytest.mark.process
 def test_helper_runs_as_a_module_and_fails_cleanly_off_windows() -> None:
     if sys.platform == "win32":
         pytest.skip("on Windows this would really send Ctrl+Break")

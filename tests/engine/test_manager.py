@@ -8,6 +8,8 @@ from kdmcp.engine import KdnetTarget, SessionState, build_plan, simulator_comman
 from kdmcp.errors import CapacityError, UnknownSession
 from kdmcp.secret import Secret
 
+pytestmark = pytest.mark.process  # starts processes (tests/tiers.py)
+
 
 def _plan(port: int):
     return build_plan(simulator_command("kd"), KdnetTarget(port=port, key=Secret("1.2.3.4")), initial_break=True)

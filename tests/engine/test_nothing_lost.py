@@ -10,6 +10,8 @@ import pytest
 from kdmcp.engine import SessionState
 from kdmcp.sim import bulk
 
+pytestmark = pytest.mark.process  # starts processes (tests/tiers.py)
+
 MB = 100
 
 

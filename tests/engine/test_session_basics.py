@@ -10,6 +10,8 @@ from kdmcp.engine import SessionState
 from kdmcp.errors import CommandTimeout, InvalidArgument, NotConnected, TargetRunning
 from tests.conftest import kdnet
 
+pytestmark = pytest.mark.process  # starts processes (tests/tiers.py)
+
 
 def test_initial_break_gives_smp_prompt_and_commands_complete(make_session):
     s = make_session()

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import pytest
+
 from kdmcp.engine import DumpTarget, LocalKernelTarget, ProcessTarget, RemoteTarget, SessionState
+
+pytestmark = pytest.mark.process  # starts processes (tests/tiers.py)
 
 
 def test_cdb_attach_break_continue_and_quit_detaches(make_session):

@@ -7,6 +7,8 @@ import pytest
 from kdmcp.engine import SessionState
 from kdmcp.errors import CommandTimeout, InvalidArgument
 
+pytestmark = pytest.mark.process  # starts processes (tests/tiers.py)
+
 
 def _kinds(events):
     return [e.kind for e in events]

@@ -20,7 +20,7 @@ from kdmcp.engine import SessionState
 from kdmcp.server import KdMcpApp
 from tests.server.helpers import CANARY_KEY, in_memory, make_app, result_data
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.process]  # process: starts processes (tests/tiers.py)
 
 
 

@@ -19,7 +19,7 @@ import pytest
 from tests.server.helpers import CANARY_KEY
 from tests.server.test_listener import TOKEN_A, TOKEN_B, _env, call, http_client, listener
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.process]  # process: starts processes (tests/tiers.py)
 COMMANDS_PER_SESSION = 500
 
 

@@ -16,6 +16,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.process  # starts processes (tests/tiers.py)
+
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
 SDK = HERE / "node_modules" / "@modelcontextprotocol" / "sdk" / "package.json"

@@ -22,6 +22,8 @@ from kdmcp.server import build_server
 from kdmcp.server.models import ERROR_CATEGORIES
 from tests.server.helpers import make_app
 
+pytestmark = pytest.mark.process  # starts processes (tests/tiers.py)
+
 nasty_text = st.one_of(
     st.text(max_size=50),
     st.text(alphabet=st.characters(min_codepoint=0, max_codepoint=31), max_size=20),

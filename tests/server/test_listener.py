@@ -21,7 +21,7 @@ from mcp.client.streamable_http import streamable_http_client
 
 from tests.server.helpers import CANARY_KEY, CANARY_WORD, result_data
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.process]  # process: starts processes (tests/tiers.py)
 
 TOKEN_A = "t0kenAl1ce-0123456789abcdef"
 TOKEN_B = "t0kenB0b-fedcba9876543210xx"

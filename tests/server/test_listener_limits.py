@@ -26,6 +26,8 @@ from kdmcp.server.clients import ClientRegistry, ListenerClient
 from kdmcp.server.listener import ListenerLimits, deadline_protocol, http_server
 from kdmcp.server.surface import ALL_TOOLS
 
+pytestmark = pytest.mark.process  # listens on loopback (tests/tiers.py)
+
 TOKEN_A = "t0kenAl1ce-0123456789abcdef"
 TOKEN_B = "t0kenB0b-fedcba9876543210xx"
 BOUND_S = 10.0  # no test waits longer than this for anything

@@ -6,7 +6,7 @@ import pytest
 
 from tests.server.helpers import CANARY_KEY, in_memory, make_app, result_data
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.process]  # process: starts processes (tests/tiers.py)
 
 
 

@@ -9,7 +9,7 @@ from kdmcp.engine import SessionState
 from kdmcp.server import KdMcpApp
 from tests.server.helpers import CANARY_KEY, in_memory, make_app
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.process]  # process: starts processes (tests/tiers.py)
 
 
 async def _until_state(app: KdMcpApp, state: SessionState, timeout_s: float = 20.0) -> None:

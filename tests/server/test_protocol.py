@@ -59,6 +59,7 @@ async def test_a_tool_outside_the_surface_is_policy_denied_not_unknown():
     assert result_data(result)["category"] == "policy_denied"
 
 
+@pytest.mark.process
 async def test_errors_carry_the_category_as_text_and_no_structured_content():
     async with in_memory(make_app()) as client:
         started = await client.call_tool("start_kd", {"port": 50000, "key": CANARY_KEY})

@@ -20,7 +20,7 @@ from kdmcp.server.clients import ClientRegistry, ListenerClient
 from kdmcp.server.surface import ALL_TOOLS
 from tests.server.helpers import CANARY_KEY, CANARY_WORD, in_memory, make_app
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.process]  # process: starts processes (tests/tiers.py)
 
 
 

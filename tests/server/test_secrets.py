@@ -173,6 +173,7 @@ def test_text_that_was_not_cut_keeps_its_ending():
     assert app.redacted(command)["output"] == "c4"
 
 
+@pytest.mark.process
 async def test_inline_output_cut_inside_the_key_shows_none_of_it():
     app = make_app()
     async with in_memory(app) as client:

@@ -20,7 +20,7 @@ from mcp import Client, StdioServerParameters
 from tests.conftest import scenario
 from tests.server.helpers import CANARY_KEY, CANARY_WORD, TEE, result_data, write_state
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.process]  # process: starts processes (tests/tiers.py)
 
 
 

@@ -76,6 +76,7 @@ async def test_logic_errors_are_categorized(tool, args, category, words):
     assert words in data["message"]
 
 
+@pytest.mark.process
 async def test_command_validation_inside_a_live_session():
     async with in_memory(make_app()) as client:
         started = await client.call_tool("start_kd", {"port": 50000, "key": CANARY_KEY, "initial_break": True})
@@ -105,6 +106,7 @@ async def test_results_carry_structured_content_matching_the_text():
         assert json.loads(health.content[0].text) == data
 
 
+@pytest.mark.process
 async def test_state_file_warnings_reach_the_result(tmp_path):
     import json
     import time

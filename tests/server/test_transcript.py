@@ -15,7 +15,7 @@ from mcp import Client, StdioServerParameters
 from kdmcp.server.transcript import cap, read_records
 from tests.server.helpers import CANARY_WORD, write_state
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.process]  # process: starts processes (tests/tiers.py)
 ROOT = Path(__file__).resolve().parents[2]
 
 

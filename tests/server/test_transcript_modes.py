@@ -48,6 +48,7 @@ def test_an_existing_transcript_is_narrowed(tmp_path: Path, open_umask: None) ->
     assert path.read_text().startswith('{"kind": "old"}\n')  # appended to, not truncated
 
 
+@pytest.mark.process
 def test_a_session_log_is_0600(tmp_path: Path, open_umask: None) -> None:
     path = tmp_path / "t.jsonl"
     app = KdMcpApp(ServerOptions(config=Config(), simulate=True, transcript=str(path)))

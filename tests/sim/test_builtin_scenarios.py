@@ -146,6 +146,7 @@ def test_cdb_responses_agree_with_the_attach_banner(cdb):
 # ------------------------------------------------------------------ played by the simulator
 
 
+@pytest.mark.process
 def test_kd_session_plays_canned_responses_verbatim(kd):
     out = _session(KD_ARGV, KD_COMMANDS)
     assert "Syntax error" not in out
@@ -154,6 +155,7 @@ def test_kd_session_plays_canned_responses_verbatim(kd):
     assert out.endswith(_expected_tail(kd, KD_PROMPT, KD_COMMANDS, KD_ARGV))
 
 
+@pytest.mark.process
 def test_cdb_session_plays_canned_responses_verbatim(cdb):
     out = _session(CDB_ARGV, CDB_COMMANDS)
     assert "Syntax error" not in out
@@ -163,6 +165,7 @@ def test_cdb_session_plays_canned_responses_verbatim(cdb):
     assert '"C:\\Program Files (x86)\\Windows Kits\\10\\Debuggers\\x64\\cdb.exe" -p 1234' in out
 
 
+@pytest.mark.process
 def test_unknown_extension_and_unknown_command_differ():
     out = _session(KD_ARGV, ["!bogus", "bogus"])
     assert f"{KD_PROMPT}No export bogus found\r\n" in out

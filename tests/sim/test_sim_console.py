@@ -16,6 +16,8 @@ from pexpect.popen_spawn import PopenSpawn
 
 from tests.conftest import scenario
 
+pytestmark = pytest.mark.process  # starts processes (tests/tiers.py)
+
 KDNET = ["-k", "net:port=50000,key=1.2.3.4"]
 T = 10  # seconds: the bound on every expect
 
