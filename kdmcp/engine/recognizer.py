@@ -92,6 +92,13 @@ class StreamRecognizer:
     def end(self) -> int:
         return self._tail_start + len(self._tail)
 
+    @property
+    def open_line_start(self) -> int | None:
+        """Where the unterminated last line starts, if it may still become a prompt or an event line."""
+        if self._tail_at_line_start and 0 < len(self._tail) <= _PROMPT_MAX:
+            return self._tail_start
+        return None
+
     def add_marker(self, marker: bytes) -> None:
         self._markers.add(marker)
 

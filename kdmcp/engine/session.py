@@ -1,17 +1,16 @@
-"""One debugger session: the pump, the state machine, the command runner, break-in, stop.
+"""One debugger session: its console, the pump, the command runner, break-in and the stop policy.
 
 Threads: one pump thread per session reads the console continuously into the output store
-and drives the state machine; callers (tool handlers, in worker threads) wait on the
-session's condition variable for the states and markers they need, always with a bound.
-``break_in`` never takes the command lock, so it works while a command hangs.
+and feeds the pure state machine (``kdmcp.engine.machine``); callers (tool handlers, in
+worker threads) wait on the session's condition variable for the states and markers they
+need, always with a bound. ``break_in`` never takes the command lock, so it works while a
+command hangs. What the bytes mean is the machine's business, not this module's.
 """
 
 from __future__ import annotations
 
-import collections
 import contextlib
 import logging
-import secrets
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -20,10 +19,10 @@ from pydantic import BaseModel
 
 from kdmcp.console import BackendName, Console, ConsoleClosed, ConsoleError, SpawnSpec, open_console
 from kdmcp.engine.commands import command_kind, validate
-from kdmcp.engine.events import EVENT_TEXT_LIMIT, DebuggerEvent, EventKind, SessionState
+from kdmcp.engine.events import DebuggerEvent, SessionState
 from kdmcp.engine.launch import LaunchPlan
+from kdmcp.engine.machine import SessionMachine
 from kdmcp.engine.output_store import DEFAULT_MEMORY_BYTES, OutputStore
-from kdmcp.engine.recognizer import EventHit, MarkerHit, StreamRecognizer
 from kdmcp.engine.results import BreakResult, CommandResult, ContinueResult, StartResult, StopResult
 from kdmcp.errors import (
     CommandTimeout,
@@ -42,14 +41,6 @@ log = logging.getLogger(__name__)
 _READ_CHUNK = 65536
 _COALESCE_FROM = 2048  # a shorter read means the debugger had nothing more queued
 _PUMP_WAKE_S = 0.25  # bounded read so the pump notices a stop request
-_STOP_EVENTS = {"break_in", "breakpoint", "bugcheck", "exception"}
-_NOT_CONNECTED = {
-    SessionState.starting,
-    SessionState.waiting_for_target,
-    SessionState.rebooting,
-    SessionState.reconnecting,
-    SessionState.lost,
-}
 _CTRL_B_ENTER = b"\x02\n"  # kd/cdb: Ctrl+B then Enter quits, even while the target runs
 
 
@@ -72,15 +63,6 @@ class SessionConfig(BaseModel):
     spill_dir: str | None = None
     event_log_size: int = 10_000
     backend: BackendName = "auto"
-
-
-class _Marker:
-    __slots__ = ("done", "hit", "marker")
-
-    def __init__(self, marker: bytes) -> None:
-        self.marker = marker
-        self.hit: MarkerHit | None = None
-        self.done = False
 
 
 class DebuggerSession:
@@ -106,21 +88,7 @@ class DebuggerSession:
         self._pump: threading.Thread | None = None
         self._stop_pump = False
         self.store = OutputStore(self.config.memory_bytes, self.config.spill_dir)
-        self._rec = StreamRecognizer()
-        self.state = SessionState.starting
-        self.prompt: Prompt | None = None
-        self.exit_code: int | None = None
-        self._connected_once = False
-        self._stopping = False  # a stop banner arrived; its prompt has not
-        self._markers: dict[bytes, _Marker] = {}
-        self._marker_prefix = f"KDMCP{secrets.token_hex(8).upper()}N".encode()
-        self._marker_count = 0
-        self._events: collections.deque[DebuggerEvent] = collections.deque(maxlen=self.config.event_log_size)
-        self._seq = 0
-        self._busy_command = False
-        self._go_echo: bytes | None = None
-        self._last_prompt_offset: int | None = None
-        self._in_connect_banner = False
+        self.machine = SessionMachine(plan.secrets, self.config.event_log_size)
         self.started_at = time.time()
 
     # ------------------------------------------------------------- queries
@@ -129,23 +97,25 @@ class DebuggerSession:
     def pid(self) -> int | None:
         return self._console.pid if self._console is not None else None
 
+    @property
+    def state(self) -> SessionState:
+        return self.machine.state
+
+    @property
+    def prompt(self) -> Prompt | None:
+        return self.machine.prompt
+
+    @property
+    def exit_code(self) -> int | None:
+        return self.machine.exit_code
+
     def events_since(self, seq: int) -> list[DebuggerEvent]:
         with self._cond:
-            return self._events_after(seq)
-
-    def _events_after(self, seq: int) -> list[DebuggerEvent]:
-        """Events newer than ``seq``, scanning from the newest end (the log holds 10,000)."""
-        newer: list[DebuggerEvent] = []
-        for event in reversed(self._events):
-            if event.seq <= seq:
-                break
-            newer.append(event)
-        newer.reverse()
-        return newer
+            return self.machine.events_after(seq)
 
     @property
     def last_event_seq(self) -> int:
-        return self._seq
+        return self.machine.seq
 
     def read_output(self, offset: int, length: int) -> bytes:
         return self.store.read(offset, length)
@@ -182,7 +152,7 @@ class DebuggerSession:
                 prompt=self.prompt,
                 command_line=self.plan.display,
                 banner=self._redact(banner.decode("utf-8", errors="replace")),
-                events=list(self._events),
+                events=list(self.machine.events),
                 exit_code=self.exit_code,
                 elapsed_ms=_ms(t0),
             )
@@ -214,13 +184,7 @@ class DebuggerSession:
         if code is not None:
             console.close()  # the process is gone: release its pipes or pty now
         with self._cond:
-            self.exit_code = code
-            if self.state != SessionState.exited:
-                end = self.store.size
-                self._event("exited", f"debugger exited with code {code}", end, end)
-            self.state = SessionState.exited
-            for m in self._markers.values():
-                m.done = True
+            self.machine.eof(code)
             self._cond.notify_all()
 
     def _drain_once(self, timeout: float, *, pump: bool) -> None:
@@ -294,119 +258,9 @@ class DebuggerSession:
                 self._cond.notify_all()
 
     def _ingest(self, data: bytes) -> None:
-        """Store a chunk and apply what it says to the state machine (lock held)."""
-        start = self.store.size
+        """Store a chunk and let the state machine say what it means (lock held)."""
         self.store.append(data)
-        events, markers = self._rec.feed(data)
-        running = self.state == SessionState.running and not self._stopping
-        covered = self._skip_connect_banner(start, data)
-        for hit in events:
-            if running and hit.kind in _STOP_EVENTS | {"reboot", "transport_lost"} and hit.start > covered:
-                self._dbgprint(covered, hit.start)
-            covered = max(covered, hit.end)
-            self._apply_event(hit)
-            if hit.kind == "connected":
-                covered = self._skip_connect_banner(hit.end, data[hit.end - start :])
-            running = self.state == SessionState.running and not self._stopping
-        if running:
-            # A prompt at the end is the stop, not target output.
-            end = self._rec.prompt_offset if self._rec.prompt is not None else self.store.size
-            if end is not None and end > covered:
-                self._dbgprint(covered, end)
-        for mh in markers:
-            pending = self._markers.get(mh.marker)
-            if pending is not None and pending.hit is None:
-                pending.hit = mh
-                self._rec.discard_marker(mh.marker)
-        if self._rec.prompt is not None:
-            self._on_prompt(self._rec.prompt, self._rec.prompt_offset or 0)
-
-    def _skip_connect_banner(self, start: int, data: bytes) -> int:
-        """Where target output starts in ``data`` (at ``start``) once the connect banner ends.
-
-        After "Kernel Debugger connection established." kd prints the symbol path and kernel
-        version block, ending with "System Uptime:"; that is the connection, not DbgPrint.
-        """
-        if not self._in_connect_banner:
-            return start
-        pos = data.find(b"System Uptime:")
-        if pos < 0:
-            return start + len(data)
-        self._in_connect_banner = False
-        nl = data.find(b"\n", pos)
-        return start + (len(data) if nl < 0 else nl + 1)
-
-    def _on_prompt(self, prompt: Prompt, offset: int) -> None:
-        self.prompt = prompt
-        self._last_prompt_offset = offset
-        for m in self._markers.values():
-            if m.hit is not None and not m.done and offset >= m.hit.line_end:
-                m.done = True
-        if any(not m.done for m in self._markers.values()):
-            return  # an intermediate prompt: the command's marker is still to come
-        self._markers.clear()
-        self._stopping = False
-        self._busy_command = False
-        if self.state != SessionState.exited:
-            self.state = SessionState.broken
-
-    def _apply_event(self, hit: EventHit) -> None:
-        text = hit.text.decode("utf-8", errors="replace")
-        kind: EventKind
-        if hit.kind == "waiting":
-            kind = "reconnecting" if self._connected_once else "waiting_for_target"
-            self.state = SessionState.reconnecting if self._connected_once else SessionState.waiting_for_target
-        elif hit.kind == "connected":
-            kind = "connected"
-            self._connected_once = True
-            self._in_connect_banner = True
-            self._stopping = False
-            self.state = SessionState.running
-        elif hit.kind == "reboot":
-            kind = "reboot"
-            self._stopping = False
-            self.state = SessionState.rebooting
-        elif hit.kind == "transport_lost":
-            kind = "transport_lost"
-            self.state = SessionState.lost
-        else:
-            kind = hit.kind  # type: ignore[assignment]
-            if self.state == SessionState.running:
-                self._stopping = True
-        if kind in ("reboot", "transport_lost", "reconnecting", "waiting_for_target") and self._busy_command:
-            # The command's marker will not come back before the target does.
-            self._busy_command = False
-        ev = self._event(kind, text, hit.start, hit.end, number=hit.number, code=hit.code)
-        ev.during_command = bool(self._markers)
-
-    def _dbgprint(self, start: int, end: int) -> None:
-        raw = self.store.read(start, min(end - start, EVENT_TEXT_LIMIT + 1))
-        if self._go_echo is not None and raw.startswith(self._go_echo):
-            start += len(self._go_echo)
-            raw = raw[len(self._go_echo) :]
-            self._go_echo = None
-        if not raw.strip(b" \t\r\n\x03"):
-            return  # only line ends, or the pty's echo of the ^C that breaks in
-        self._event("dbgprint", raw.decode("utf-8", errors="replace"), start, end)
-
-    def _event(
-        self, kind: EventKind, text: str, start: int, end: int, *, number: int | None = None, code: str | None = None
-    ) -> DebuggerEvent:
-        self._seq += 1
-        truncated = len(text) > EVENT_TEXT_LIMIT
-        ev = DebuggerEvent(
-            seq=self._seq,
-            kind=kind,
-            text=self._redact(text[:EVENT_TEXT_LIMIT]),
-            offset=start,
-            end_offset=end,
-            time_unix=time.time(),
-            breakpoint=number,
-            code=code,
-            truncated=truncated,
-        )
-        self._events.append(ev)
-        return ev
+        self.machine.feed(data)
 
     # ------------------------------------------------------------ commands
 
@@ -458,7 +312,7 @@ class DebuggerSession:
                 # branch not taken, "gu" out of a short function): its output is the answer.
                 end = result.output_offset
                 output, truncated = "", False
-                prompt_at = self._last_prompt_offset
+                prompt_at = self.machine.last_prompt_offset
                 if result.confirmed == "stopped" and prompt_at is not None and prompt_at > result.output_offset:
                     end = prompt_at
                     output, truncated = self._command_text(result.output_offset, end, command, None)
@@ -473,23 +327,18 @@ class DebuggerSession:
 
     def _immediate(self, command: str, timeout: float) -> CommandResult:
         t0 = time.monotonic()
-        marker = self._new_marker()
-        pending = _Marker(marker)
+        machine = self.machine
         with self._cond:
             self._check_ready()
-            seq0 = self._seq
-            self._rec.reset_line()
+            seq0 = machine.seq
             start = self.store.size
-            self._markers[marker] = pending
-            self._rec.add_marker(marker)
-            self.state = SessionState.busy
-            self._busy_command = True
-            self.prompt = None
+            marker = machine.new_marker()
+            pending = machine.command_sent(marker)
         with self._reading():
             self._write(command.encode("utf-8") + b"\n.echo " + marker + b"\n")
-            done = self._read_until(lambda: pending.done or not self._busy_command, timeout)
+            done = self._read_until(lambda: pending.done or not machine.busy_command, timeout)
         with self._cond:
-            events = self._events_after(seq0)
+            events = machine.events_after(seq0)
             if pending.done and pending.hit is not None:
                 end = pending.hit.output_end
                 text, truncated = self._command_text(start, end, command, marker)
@@ -513,18 +362,9 @@ class DebuggerSession:
                     output_offset=start, output_end=end,
                 )
             # The target went away mid-command (reboot, transport loss).
-            self._markers.pop(marker, None)
-            self._rec.discard_marker(marker)
+            machine.abandon(marker)
             raise NotConnected(f"the target went away during the command ({self.state.value})",
                                session_id=self.session_id, state=self.state)
-
-    def _new_marker(self) -> bytes:
-        """A marker no output can forge: a random per-session prefix and a counter.
-
-        (A fresh random token per command cost a getrandom() call each time.)
-        """
-        self._marker_count += 1
-        return self._marker_prefix + str(self._marker_count).encode()
 
     def _command_text(self, start: int, end: int, command: str, marker: bytes | None) -> tuple[str, bool]:
         """The command's output for the caller: echoes removed, capped inline (no marker: a go-class line)."""
@@ -552,15 +392,11 @@ class DebuggerSession:
         t0 = time.monotonic()
         with self._cond:
             self._check_ready()
-            seq0 = self._seq
-            self._rec.reset_line()
+            seq0 = self.machine.seq
             start = self.store.size
-            self.state = SessionState.running
-            self._stopping = False
-            self.prompt = None
-            self._cond.notify_all()  # wake the pump: the target's output is the pump's to read
             assert self._console is not None
-            self._go_echo = (command + "\r\n").encode() if self._console.echoes_input else None
+            self.machine.go_sent((command + "\r\n").encode() if self._console.echoes_input else None)
+            self._cond.notify_all()  # wake the pump: the target's output is the pump's to read
         self._write(command.encode("utf-8") + b"\n")
         self.wait_for(lambda: self.state != SessionState.running, self.config.go_settle_s)
         with self._cond:
@@ -568,7 +404,7 @@ class DebuggerSession:
                 state=self.state,
                 confirmed="running" if self.state == SessionState.running else "stopped",
                 prompt=self.prompt,
-                events=self._events_after(seq0),
+                events=self.machine.events_after(seq0),
                 output_offset=start,
                 elapsed_ms=_ms(t0),
             )
@@ -581,7 +417,7 @@ class DebuggerSession:
         t0 = time.monotonic()
         timeout = self.config.break_timeout if timeout is None else timeout
         with self._cond:
-            seq0 = self._seq
+            seq0 = self.machine.seq
             if self.state == SessionState.broken:
                 return BreakResult(state=self.state, already_broken=True, prompt=self.prompt, events=[],
                                    elapsed_ms=_ms(t0))
@@ -608,7 +444,7 @@ class DebuggerSession:
                 raise CommandTimeout(f"no prompt within {timeout:g}s of the break-in request",
                                      session_id=self.session_id, state=self.state)
             return BreakResult(state=self.state, already_broken=False, prompt=self.prompt,
-                               events=self._events_after(seq0), elapsed_ms=_ms(t0))
+                               events=self.machine.events_after(seq0), elapsed_ms=_ms(t0))
 
     def _interrupt(self) -> None:
         assert self._console is not None
@@ -630,18 +466,13 @@ class DebuggerSession:
         """
         got_prompt = self.wait_for(
             lambda: self.state in (SessionState.broken, SessionState.exited)
-            or (self._last_prompt_offset is not None and self._last_prompt_offset >= since),
+            or self.machine.prompt_since(since),
             deadline - time.monotonic(),
         )
         with self._cond:
             if not got_prompt or self.state != SessionState.busy:
                 return
-            for m in self._markers.values():
-                self._rec.discard_marker(m.marker)
-            marker = self._new_marker()
-            self._markers = {marker: _Marker(marker)}
-            self._rec.add_marker(marker)
-            self._rec.reset_line()
+            marker = self.machine.resync_sent()
         self._write(b".echo " + marker + b"\n")
 
     # ---------------------------------------------------------------- stop

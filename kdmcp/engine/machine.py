@@ -1,0 +1,312 @@
+"""The session's pure state machine: bytes in, transitions and completions out.
+
+pexpect splits "move bytes" (its spawn classes) from "has it arrived?" (one ``Expecter``);
+this module is kd-mcp's ``Expecter``. It decides what the debugger's bytes mean — the
+state, the prompt, the events and their sequence, marker completion, connect-banner
+skipping, DbgPrint attribution, the go echo, the exit — and nothing else: no threads, no
+console, no sleeping (the wall clock stamping events is passed in). ``DebuggerSession``
+holds the console, the threads and the lock, feeds every byte it stores here, and wakes its
+waiters. docs/architecture.md, "The engine", describes the split.
+"""
+
+from __future__ import annotations
+
+import collections
+import secrets as _random
+import time
+from collections.abc import Callable, Sequence
+
+from pydantic import BaseModel, ConfigDict
+
+from kdmcp.engine.events import EVENT_TEXT_LIMIT, DebuggerEvent, EventKind, SessionState
+from kdmcp.engine.recognizer import EventHit, MarkerHit, StreamRecognizer
+from kdmcp.parse.prompt import Prompt
+from kdmcp.secret import Secret, redact
+
+__all__ = ["PendingMarker", "SessionMachine", "Transition"]
+
+_STOP_EVENTS = {"break_in", "breakpoint", "bugcheck", "exception"}
+# Target output before these lines is DbgPrint; before a (re)connect line it is kd's own.
+_ATTRIBUTED_BEFORE = _STOP_EVENTS | {"reboot", "transport_lost"}
+_TARGET_GONE: set[EventKind] = {"reboot", "transport_lost", "reconnecting", "waiting_for_target"}
+_UPTIME = b"System Uptime:"
+
+
+class Transition(BaseModel):
+    """One thing the bytes said: the state before and after, and the event that said it (if any)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    before: SessionState
+    after: SessionState
+    event: DebuggerEvent | None = None
+
+
+class PendingMarker:
+    """A command's completion marker: found (``hit``) and then followed by a prompt (``done``)."""
+
+    __slots__ = ("done", "hit", "marker")
+
+    def __init__(self, marker: bytes) -> None:
+        self.marker = marker
+        self.hit: MarkerHit | None = None
+        self.done = False
+
+
+class SessionMachine:
+    """What one debugger's output stream means, fed chunk by chunk (offsets count every byte fed)."""
+
+    def __init__(
+        self,
+        secrets: Sequence[Secret] = (),
+        event_log_size: int = 10_000,
+        clock: Callable[[], float] = time.time,
+        marker_prefix: bytes | None = None,
+    ) -> None:
+        self._secrets = tuple(secrets)
+        self._clock = clock
+        self._rec = StreamRecognizer()
+        self.state = SessionState.starting
+        self.prompt: Prompt | None = None
+        self.exit_code: int | None = None
+        self.last_prompt_offset: int | None = None
+        self.end = 0  # bytes fed so far: the next chunk's offset
+        self.events: collections.deque[DebuggerEvent] = collections.deque(maxlen=event_log_size)
+        self.seq = 0
+        self.busy_command = False  # an immediate command awaits its marker
+        self._markers: dict[bytes, PendingMarker] = {}
+        self._marker_prefix = marker_prefix or f"KDMCP{_random.token_hex(8).upper()}N".encode()
+        self._marker_count = 0
+        self._connected_once = False
+        self._stopping = False  # a stop banner arrived; its prompt has not
+        self._in_connect_banner = False
+        self._go_echo: bytes | None = None
+        # DbgPrint attribution: bytes from ``_attributed`` to ``end`` are not yet assigned to an
+        # event or skipped; while the target runs this holds at most the unterminated last line.
+        self._attributed = 0
+        self._unattributed = b""
+        self._out: list[Transition] = []
+
+    # ------------------------------------------------------------- queries
+
+    def events_after(self, seq: int) -> list[DebuggerEvent]:
+        """Events newer than ``seq``, scanning from the newest end (the log holds 10,000)."""
+        newer: list[DebuggerEvent] = []
+        for event in reversed(self.events):
+            if event.seq <= seq:
+                break
+            newer.append(event)
+        newer.reverse()
+        return newer
+
+    def prompt_since(self, offset: int) -> bool:
+        """A prompt has shown at or after ``offset``."""
+        return self.last_prompt_offset is not None and self.last_prompt_offset >= offset
+
+    # ----------------------------------------------------- what was sent
+
+    def new_marker(self) -> bytes:
+        """A marker no output can forge: a random per-session prefix and a counter.
+
+        (A fresh random token per command cost a getrandom() call each time.)
+        """
+        self._marker_count += 1
+        return self._marker_prefix + str(self._marker_count).encode()
+
+    def command_sent(self, marker: bytes) -> PendingMarker:
+        """An immediate command and ``.echo <marker>`` are about to be written: the session is busy."""
+        self._rec.reset_line()
+        pending = PendingMarker(marker)
+        self._markers[marker] = pending
+        self._rec.add_marker(marker)
+        self.state = SessionState.busy
+        self.busy_command = True
+        self.prompt = None
+        self._skip_to_end()
+        return pending
+
+    def abandon(self, marker: bytes) -> None:
+        """Forget a command's marker (the target went away mid-command)."""
+        self._markers.pop(marker, None)
+        self._rec.discard_marker(marker)
+
+    def resync_sent(self) -> bytes:
+        """After Ctrl+C cancelled a command: drop every old marker, return the fresh one to send."""
+        for m in self._markers.values():
+            self._rec.discard_marker(m.marker)
+        marker = self.new_marker()
+        self._markers = {marker: PendingMarker(marker)}
+        self._rec.add_marker(marker)
+        self._rec.reset_line()
+        return marker
+
+    def go_sent(self, echo: bytes | None) -> None:
+        """A go-class line is about to be written: the target runs (``echo``: what the console echoes)."""
+        self._rec.reset_line()
+        self.state = SessionState.running
+        self._stopping = False
+        self.prompt = None
+        self._go_echo = echo
+        self._skip_to_end()
+
+    # ------------------------------------------------------------ the stream
+
+    def feed(self, data: bytes) -> list[Transition]:
+        """Consume the next chunk of output; return what it changed, in order."""
+        self._out = []
+        self.end += len(data)
+        self._unattributed = self._unattributed + data if self._unattributed else data
+        events, markers = self._rec.feed(data)
+        for hit in events:
+            if self._attributing() and hit.kind in _ATTRIBUTED_BEFORE:
+                self._attribute(hit.start)
+                self._in_connect_banner = False  # the banner has ended: a stop follows it
+            self._skip_to(hit.end)
+            self._apply_event(hit)
+        if self._attributing():
+            # A prompt at the end is the stop, not target output; an unterminated short line may
+            # still become a prompt or an event line, so it waits for its next bytes.
+            upto = self._rec.prompt_offset if self._rec.prompt is not None else self._rec.open_line_start
+            self._attribute(self.end if upto is None else upto)
+        else:
+            self._skip_to_end()
+        for mh in markers:
+            pending = self._markers.get(mh.marker)
+            if pending is not None and pending.hit is None:
+                pending.hit = mh
+                self._rec.discard_marker(mh.marker)
+        if self._rec.prompt is not None:
+            self._on_prompt(self._rec.prompt, self._rec.prompt_offset or 0)
+        return self._out
+
+    def eof(self, exit_code: int | None) -> list[Transition]:
+        """The output stream ended (the debugger exited with ``exit_code``, if known)."""
+        self._out = []
+        self.exit_code = exit_code
+        before = self.state
+        event = None
+        if self.state != SessionState.exited:
+            event = self._event("exited", f"debugger exited with code {exit_code}", self.end, self.end)
+        self.state = SessionState.exited
+        for m in self._markers.values():
+            m.done = True
+        self._note(before, event)
+        return self._out
+
+    # --------------------------------------------------------------- inner
+
+    def _attributing(self) -> bool:
+        return self.state == SessionState.running and not self._stopping
+
+    def _skip_to(self, offset: int) -> None:
+        if offset > self._attributed:
+            self._unattributed = self._unattributed[offset - self._attributed :]
+            self._attributed = offset
+
+    def _skip_to_end(self) -> None:
+        self._attributed = self.end
+        self._unattributed = b""
+
+    def _attribute(self, upto: int) -> None:
+        """The target's output up to ``upto`` becomes a ``dbgprint`` event (after the connect banner).
+
+        After "Kernel Debugger connection established." kd prints the symbol path and kernel
+        version block, ending with "System Uptime:"; that is the connection, not DbgPrint.
+        """
+        if upto <= self._attributed:
+            return
+        if self._in_connect_banner:
+            text = self._unattributed[: upto - self._attributed]
+            pos = text.find(_UPTIME)
+            nl = text.find(b"\n", pos) if pos >= 0 else -1
+            if nl < 0:
+                # The banner goes on; keep what may be the start of a split "System Uptime:".
+                keep = pos if pos >= 0 else max(0, len(text) - len(_UPTIME) + 1)
+                self._skip_to(self._attributed + keep)
+                return
+            self._in_connect_banner = False
+            self._skip_to(self._attributed + nl + 1)
+        if upto <= self._attributed:
+            return
+        start = self._attributed
+        raw = self._unattributed[: min(upto - start, EVENT_TEXT_LIMIT + 1)]
+        self._skip_to(upto)
+        if self._go_echo is not None and raw.startswith(self._go_echo):
+            start += len(self._go_echo)
+            raw = raw[len(self._go_echo) :]
+            self._go_echo = None
+        if not raw.strip(b" \t\r\n\x03"):
+            return  # only line ends, or the pty's echo of the ^C that breaks in
+        ev = self._event("dbgprint", raw.decode("utf-8", errors="replace"), start, upto)
+        self._note(self.state, ev)
+
+    def _on_prompt(self, prompt: Prompt, offset: int) -> None:
+        self.prompt = prompt
+        self.last_prompt_offset = offset
+        for m in self._markers.values():
+            if m.hit is not None and not m.done and offset >= m.hit.line_end:
+                m.done = True
+        if any(not m.done for m in self._markers.values()):
+            return  # an intermediate prompt: the command's marker is still to come
+        self._markers.clear()
+        self._stopping = False
+        self.busy_command = False
+        if self.state != SessionState.exited:
+            before = self.state
+            self.state = SessionState.broken
+            self._note(before, None)
+
+    def _apply_event(self, hit: EventHit) -> None:
+        before = self.state
+        text = hit.text.decode("utf-8", errors="replace")
+        kind: EventKind
+        if hit.kind == "waiting":
+            kind = "reconnecting" if self._connected_once else "waiting_for_target"
+            self.state = SessionState.reconnecting if self._connected_once else SessionState.waiting_for_target
+        elif hit.kind == "connected":
+            kind = "connected"
+            self._connected_once = True
+            self._in_connect_banner = True
+            self._stopping = False
+            self.state = SessionState.running
+        elif hit.kind == "reboot":
+            kind = "reboot"
+            self._stopping = False
+            self.state = SessionState.rebooting
+        elif hit.kind == "transport_lost":
+            kind = "transport_lost"
+            self.state = SessionState.lost
+        else:
+            kind = hit.kind  # type: ignore[assignment]
+            if self.state == SessionState.running:
+                self._stopping = True
+        if kind in _TARGET_GONE and self.busy_command:
+            # The command's marker will not come back before the target does.
+            self.busy_command = False
+        ev = self._event(kind, text, hit.start, hit.end, number=hit.number, code=hit.code,
+                         during_command=bool(self._markers))
+        self._note(before, ev)
+
+    def _event(
+        self, kind: EventKind, text: str, start: int, end: int, *, number: int | None = None,
+        code: str | None = None, during_command: bool = False,
+    ) -> DebuggerEvent:
+        self.seq += 1
+        ev = DebuggerEvent(
+            seq=self.seq,
+            kind=kind,
+            text=redact(text[:EVENT_TEXT_LIMIT], self._secrets),
+            offset=start,
+            end_offset=end,
+            time_unix=self._clock(),
+            during_command=during_command,
+            breakpoint=number,
+            code=code,
+            truncated=len(text) > EVENT_TEXT_LIMIT,
+        )
+        self.events.append(ev)
+        return ev
+
+    def _note(self, before: SessionState, event: DebuggerEvent | None) -> None:
+        if event is not None or before != self.state:
+            self._out.append(Transition(before=before, after=self.state, event=event))
