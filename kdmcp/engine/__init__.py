@@ -1,5 +1,6 @@
 """Debugger sessions: launch plans, the output pump, the state machine, the session manager."""
 
+from kdmcp.engine.config import SessionConfig
 from kdmcp.engine.events import DebuggerEvent, SessionState
 from kdmcp.engine.launch import (
     DumpTarget,
@@ -13,7 +14,7 @@ from kdmcp.engine.launch import (
     simulator_command,
 )
 from kdmcp.engine.manager import SessionManager
-from kdmcp.engine.session import DebuggerSession, SessionConfig
+from kdmcp.engine.session import DebuggerSession
 
 __all__ = [
     "DebuggerEvent",

@@ -16,7 +16,7 @@ from typing import Literal
 
 from kdmcp.command import RunEffect, run_effect
 
-__all__ = ["MAX_COMMAND_BYTES", "CommandKind", "command_kind", "validate"]
+__all__ = ["MAX_COMMAND_BYTES", "CommandKind", "command_kind", "strip_echo", "validate"]
 
 CommandKind = Literal["immediate", "go", "reboot", "quit"]
 
@@ -51,3 +51,24 @@ def validate(line: str) -> str | None:
     if len(line.encode("utf-8")) > MAX_COMMAND_BYTES:
         return f"the command is longer than {MAX_COMMAND_BYTES} bytes"
     return None
+
+
+def strip_echo(raw: bytes, command: bytes, marker: bytes | None) -> bytes:
+    """Remove what a console echoes: the command line and the ``.echo <marker>`` line (if one was sent).
+
+    Under a pty both lines are echoed as soon as they are written; a Windows console echoes
+    each as kd reads it, so the marker's echo sits before the marker, behind a prompt.
+    """
+    for echoed in (command,) if marker is None else (command, b".echo " + marker):
+        for ending in (b"\r\n", b"\n"):
+            if raw.startswith(echoed + ending):
+                raw = raw[len(echoed) + len(ending) :]
+                break
+    if marker is None:
+        return raw
+    echo_line = b".echo " + marker
+    pos = raw.rfind(echo_line)
+    if pos >= 0:
+        line_start = raw.rfind(b"\n", 0, pos) + 1
+        raw = raw[:line_start] + raw[pos + len(echo_line) :].lstrip(b"\r\n")
+    return raw

@@ -20,6 +20,7 @@ from pydantic import BaseModel, ConfigDict
 
 from kdmcp.engine.events import EVENT_TEXT_LIMIT, DebuggerEvent, EventKind, SessionState
 from kdmcp.engine.recognizer import EventHit, MarkerHit, StreamRecognizer
+from kdmcp.errors import DebuggerExited, KdMcpError, NotConnected, SessionBusy, TargetRunning
 from kdmcp.parse.prompt import Prompt
 from kdmcp.secret import Secret, redact
 
@@ -102,6 +103,20 @@ class SessionMachine:
     def prompt_since(self, offset: int) -> bool:
         """A prompt has shown at or after ``offset``."""
         return self.last_prompt_offset is not None and self.last_prompt_offset >= offset
+
+    def refusal(self, session_id: str) -> KdMcpError | None:
+        """The error that says why a command cannot be sent now, or None at a prompt."""
+        state = self.state
+        if state == SessionState.broken:
+            return None
+        kw = {"session_id": session_id, "state": state.value}
+        if state == SessionState.exited:
+            return DebuggerExited(f"the debugger exited (code {self.exit_code})", exit_code=self.exit_code, **kw)
+        if state == SessionState.running:
+            return TargetRunning("the target is running: break in first", **kw)
+        if state == SessionState.busy:
+            return SessionBusy("a previous command is still running: break in or wait", **kw)
+        return NotConnected(f"the debugger has no target to command ({state.value})", **kw)
 
     # ----------------------------------------------------- what was sent
 

@@ -16,10 +16,11 @@ import threading
 from collections.abc import Callable
 
 from kdmcp.console import BackendName, Console, SpawnSpec, open_console
+from kdmcp.engine.config import SessionConfig
 from kdmcp.engine.events import SessionState
 from kdmcp.engine.launch import LaunchPlan
 from kdmcp.engine.results import SessionInfo, StopResult
-from kdmcp.engine.session import DebuggerSession, SessionConfig
+from kdmcp.engine.session import DebuggerSession
 from kdmcp.errors import CapacityError, UnknownSession
 
 DEFAULT_MAX_SESSIONS = 4

@@ -10,19 +10,17 @@ command hangs. What the bytes mean is the machine's business, not this module's.
 from __future__ import annotations
 
 import contextlib
-import logging
 import threading
 import time
 from collections.abc import Callable, Iterator
 
-from pydantic import BaseModel
-
 from kdmcp.console import BackendName, Console, ConsoleClosed, ConsoleError, SpawnSpec, open_console
-from kdmcp.engine.commands import command_kind, validate
+from kdmcp.engine.commands import command_kind, strip_echo, validate
+from kdmcp.engine.config import SessionConfig
 from kdmcp.engine.events import DebuggerEvent, SessionState
 from kdmcp.engine.launch import LaunchPlan
 from kdmcp.engine.machine import SessionMachine
-from kdmcp.engine.output_store import DEFAULT_MEMORY_BYTES, OutputStore
+from kdmcp.engine.output_store import OutputStore
 from kdmcp.engine.results import BreakResult, CommandResult, ContinueResult, StartResult, StopResult
 from kdmcp.errors import (
     CommandTimeout,
@@ -36,33 +34,10 @@ from kdmcp.errors import (
 from kdmcp.parse.prompt import Prompt
 from kdmcp.secret import redact
 
-log = logging.getLogger(__name__)
-
 _READ_CHUNK = 65536
 _COALESCE_FROM = 2048  # a shorter read means the debugger had nothing more queued
 _PUMP_WAKE_S = 0.25  # bounded read so the pump notices a stop request
 _CTRL_B_ENTER = b"\x02\n"  # kd/cdb: Ctrl+B then Enter quits, even while the target runs
-
-
-class SessionConfig(BaseModel):
-    """Timeouts and limits of one session (seconds unless named otherwise)."""
-
-    startup_timeout: float = 30.0
-    command_timeout: float = 60.0
-    break_timeout: float = 10.0
-    stop_timeout: float = 10.0
-    # After g: how long to watch for an immediate stop before calling the target running.
-    # kd prints nothing when a target resumes, so "running" is the absence of a prompt.
-    go_settle_s: float = 0.015
-    # A break-in request that gets no prompt is sent again this often until break_timeout:
-    # Ctrl+C is lost when it reaches kd before kd has read the preceding g (kd drops a
-    # Ctrl+C at its prompt), and a KDNET break packet can be lost on the wire.
-    break_retry_s: float = 1.0
-    inline_output_bytes: int = 64 * 1024
-    memory_bytes: int = DEFAULT_MEMORY_BYTES
-    spill_dir: str | None = None
-    event_log_size: int = 10_000
-    backend: BackendName = "auto"
 
 
 class DebuggerSession:
@@ -147,14 +122,9 @@ class DebuggerSession:
         with self._cond:
             banner = self.store.read(0, self.config.inline_output_bytes)
             return StartResult(
-                session_id=self.session_id,
-                state=self.state,
-                prompt=self.prompt,
-                command_line=self.plan.display,
-                banner=self._redact(banner.decode("utf-8", errors="replace")),
-                events=list(self.machine.events),
-                exit_code=self.exit_code,
-                elapsed_ms=_ms(t0),
+                session_id=self.session_id, state=self.state, prompt=self.prompt, command_line=self.plan.display,
+                banner=self._redact(banner.decode("utf-8", errors="replace")), events=list(self.machine.events),
+                exit_code=self.exit_code, elapsed_ms=_ms(t0),
             )
 
     def wait_for(self, predicate: Callable[[], bool], timeout: float) -> bool:
@@ -266,17 +236,9 @@ class DebuggerSession:
 
     def _check_ready(self) -> None:
         """Raise the error that says why a command cannot be sent now (lock held)."""
-        state = self.state
-        if state == SessionState.broken:
-            return
-        kw = {"session_id": self.session_id, "state": state.value}
-        if state == SessionState.exited:
-            raise DebuggerExited(f"the debugger exited (code {self.exit_code})", exit_code=self.exit_code, **kw)
-        if state == SessionState.running:
-            raise TargetRunning("the target is running: break in first", **kw)
-        if state == SessionState.busy:
-            raise SessionBusy("a previous command is still running: break in or wait", **kw)
-        raise NotConnected(f"the debugger has no target to command ({state.value})", **kw)
+        refusal = self.machine.refusal(self.session_id)
+        if refusal is not None:
+            raise refusal
 
     def _write(self, data: bytes) -> None:
         assert self._console is not None
@@ -372,7 +334,7 @@ class DebuggerSession:
         head_len = len(command.encode()) + len(marker or b"") + 32
         raw = self.store.read(start, min(end - start, limit + head_len))
         truncated = end - start > len(raw)
-        raw = _strip_echo(raw, command.encode("utf-8"), marker)
+        raw = strip_echo(raw, command.encode("utf-8"), marker)
         if len(raw) > limit:
             raw, truncated = raw[:limit], True
         return self._redact(raw.decode("utf-8", errors="replace")), truncated
@@ -401,11 +363,8 @@ class DebuggerSession:
         self.wait_for(lambda: self.state != SessionState.running, self.config.go_settle_s)
         with self._cond:
             return ContinueResult(
-                state=self.state,
-                confirmed="running" if self.state == SessionState.running else "stopped",
-                prompt=self.prompt,
-                events=self.machine.events_after(seq0),
-                output_offset=start,
+                state=self.state, confirmed="running" if self.state == SessionState.running else "stopped",
+                prompt=self.prompt, events=self.machine.events_after(seq0), output_offset=start,
                 elapsed_ms=_ms(t0),
             )
 
@@ -423,7 +382,6 @@ class DebuggerSession:
                                    elapsed_ms=_ms(t0))
             if self.state not in (SessionState.running, SessionState.busy):
                 self._check_ready()
-        with self._cond:
             was_busy = self.state == SessionState.busy
             since = self.store.size
         deadline = time.monotonic() + timeout
@@ -536,27 +494,6 @@ class DebuggerSession:
                 actions.append("sent Ctrl+B")
         except DebuggerError:
             actions.append("could not write the quit request")
-
-
-def _strip_echo(raw: bytes, command: bytes, marker: bytes | None) -> bytes:
-    """Remove what a console echoes: the command line and the ``.echo <marker>`` line (if one was sent).
-
-    Under a pty both lines are echoed as soon as they are written; a Windows console echoes
-    each as kd reads it, so the marker's echo sits before the marker, behind a prompt.
-    """
-    for echoed in (command,) if marker is None else (command, b".echo " + marker):
-        for ending in (b"\r\n", b"\n"):
-            if raw.startswith(echoed + ending):
-                raw = raw[len(echoed) + len(ending) :]
-                break
-    if marker is None:
-        return raw
-    echo_line = b".echo " + marker
-    pos = raw.rfind(echo_line)
-    if pos >= 0:
-        line_start = raw.rfind(b"\n", 0, pos) + 1
-        raw = raw[:line_start] + raw[pos + len(echo_line) :].lstrip(b"\r\n")
-    return raw
 
 
 def _ms(t0: float) -> float:
