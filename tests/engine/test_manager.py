@@ -7,8 +7,10 @@ import pytest
 from kdmcp.engine import KdnetTarget, SessionState, build_plan, simulator_command
 from kdmcp.errors import CapacityError, UnknownSession
 from kdmcp.secret import Secret
+from tests.engine import DEFAULT_BACKEND_ONLY
 
-pytestmark = pytest.mark.process  # starts processes (tests/tiers.py)
+# Starts processes (tests/tiers.py); bookkeeping, not I/O, so the default backend alone.
+pytestmark = [pytest.mark.process, DEFAULT_BACKEND_ONLY]
 
 
 def _plan(port: int):

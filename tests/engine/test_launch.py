@@ -1,4 +1,4 @@
-"""``build_plan``: every element of every argv is checked, on the model and again as it is built.
+"""``build_plan``: the argv of each mode, every element checked, on the model and again as it is built.
 
 A target copied with ``model_copy(update=...)`` (or built with ``model_construct``) skips
 pydantic validation; ``build_plan`` is the one door to an argv, so it checks again.
@@ -9,9 +9,17 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
-from kdmcp.engine import DumpTarget, KdnetTarget, ProcessTarget, RemoteTarget, build_plan, simulator_command
+from kdmcp.engine import (
+    DumpTarget,
+    KdnetTarget,
+    LocalKernelTarget,
+    ProcessTarget,
+    RemoteTarget,
+    build_plan,
+    simulator_command,
+)
 from kdmcp.errors import InvalidArgument
-from kdmcp.secret import Secret
+from kdmcp.secret import Secret, redact
 
 KD = ["kd.exe"]
 KEY = Secret("1.2.3.4")
@@ -101,3 +109,54 @@ def test_good_values_still_build() -> None:
     launched = build_plan(["cdb.exe"], ProcessTarget(command_line=["C:\\app.exe", "-x", "a b"]))
     assert launched.argv == ["cdb.exe", "C:\\app.exe", "-x", "a b"]
     assert simulator_command("kd", "/tmp/x.yaml")[-2:] == ["--scenario", "/tmp/x.yaml"]
+
+
+def test_argv_for_each_mode():
+    kd = ["kd.exe"]
+    plan = build_plan(kd, KdnetTarget(port=50005, key=Secret("a.b.c.d"), host="10.0.0.5"),
+                      symbol_path="srv*C:\\sym", initial_break=True)
+    assert plan.argv == ["kd.exe", "-y", "srv*C:\\sym", "-b", "-k", "net:port=50005,key=a.b.c.d,target=10.0.0.5"]
+    assert plan.display == "kd.exe -y srv*C:\\sym -b -k net:port=50005,key=***,target=10.0.0.5"
+    assert plan.live_kernel and plan.flavor == "kd" and plan.stops_at_start
+    assert not build_plan(kd, KdnetTarget(port=1, key=Secret("a.b.c.d"))).stops_at_start
+    assert build_plan(kd, LocalKernelTarget()).argv == ["kd.exe", "-kl"]
+    assert build_plan(kd, DumpTarget(path="C:\\MEMORY.DMP")).argv == ["kd.exe", "-z", "C:\\MEMORY.DMP"]
+    cdb = ["cdb.exe"]
+    user_dump = build_plan(cdb, DumpTarget(path="app.dmp", kernel=False))
+    assert user_dump.flavor == "cdb" and not user_dump.live_kernel
+    assert build_plan(cdb, ProcessTarget(pid=4242)).argv == ["cdb.exe", "-p", "4242"]
+    assert build_plan(cdb, ProcessTarget(pid=7, noninvasive=True)).argv == ["cdb.exe", "-pv", "-p", "7"]
+    launched = build_plan(cdb, ProcessTarget(command_line=["app.exe", "-x"]), extra_args=["-g"])
+    assert launched.argv == ["cdb.exe", "-g", "app.exe", "-x"]
+    assert build_plan(kd, RemoteTarget(connection="tcp:server=h,port=5005")).argv == [
+        "kd.exe", "-remote", "tcp:server=h,port=5005"]
+    with pytest.raises(InvalidArgument):
+        build_plan(cdb, ProcessTarget())
+    with pytest.raises(InvalidArgument):
+        build_plan([], LocalKernelTarget())
+    with pytest.raises(ValidationError):
+        KdnetTarget(port=70000, key=Secret("a.b.c.d"))
+    with pytest.raises(ValidationError):
+        KdnetTarget(port=50000, key=Secret(""))
+
+
+def test_simulator_command_runs_this_python():
+    import sys
+
+    assert simulator_command("cdb", "x.yaml") == [sys.executable, "-m", "kdmcp.sim", "cdb", "--scenario", "x.yaml"]
+
+
+def test_secret_never_renders():
+    key = Secret("2steg4fzbj2sz.3tqgjxx3kdz6y.1thq6ipbwyebm.2y9aa2z6g1tdk")
+    target = KdnetTarget(port=50000, key=key)
+    for rendering in (str(key), repr(key), f"{key}", f"{key:>40}", repr(target), str(target),
+                      target.model_dump_json(round_trip=False) if False else repr(target.model_dump())):
+        assert "2steg4fzbj2sz" not in rendering
+    assert key == Secret(key.reveal()) and key != Secret("x")
+    with pytest.raises(TypeError):
+        import pickle
+
+        pickle.dumps(key)
+    text = "kd -k net:port=1,key=abc.def.ghi.jkl and again abc.def.ghi.jkl password=hunter2"
+    assert redact(text, [Secret("abc.def.ghi.jkl")]) == "kd -k net:port=1,key=*** and again *** password=***"
+

@@ -1,0 +1,55 @@
+"""Command classification, validation and the echo removed from a command's answer."""
+
+from __future__ import annotations
+
+import pytest
+
+from kdmcp.engine.commands import command_kind, strip_echo, validate
+
+
+@pytest.mark.parametrize(
+    ("line", "kind"),
+    [
+        ("g", "go"), ("G", "go"), ("gh", "go"), ("gn", "go"), ("gN", "go"), ("gc", "go"), ("gu", "go"),
+        ("g nt!NtCreateFile", "go"), ("g=fffff800`62a05c20", "go"), ("~1 g", "go"), ("~* g", "go"),
+        ("|0 g", "go"), ("r; g", "go"), (".reboot", "reboot"), (".restart", "reboot"), ("q", "quit"),
+        ("qq", "quit"), ("qd", "quit"), ("r", "immediate"), ("gs", "immediate"), ("!gflag", "immediate"),
+        ("bp nt!NtCreateFile \"kb; g\"", "immediate"), (".echo g", "immediate"), ("lm; k", "immediate"),
+        # the reader's answer: a g inside a block, a branch, a body or a ~e string runs the target
+        (".block { g }", "go"), ("j 1 'g';'r'", "go"), (".if (1) { gh }", "go"), ("~*e g", "go"),
+        ('.foreach /s (x "g") {x}', "go"), (".echo x\"; g; \"", "go"), ("sxe -c \"g\" ld", "immediate"),
+        ("as x g", "immediate"), ("wt", "go"), ("p", "immediate"), ("gs", "immediate"),
+    ],
+)
+def test_command_kind(line, kind):
+    assert command_kind(line) == kind
+
+
+def test_split_respects_quotes_and_blocks():
+    from kdmcp.parse.command_list import split_command_list
+
+    assert split_command_list('bp x "k; g"; .block { r; k }; lm') == ['bp x "k; g"', ".block { r; k }", "lm"]
+
+
+def test_validate():
+    assert validate("r") is None
+    assert validate("dt nt!_EPROCESS\tx") is None
+    for bad in ["", " ", "a\nb", "a\rb", "\x1b[A", "a\x7f", "x" * 4001]:
+        assert validate(bad) is not None
+
+
+@pytest.mark.parametrize(
+    ("command", "marker", "raw", "answer"),
+    [
+        # a pty echoes both lines at once, before the output
+        (b"r", b"KDMCPX1", b"r\r\n.echo KDMCPX1\r\nrax=1\r\n0: kd> ", b"rax=1\r\n0: kd> "),
+        # a console echoes the marker line as kd reads it, behind the intermediate prompt
+        (b"r", b"KDMCPX1", b"r\r\nrax=1\r\n0: kd> .echo KDMCPX1\r\n", b"rax=1\r\n"),
+        # pipes echo nothing
+        (b"r", b"KDMCPX1", b"rax=1\n", b"rax=1\n"),
+        # a go-class line has no marker: only the command's echo goes
+        (b"j 0 'g';'r'", None, b"j 0 'g';'r'\r\nrax=1\r\n", b"rax=1\r\n"),
+    ],
+)
+def test_strip_echo(command, marker, raw, answer):
+    assert strip_echo(raw, command, marker) == answer
