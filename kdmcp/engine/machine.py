@@ -197,6 +197,8 @@ class SessionMachine:
     def eof(self, exit_code: int | None) -> list[Transition]:
         """The output stream ended (the debugger exited with ``exit_code``, if known)."""
         self._out = []
+        if self._attributing():
+            self._attribute(self.end)  # a last line without its end is still the target's
         self.exit_code = exit_code
         before = self.state
         event = None

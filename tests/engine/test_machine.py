@@ -133,6 +133,7 @@ def test_go_then_dbgprint_then_breakpoint():
 @pytest.mark.parametrize(
     ("stream", "kind", "code"),
     [(BUGCHECK, "bugcheck", "0x000000d1"), (EXCEPTION, "exception", "0xc0000005"), (BREAK_IN, "break_in", None)],
+    ids=["bugcheck", "exception", "break_in"],
 )
 def test_stops_while_running(stream, kind, code):
     m = _connected_and_broken()
@@ -205,6 +206,14 @@ def test_a_short_unterminated_line_waits_for_its_end():
     assert m.feed(b"EchoDriver: par") == []
     out = m.feed(b"tial\r\n")
     assert [t.event.text for t in out if t.event] == ["EchoDriver: partial\r\n"]
+
+
+def test_an_unterminated_line_at_the_end_of_the_stream_is_still_dbgprint():
+    m = _connected_and_broken()
+    m.go_sent(None)
+    assert m.feed(b"EchoDriver: last wo") == []
+    assert _steps(m.eof(0)) == [("running", "running", "dbgprint"), ("running", "exited", "exited")]
+    assert m.events[-2].text == "EchoDriver: last wo"
 
 
 def test_event_text_is_redacted():
