@@ -80,3 +80,14 @@ def test_break_banner_from_the_corpus():
     rec = StreamRecognizer()
     events, _ = rec.feed(sample.read_bytes())
     assert [e.kind for e in events] == ["connected", "break_in"]
+
+
+def test_open_line_start_is_a_short_unterminated_line_at_line_start():
+    rec = StreamRecognizer()
+    assert rec.open_line_start is None
+    rec.feed(b"done\r\nBreakpo")
+    assert rec.open_line_start == len(b"done\r\n")  # may still become "Breakpoint 0 hit"
+    rec.feed(b"int 0 hit\r\n")
+    assert rec.open_line_start is None
+    rec.feed(b"y" * 300)
+    assert rec.open_line_start is None  # too long to become a prompt or an event line
