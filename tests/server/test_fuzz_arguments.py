@@ -18,8 +18,8 @@ from hypothesis import strategies as st
 from mcp import Client
 from mcp_types import CallToolResult, TextContent, Tool
 
+from kdmcp.errors import ERROR_CATEGORIES
 from kdmcp.server import build_server
-from kdmcp.server.models import ERROR_CATEGORIES
 from tests.server.helpers import make_app
 
 pytestmark = pytest.mark.process  # starts processes (tests/tiers.py)
