@@ -84,7 +84,12 @@ class KdMcpApp:
         return self.manager.get(session_id, include_ended=include_ended, owner=owner)
 
     def _new_events(self, session: DebuggerSession) -> list[DebuggerEvent]:
-        """Events since the previous result for this session (each reported once)."""
+        """Events since the previous result for this session (each reported once).
+
+        The one way events reach a caller: this cursor also covers what arrived *between* calls
+        (DbgPrint while the target ran), which the events an engine result lists for its own
+        call do not, so those lists are not served.
+        """
         with self._lock:
             cursor = self._cursors.get(session.session_id, 0)
             events = session.events_since(cursor)

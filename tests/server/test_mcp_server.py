@@ -78,15 +78,3 @@ async def test_errors_carry_the_category_as_text_and_no_structured_content():
     # Nothing beyond category and message: one block.
     assert [b.text for b in bare.content] == [f"error[invalid_argument]: {read_error(bare)['message']}"]
     assert read_error(started) is None and read_error(bare)["category"] == "invalid_argument"
-
-
-async def test_a_multi_line_message_and_the_details_survive_the_round_trip():
-    from kdmcp.server import models
-    from kdmcp.server.render import error_result
-
-    app = make_app()
-    error = models.ErrorResult(category="timeout", message="line one\nline two", session_id="s3",
-                               partial_output="Scanning pool\r\n", output_id="s3:0-15")
-    served = {name: value for name, value in app.redactor.model(error).items() if value is not None}  # as masked
-    assert read_error(error_result(error, app.redactor)) == served and served["message"] == "line one\nline two"
-    app.shutdown()
