@@ -84,7 +84,10 @@ def error_of(result: CallToolResult) -> tuple[str | None, str]:
 
 @pytest.fixture(scope="module")
 def fuzz_app():
-    app = make_app(**{"timeouts": {"startup": 2.0, "command": 2.0, "break_in": 1.0, "stop": 3.0}})
+    # Short bounds: the examples probe answers, not waits (resume_for_winrm with no wait_s lets the
+    # guest run continue_wait_sec).
+    app = make_app(**{"timeouts": {"startup": 2.0, "command": 2.0, "break_in": 1.0, "stop": 3.0,
+                                   "continue_wait_sec": 0.5}})
     yield app
     app.shutdown()
 
