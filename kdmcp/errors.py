@@ -160,3 +160,11 @@ class PolicyDenied(KdMcpError):
     """The command, or the tool, is outside what this client is allowed to do."""
 
     category = "policy_denied"
+
+
+def category_list(*, markdown: bool = False) -> str:
+    """Every error category with its next step, in their one order: ``a (do x), b (do y), …``.
+
+    The server's instructions, the README and docs/clients.md quote this very sentence.
+    """
+    return ", ".join(f"`{c}` ({NEXT_STEP[c]})" if markdown else f"{c} ({NEXT_STEP[c]})" for c in ERROR_CATEGORIES)

@@ -1,6 +1,8 @@
-"""The MCP surface of kd-mcp: tools over the session engine."""
+"""The MCP surface of kd-mcp: tools over the session engine (module map: docs/architecture.md)."""
 
-from kdmcp.server.app import KdMcpApp, ServerOptions
-from kdmcp.server.tools import KdMcpServer, build_server
+from kdmcp.server.app import KdMcpApp
+from kdmcp.server.mcp_server import KdMcpServer
+from kdmcp.server.options import ServerOptions
+from kdmcp.server.tools import build_server
 
 __all__ = ["KdMcpApp", "KdMcpServer", "ServerOptions", "build_server"]

@@ -1,24 +1,18 @@
 """The tools' logic, synchronous and transport-free: what each tool does to the sessions.
 
-Tool handlers run these in worker threads; the engine blocks, with bounds, and this layer
-turns its results into the served models. Every model leaves through ``redacted()``, which
-masks every KDNET key this server knows by value — whatever field, event or echoed command
-line it hides in.
+Tool handlers (``kdmcp/server/tools.py``) run these in worker threads; the engine blocks,
+with bounds, and this layer turns its results into the served models (``models.py``). Every
+served byte is masked on the way out by the server's ``Redactor`` (``redaction.py``).
 """
 
 from __future__ import annotations
 
 import threading
 import time
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
-
-from pydantic import BaseModel
 
 from kdmcp.command import DEFAULT_NETWORK_ROOTS, Profile, check, launch_flags
-from kdmcp.config import Config
-from kdmcp.discovery import file_version, find_debugger
+from kdmcp.discovery import find_debugger
 from kdmcp.engine import (
     DebuggerEvent,
     DebuggerSession,
@@ -32,47 +26,18 @@ from kdmcp.engine import (
 from kdmcp.engine.commands import validate
 from kdmcp.engine.launch import Flavor, kdnet_target
 from kdmcp.engine.results import CommandResult as EngineCommandResult
-from kdmcp.errors import DebuggerError, InvalidArgument, KdMcpError, NotConnected, PolicyDenied
-from kdmcp.parse import parse
-from kdmcp.secret import Secret, SecretSet
-from kdmcp.server import models
-from kdmcp.server.clients import ClientRegistry
-from kdmcp.server.surface import ALL_TOOLS
-from kdmcp.server.transcript import FIELD_LIMIT, Transcript
-from kdmcp.statefile import KdSessionState, LoadedState, load_state, resolve_state_path
+from kdmcp.errors import DebuggerError, InvalidArgument, NotConnected, PolicyDenied
+from kdmcp.parse import RecordBase, parse
+from kdmcp.secret import Secret
+from kdmcp.server import health, models
+from kdmcp.server.options import DEMO_KEY, ServerOptions, demo_state
+from kdmcp.server.redaction import Redactor
+from kdmcp.server.transcript import Transcript
+from kdmcp.statefile import LoadedState, load_state, resolve_state_path
 
-ModelT = TypeVar("ModelT", bound=BaseModel)
+__all__ = ["DEMO_KEY", "KdMcpApp", "ServerOptions", "demo_state"]
 
-# The simulator's default target accepts any well-formed key; this one is for demos only.
-DEMO_KEY = "1a2b3c4d5e6f7.2b3c4d5e6f7g8.3c4d5e6f7g8h9.4d5e6f7g8h9i0"
 _OUTPUT_READ_MAX = 1024 * 1024
-
-
-@dataclass
-class ServerOptions:
-    """How this server was started."""
-
-    config: Config
-    config_path: str | None = None
-    simulate: bool = False
-    scenario: str | None = None  # simulator scenario file (with simulate)
-    # HTTP listener clients (None on stdio, where the one client is whoever started us).
-    clients: ClientRegistry | None = None
-    # The tools a stdio client may use (--tools); listener clients carry their own.
-    tools: frozenset[str] = ALL_TOOLS
-    transcript: str | None = None  # JSONL transcript path (--transcript / KDMCP_TRANSCRIPT)
-
-
-def demo_state() -> KdSessionState:
-    """The state file ``--simulate`` uses when none is given: the simulator's own target."""
-    return KdSessionState(
-        schema="winrm-kd-session-v1",
-        guest_host="127.0.0.2",
-        host_ip="127.0.0.1",
-        port=50000,
-        key=Secret(DEMO_KEY),
-        created_by="kd-mcp --simulate",
-    )
 
 
 class KdMcpApp:
@@ -94,37 +59,11 @@ class KdMcpApp:
         self._cursors: dict[str, int] = {}
         self._starting: dict[threading.Event, tuple[DebuggerSession, str | None]] = {}
         # Declared secret fields only: config connection keys (validated KdnetKey), listener tokens.
-        self.secrets = SecretSet([c.key for c in cfg.connections.values()])
-        if options.clients is not None:
-            for token in options.clients.secrets:
-                self.secrets.add(token)
-        self.transcript = Transcript(options.transcript, self._redact_record) if options.transcript else None
+        tokens = options.clients.secrets if options.clients is not None else []
+        self.redactor = Redactor([*(c.key for c in cfg.connections.values()), *tokens])
+        self.transcript = (Transcript(options.transcript, self.redactor.transcript_line)
+                           if options.transcript else None)
         self._log_pos: dict[str, int] = {}
-
-    # ------------------------------------------------------------ redaction
-
-    def remember_secret(self, secret: Secret) -> None:
-        """Mask ``secret`` from now on. Only for values of declared secret fields, validated first
-        (a KDNET key, a listener token): anything a caller merely names ``key`` must never get here,
-        or one call could mask ordinary text in every client's results. Shorter than any declared
-        field allows raises ``ValueError``."""
-        self.secrets.add(secret)
-
-    def redact_text(self, text: str) -> str:
-        return self.secrets.text(text)
-
-    def _redact_record(self, line: str) -> str:
-        """A transcript line (JSON), masked leaf by leaf so no secret can break it; a field the
-        transcript capped at ``FIELD_LIMIT`` may end inside a key, so its tail is judged as cut."""
-        return self.secrets.json_text(line, cut_length=FIELD_LIMIT)
-
-    def redacted(self, model: BaseModel) -> dict[str, Any]:
-        """The model as JSON data with every known secret masked, by value, in every string of it.
-
-        Masked leaf by leaf, not as JSON text: a secret holding a quote cannot break the result.
-        """
-        data: dict[str, Any] = self.secrets.data(model.model_dump(mode="json"))
-        return data
 
     # -------------------------------------------------------------- helpers
 
@@ -145,7 +84,12 @@ class KdMcpApp:
         return self.manager.get(session_id, include_ended=include_ended, owner=owner)
 
     def _new_events(self, session: DebuggerSession) -> list[DebuggerEvent]:
-        """Events since the previous result for this session (each reported once)."""
+        """Events since the previous result for this session (each reported once).
+
+        The one way events reach a caller: this cursor also covers what arrived *between* calls
+        (DbgPrint while the target ran), which the events an engine result lists for its own
+        call do not, so those lists are not served.
+        """
         with self._lock:
             cursor = self._cursors.get(session.session_id, 0)
             events = session.events_since(cursor)
@@ -166,7 +110,7 @@ class KdMcpApp:
         """
         if self.transcript is None:
             return
-        reach = self.secrets.context_bytes
+        reach = self.redactor.context_bytes
         for info in self.manager.all_infos():
             session = self.manager.session_of(info.session_id)
             if session is None:
@@ -181,14 +125,6 @@ class KdMcpApp:
             with self.transcript.open_session_log(info.session_id) as log:
                 log.write(text)
             self._log_pos[info.session_id] = next_pos
-
-    @staticmethod
-    def _prompt(session: DebuggerSession) -> str | None:
-        return session.prompt.text if session.prompt is not None else None
-
-    @staticmethod
-    def output_id(session_id: str, start: int, end: int) -> str:
-        return f"{session_id}:{start}-{end}"
 
     # ---------------------------------------------------------------- start
 
@@ -217,7 +153,7 @@ class KdMcpApp:
     ) -> models.StartResult:
         loaded = self.load_state(state_file)
         state = loaded.state
-        self.remember_secret(state.key)
+        self.redactor.remember(state.key)
         target = kdnet_target(state.port, state.key, state.guest_host if use_target_host else None,
                               host_field="guest_host")
         return self._start(target, initial_break=initial_break, timeout_s=timeout_s, state_file=str(loaded.path),
@@ -248,7 +184,7 @@ class KdMcpApp:
                 raise InvalidArgument("start_kd needs port and key (or a named connection)")
             target = kdnet_target(port, Secret(key), target_host)
         # Registered only now, after kdnet_target checked its format: a malformed "key" masks nothing.
-        self.remember_secret(target.key)
+        self.redactor.remember(target.key)
         return self._start(target, initial_break=initial_break, timeout_s=timeout_s, state_file=None, warnings=[],
                            cancel=cancel, owner=owner)
 
@@ -300,16 +236,9 @@ class KdMcpApp:
                 state=SessionState.exited,
             )
         limit = self.session_config.inline_output_bytes
-        return models.StartResult(
-            session_id=session.session_id,
-            state=result.state,
-            prompt=result.prompt.text if result.prompt is not None else None,
-            events=self._new_events(session),
-            elapsed_ms=result.elapsed_ms,
-            command_line=result.command_line,
-            banner=result.banner[:limit],
-            truncated=len(result.banner) > limit,
-            state_file=state_file,
+        return models.StartResult.serve(
+            result, session_id=session.session_id, prompt=result.prompt, events=self._new_events(session),
+            banner=result.banner[:limit], truncated=len(result.banner) > limit, state_file=state_file,
             warnings=warnings,
         )
 
@@ -349,27 +278,22 @@ class KdMcpApp:
         session = self._session(session_id, owner)
         self.enforce_policy(command, owner, session.session_id)
         result = session.execute(command, timeout_s)
-        return self._command_result(session, result)
+        record = parse(result.command, result.output) if result.kind == "immediate" else None
+        return self._served_command(models.CommandResult, session, result, record)
 
-    def _command_result(self, session: DebuggerSession, result: EngineCommandResult) -> models.CommandResult:
-        record: dict[str, Any] | None = None
-        if result.kind == "immediate":
-            record = parse(result.command, result.output).model_dump(mode="json", exclude={"raw"})
-        return models.CommandResult(
-            session_id=session.session_id,
-            state=result.state,
-            prompt=result.prompt.text if result.prompt is not None else None,
-            events=self._new_events(session),
-            elapsed_ms=result.elapsed_ms,
-            command=result.command,
-            output=result.output,
-            truncated=result.truncated,
-            output_id=self.output_id(session.session_id, result.output_offset, result.output_end),
-            output_offset=result.output_offset,
-            output_end=result.output_end,
+    def _served_command(
+        self,
+        model: type[models.CommandT],
+        session: DebuggerSession,
+        result: EngineCommandResult,
+        record: RecordBase | None,
+        **own: object,
+    ) -> models.CommandT:
+        return model.serve(
+            result, session_id=session.session_id, prompt=result.prompt, events=self._new_events(session),
+            output_id=models.output_id(session.session_id, result.output_offset, result.output_end),
             output_bytes=result.output_end - result.output_offset,
-            record=record,
-            record_partial=record is not None and result.truncated,
+            record=record, record_partial=record is not None and result.truncated, **own,
         )
 
     def inspect(
@@ -382,40 +306,36 @@ class KdMcpApp:
         owner: str | None = None,
     ) -> models.InspectResult:
         """Run one read command and return its typed record, each list cut to ``limit`` items."""
-        base = self.kd_command(command, session_id, timeout_s, owner=owner)
-        record = dict(base.record or {})
+        session = self._session(session_id, owner)
+        self.enforce_policy(command, owner, session.session_id)
+        result = session.execute(command, timeout_s)
+        record = parse(result.command, result.output) if result.kind == "immediate" else None
         lists: dict[str, models.ListCount] = {}
-        for name, value in list(record.items()):
-            if isinstance(value, list) and value:
-                lists[name] = models.ListCount(total=len(value), returned=min(len(value), limit))
-                record[name] = value[:limit]
-        return models.InspectResult(**{**base.model_dump(), "record": record, "lists": lists})
+        if record is not None:
+            cut: dict[str, list[object]] = {}
+            for name in type(record).model_fields:
+                value = getattr(record, name)
+                if isinstance(value, list) and value:
+                    lists[name] = models.ListCount(total=len(value), returned=min(len(value), limit))
+                    cut[name] = value[:limit]
+            record = record.model_copy(update=cut)
+        return self._served_command(models.InspectResult, session, result, record, lists=lists)
 
     def break_in(
         self, session_id: str | None, timeout_s: float | None, *, owner: str | None = None
     ) -> models.BreakResult:
         session = self._session(session_id, owner)
         result = session.break_in(timeout_s)
-        return models.BreakResult(
-            session_id=session.session_id,
-            state=result.state,
-            prompt=self._prompt(session),
-            events=self._new_events(session),
-            elapsed_ms=result.elapsed_ms,
-            already_broken=result.already_broken,
+        return models.BreakResult.serve(
+            result, session_id=session.session_id, prompt=session.prompt, events=self._new_events(session)
         )
 
     def continue_go(self, session_id: str | None, command: str, *, owner: str | None = None) -> models.ContinueResult:
         session = self._session(session_id, owner)
         self.enforce_policy(command, owner, session.session_id)
         result = session.go(command)
-        return models.ContinueResult(
-            session_id=session.session_id,
-            state=result.state,
-            prompt=self._prompt(session),
-            events=self._new_events(session),
-            elapsed_ms=result.elapsed_ms,
-            confirmed=result.confirmed,
+        return models.ContinueResult.serve(
+            result, session_id=session.session_id, prompt=session.prompt, events=self._new_events(session)
         )
 
     def resume_for_winrm(
@@ -444,29 +364,15 @@ class KdMcpApp:
         )
         waited = time.monotonic() - waited_from
         state = session.state
-        if state == SessionState.running:
-            hint = (
-                "The target is running: retry the WinRM call now. Call break_in when you need the "
-                "debugger again (WinRM stops answering while the target is broken in)."
-            )
-        elif state in (SessionState.rebooting, SessionState.reconnecting, SessionState.waiting_for_target):
-            hint = "The guest is rebooting: wait for it to come back (the session reconnects), then retry WinRM."
-        elif state == SessionState.broken:
-            hint = (
-                "The target stopped again (see events: breakpoint, exception or bugcheck): WinRM will not "
-                "answer until it runs. Inspect it with kd_command, then resume_for_winrm again."
-            )
-        else:
-            hint = f"The session is {state.value}: WinRM cannot be relied on; see events."
         return models.ResumeResult(
             session_id=session.session_id,
             state=state,
-            prompt=self._prompt(session),
+            prompt=session.prompt.text if session.prompt is not None else None,
             events=self._new_events(session),
             elapsed_ms=round((time.monotonic() - t0) * 1000, 3),
             confirmed=confirmed,
             waited_s=round(waited, 3),
-            hint=hint,
+            hint=_resume_hint(state),
         )
 
     # --------------------------------------------------------------- output
@@ -503,16 +409,9 @@ class KdMcpApp:
         )
 
     def _masked_range(self, session: DebuggerSession, offset: int, end: int) -> tuple[str, int]:
-        """Bytes ``[offset, end)`` as text with every byte of every known secret masked, and where to read next.
-
-        The store keeps raw bytes, and kd prints the key (``version`` echoes its command line).
-        Each window is judged against the whole store, not against itself or an ``output_id``'s
-        end: a key the window only starts, ends or sits inside is still recognised, and its
-        share of the window masked (``SecretSet.byte_range``). A live session's last bytes that
-        begin a key are held back until the rest arrives.
-        """
+        """Bytes ``[offset, end)`` of the session's output, masked (``Redactor.byte_range``)."""
         final = session.state == SessionState.exited  # nothing more will arrive to finish a key
-        return self.secrets.byte_range(session.read_output, session.store.size, offset, end, final=final)
+        return self.redactor.byte_range(session.read_output, session.store.size, offset, end, final=final)
 
     # ----------------------------------------------------------------- stop
 
@@ -522,13 +421,7 @@ class KdMcpApp:
         if self.transcript is not None:
             self.transcript.record("session", event="stopped", session_id=session.session_id,
                                    actions=result.actions, exit_code=result.exit_code)
-        return models.StopResult(
-            session_id=session.session_id,
-            state=result.state,
-            actions=result.actions,
-            exit_code=result.exit_code,
-            elapsed_ms=result.elapsed_ms,
-        )
+        return models.StopResult(session_id=session.session_id, **models.served_fields(models.StopResult, result))
 
     def list_sessions(self, *, owner: str | None = None) -> models.SessionList:
         return models.SessionList(sessions=self._summaries(owner), max_sessions=self.manager.max_sessions)
@@ -537,52 +430,13 @@ class KdMcpApp:
         infos = self.manager.infos(owner=owner)
         live = {s.session_id for s in infos if s.state != SessionState.exited}
         return [
-            models.SessionSummary(
-                session_id=info.session_id,
-                state=info.state,
-                live=info.session_id in live,
-                command_line=info.command_line,
-                pid=info.pid,
-                output_bytes=info.output_bytes,
-                started_at_unix=info.started_at_unix,
-            )
+            models.SessionSummary(live=info.session_id in live, **models.served_fields(models.SessionSummary, info))
             for info in infos
         ]
 
     def health_check(self, *, owner: str | None = None) -> models.HealthResult:
-        checks: list[models.DebuggerCheck] = []
-        for flavor in ("kd", "cdb"):
-            if self.options.simulate:
-                checks.append(models.DebuggerCheck(
-                    name=flavor, found=True, path=" ".join(simulator_command(flavor)), source="simulator",
-                    version="kdmcp.sim (simulated 10.0.26100.1)",
-                ))
-                continue
-            found = find_debugger(flavor, getattr(self.options.config.debuggers, flavor))
-            checks.append(models.DebuggerCheck(
-                name=flavor, found=found.path is not None, path=found.path, source=found.source,
-                version=file_version(found.path) if found.path else None, looked_in=found.looked_in,
-            ))
-        state_path: str | None = None
-        state_ok, state_error, state_warnings = False, None, []
-        try:
-            loaded = self.load_state(None)
-            state_path, state_ok, state_warnings = str(loaded.path), True, loaded.warnings
-            self.remember_secret(loaded.state.key)
-        except KdMcpError as exc:
-            state_error = exc.message
-        return models.HealthResult(
-            ok=checks[0].found and state_ok,
-            simulated=self.options.simulate,
-            debuggers=checks,
-            config_path=self.options.config_path,
-            config_ok=True,
-            state_file=state_path,
-            state_file_ok=state_ok,
-            state_file_error=state_error,
-            state_file_warnings=state_warnings,
-            sessions=self._summaries(owner),
-        )
+        """The debuggers found, the config and state file checked, the caller's sessions."""
+        return health.check(self, self._summaries(owner))
 
     def shutdown(self) -> None:
         """Stop every session (resuming live kernel targets) as the server exits."""
@@ -594,3 +448,16 @@ class KdMcpApp:
             self.transcript.close()
             self.manager.stop_all()  # the session logs are copied: free the ended sessions' spill files
 
+
+
+def _resume_hint(state: SessionState) -> str:
+    """What the caller of ``resume_for_winrm`` does next, by the state the wait ended in."""
+    if state == SessionState.running:
+        return ("The target is running: retry the WinRM call now. Call break_in when you need the "
+                "debugger again (WinRM stops answering while the target is broken in).")
+    if state in (SessionState.rebooting, SessionState.reconnecting, SessionState.waiting_for_target):
+        return "The guest is rebooting: wait for it to come back (the session reconnects), then retry WinRM."
+    if state == SessionState.broken:
+        return ("The target stopped again (see events: breakpoint, exception or bugcheck): WinRM will not "
+                "answer until it runs. Inspect it with kd_command, then resume_for_winrm again.")
+    return f"The session is {state.value}: WinRM cannot be relied on; see events."

@@ -7,16 +7,56 @@ all of it through ``read_output``.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any, TypeVar
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, PlainSerializer, PlainValidator, TypeAdapter, WithJsonSchema
+from typing_extensions import Self
 
-from kdmcp import errors
 from kdmcp.engine import DebuggerEvent, SessionState
 from kdmcp.errors import ErrorCategory
+from kdmcp.parse import Prompt, Record, RecordBase
 
-# Every category an ErrorResult can carry; the one list lives in kdmcp.errors.
-ERROR_CATEGORIES = errors.ERROR_CATEGORIES
+
+def output_id(session_id: str, start: int, end: int) -> str:
+    """The handle ``read_output`` takes for bytes ``[start, end)`` of a session's output."""
+    return f"{session_id}:{start}-{end}"
+
+
+def served_fields(model: type[BaseModel], result: BaseModel) -> dict[str, Any]:
+    """The fields of an engine ``result`` that the served ``model`` declares under the same name.
+
+    The engine's results and the served ones share their field names; a served model states
+    which of them it serves (and adds its own), so nothing is copied field by field.
+    """
+    return {name: getattr(result, name) for name in model.model_fields if name in type(result).model_fields}
+
+
+def _record_json(record: RecordBase | None) -> dict[str, Any] | None:
+    # The raw text is the result's ``output`` already: served once.
+    return None if record is None else record.model_dump(mode="json", exclude={"raw"})
+
+
+_RECORD: TypeAdapter[Record] = TypeAdapter(Record)
+
+
+def _record_in(value: object) -> RecordBase | None:
+    """A record as built (typed) or as served (an object without ``raw``, which it gets back empty):
+    the SDK checks each result against the output model, and a program may read one back."""
+    if value is None or isinstance(value, RecordBase):
+        return value
+    if isinstance(value, dict):
+        return _RECORD.validate_python({**value, "raw": ""})
+    raise ValueError("a record is a parsed record or its served object")
+
+
+# A parsed record stays typed (one of kdmcp.parse's ``Record`` kinds) until it is serialised; the
+# output schema promises an object, as it always has (each kind's fields: docs/parsing.md).
+ServedRecord = Annotated[
+    RecordBase | None,
+    PlainValidator(_record_in),
+    PlainSerializer(_record_json, return_type=dict[str, Any] | None),
+    WithJsonSchema({"anyOf": [{"additionalProperties": True, "type": "object"}, {"type": "null"}]}),
+]
 
 
 class ErrorResult(BaseModel):
@@ -48,6 +88,16 @@ class SessionResult(BaseModel):
     )
     elapsed_ms: float
 
+    @classmethod
+    def serve(
+        cls, result: BaseModel, *, session_id: str, prompt: Prompt | None, events: list[DebuggerEvent], **own: Any
+    ) -> Self:
+        """The served result of an engine ``result``: its shared fields, the prompt as text, the
+        events since the previous result for this session, and the fields only the server has."""
+        shared = {**served_fields(cls, result), "session_id": session_id, "events": events,
+                  "prompt": prompt.text if prompt is not None else None}
+        return cls(**{**shared, **own})
+
 
 class StartResult(SessionResult):
     command_line: str = Field(description="the debugger's command line, key redacted")
@@ -65,11 +115,14 @@ class CommandResult(SessionResult):
     output_offset: int
     output_end: int
     output_bytes: int
-    record: dict[str, Any] | None = Field(
+    record: ServedRecord = Field(
         default=None,
         description="the output parsed into a typed record (kind + fields, docs/parsing.md); raw text is in output",
     )
     record_partial: bool = Field(default=False, description="the record covers only the inline (capped) output")
+
+
+CommandT = TypeVar("CommandT", bound=CommandResult)
 
 
 class ListCount(BaseModel):

@@ -217,44 +217,48 @@ async function withClient(label, transport, body) {
   }
 }
 
+// The servers of one transport are independent (each its own process, sessions and simulated
+// targets), so they run at once: a run costs its slowest server, not the sum of their start-ups.
 async function stdio() {
-  await withClient("stdio", stdioTransport(["--simulate"]), async (t) => {
-    const listed = await listTools(t, ALL_TOOLS);
-    results.tools_list_bytes.stdio = listed.bytes;
-    await protocol(t);
-    await withoutSession(t);
-    await loop(t);
-    await capacity(t);
-  });
   const config = join(work, "full.yaml");
   writeFileSync(config, "policy: full\n");
-  await withClient("stdio faults", stdioTransport(["--simulate", "--scenario", join(SCENARIOS, "faults.yaml"),
-    "--config", config]), async (t) => {
-    await listTools(t, ALL_TOOLS);
-    const started = await expectOk(t, "start_kd", { port: 50001, key: KEY, initial_break: true, timeout_s: 20 });
-    const hung = await expectError(t, "kd_command", { command: "!hardhang", timeout_s: 0.5 }, "timeout");
-    check("stdio faults: timeout carries output_id and state", String(hung.output_id).startsWith(
-      `${started.session_id}:`) && hung.state === "busy", JSON.stringify(hung));
-    await expectError(t, "kd_command", { command: "r" }, "busy");
-    await expectOk(t, "stop_kd");
-    await expectOk(t, "start_kd", { port: 50002, key: KEY, initial_break: true, timeout_s: 20 });
-    const crashed = await expectError(t, "kd_command", { command: "!crash" }, "debugger_exited");
-    check("stdio faults: debugger_exited carries exit_code", crashed.exit_code === 3, JSON.stringify(crashed));
-  });
-  await withClient("stdio strict_key", stdioTransport(["--simulate", "--scenario",
-    join(SCENARIOS, "strict_key.yaml")]), async (t) => {
-    await listTools(t, ALL_TOOLS);
-    await expectError(t, "start_kd", { port: 50005, key: KEY, timeout_s: 1.5 }, "not_connected");
-  });
-  await withClient("stdio --tools session", stdioTransport(["--simulate", "--tools", "session"]), async (t) => {
-    await listTools(t, ["start_from_state", "start_kd", "stop_kd", "list_sessions", "health_check"]);
-    await expectError(t, "kd_command", { command: "r" }, "policy_denied");
-  });
-  // No --simulate: on a machine without the Debugging Tools, starting kd is a debugger error.
-  await withClient("stdio no debugger", stdioTransport([]), async (t) => {
-    await listTools(t, ALL_TOOLS);
-    await expectError(t, "start_kd", { port: 50000, key: KEY, timeout_s: 1 }, ["debugger", "not_connected"]);
-  });
+  await Promise.all([
+    withClient("stdio", stdioTransport(["--simulate"]), async (t) => {
+      const listed = await listTools(t, ALL_TOOLS);
+      results.tools_list_bytes.stdio = listed.bytes;
+      await protocol(t);
+      await withoutSession(t);
+      await loop(t);
+      await capacity(t);
+    }),
+    withClient("stdio faults", stdioTransport(["--simulate", "--scenario", join(SCENARIOS, "faults.yaml"),
+      "--config", config]), async (t) => {
+      await listTools(t, ALL_TOOLS);
+      const started = await expectOk(t, "start_kd", { port: 50001, key: KEY, initial_break: true, timeout_s: 20 });
+      const hung = await expectError(t, "kd_command", { command: "!hardhang", timeout_s: 0.5 }, "timeout");
+      check("stdio faults: timeout carries output_id and state", String(hung.output_id).startsWith(
+        `${started.session_id}:`) && hung.state === "busy", JSON.stringify(hung));
+      await expectError(t, "kd_command", { command: "r" }, "busy");
+      await expectOk(t, "stop_kd");
+      await expectOk(t, "start_kd", { port: 50002, key: KEY, initial_break: true, timeout_s: 20 });
+      const crashed = await expectError(t, "kd_command", { command: "!crash" }, "debugger_exited");
+      check("stdio faults: debugger_exited carries exit_code", crashed.exit_code === 3, JSON.stringify(crashed));
+    }),
+    withClient("stdio strict_key", stdioTransport(["--simulate", "--scenario",
+      join(SCENARIOS, "strict_key.yaml")]), async (t) => {
+      await listTools(t, ALL_TOOLS);
+      await expectError(t, "start_kd", { port: 50005, key: KEY, timeout_s: 1.5 }, "not_connected");
+    }),
+    withClient("stdio --tools session", stdioTransport(["--simulate", "--tools", "session"]), async (t) => {
+      await listTools(t, ["start_from_state", "start_kd", "stop_kd", "list_sessions", "health_check"]);
+      await expectError(t, "kd_command", { command: "r" }, "policy_denied");
+    }),
+    // No --simulate: on a machine without the Debugging Tools, starting kd is a debugger error.
+    withClient("stdio no debugger", stdioTransport([]), async (t) => {
+      await listTools(t, ALL_TOOLS);
+      await expectError(t, "start_kd", { port: 50000, key: KEY, timeout_s: 1 }, ["debugger", "not_connected"]);
+    }),
+  ]);
 }
 
 /** `kd-mcp serve --simulate --listen 127.0.0.1:0 ...`; resolves with its URL once it listens. */
@@ -297,6 +301,10 @@ function httpTransport(url, token) {
 }
 
 async function http() {
+  await Promise.all([httpWide(), httpNarrow()]);
+}
+
+async function httpWide() {
   const token = `interop-${Math.random().toString(36).slice(2)}-${Date.now()}`;
   const one = await listener([], { KDMCP_LISTEN_TOKEN: token });
   try {
@@ -318,6 +326,9 @@ async function http() {
   } finally {
     await one.stop();
   }
+}
+
+async function httpNarrow() {
   const narrow = `narrow-${Math.random().toString(36).slice(2)}-${Date.now()}`;
   const clients = join(work, "clients.yaml");
   writeFileSync(clients, `narrow: {token: "${narrow}", tools: [commands], policy: read_only}\n`, { mode: 0o600 });

@@ -15,7 +15,7 @@ from mcp_types import CallToolResult
 
 from kdmcp.config import Config
 from kdmcp.server import KdMcpApp, ServerOptions, build_server
-from kdmcp.server.tools import read_error
+from kdmcp.server.render import read_error
 from tests.conftest import scenario
 
 CANARY_KEY = "c4n4ryk3y0000.q7w8e9r0t1y2u.zx9cv8bn7m6lk.poi8uy7tr6e5w"

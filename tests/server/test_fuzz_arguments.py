@@ -18,8 +18,8 @@ from hypothesis import strategies as st
 from mcp import Client
 from mcp_types import CallToolResult, TextContent, Tool
 
-from kdmcp.server import build_server
-from kdmcp.server.models import ERROR_CATEGORIES
+from kdmcp.errors import ERROR_CATEGORIES
+from kdmcp.server import KdMcpServer, build_server
 from tests.server.helpers import make_app
 
 pytestmark = pytest.mark.process  # starts processes (tests/tiers.py)
@@ -84,18 +84,28 @@ def error_of(result: CallToolResult) -> tuple[str | None, str]:
 
 @pytest.fixture(scope="module")
 def fuzz_app():
-    app = make_app(**{"timeouts": {"startup": 2.0, "command": 2.0, "break_in": 1.0, "stop": 3.0}})
+    # Short bounds: the examples probe answers, not waits (resume_for_winrm with no wait_s lets the
+    # guest run continue_wait_sec).
+    app = make_app(**{"timeouts": {"startup": 2.0, "command": 2.0, "break_in": 1.0, "stop": 3.0,
+                                   "continue_wait_sec": 0.5}})
     yield app
     app.shutdown()
 
 
 @pytest.fixture(scope="module")
-def listed_tools(fuzz_app) -> list[Tool]:
+def fuzz_server(fuzz_app) -> KdMcpServer:
+    """One server for every example (building one costs more than most calls): the app behind it,
+    and so the sessions, were always shared; each example still connects a client of its own."""
+    return build_server(fuzz_app)
+
+
+@pytest.fixture(scope="module")
+def listed_tools(fuzz_server) -> list[Tool]:
     """The tools exactly as a client sees them: ``tools/list``, with their inputSchemas."""
 
     async def listing() -> list[Tool]:
         with anyio.fail_after(30):
-            async with Client(build_server(fuzz_app)) as client:
+            async with Client(fuzz_server) as client:
                 return (await client.list_tools()).tools
 
     tools = anyio.run(listing)
@@ -105,9 +115,9 @@ def listed_tools(fuzz_app) -> list[Tool]:
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(data=st.data())
-def test_any_arguments_get_a_categorized_answer(fuzz_app, listed_tools, data):
+def test_any_arguments_get_a_categorized_answer(fuzz_server, listed_tools, data):
     batch = data.draw(st.lists(calls(listed_tools), min_size=1, max_size=4), label="batch")
-    server = build_server(fuzz_app)
+    server = fuzz_server
 
     async def run() -> None:
         with anyio.fail_after(60):

@@ -9,11 +9,27 @@ from tests.server.helpers import CANARY_KEY, in_memory, make_app, result_data
 pytestmark = [pytest.mark.anyio, pytest.mark.process]  # process: starts processes (tests/tiers.py)
 
 
+@pytest.fixture(scope="module")
+def anyio_backend() -> str:
+    """Module-wide, so one session under the standard profile serves every test that only reads it."""
+    return "asyncio"
+
 
 async def _start(client):
     started = await client.call_tool("start_kd", {"port": 50000, "key": CANARY_KEY, "initial_break": True})
     assert not started.is_error, started.structured_content
     return started.structured_content
+
+
+@pytest.fixture(scope="module")
+async def standard(anyio_backend):
+    """A client on a default-config server (profile ``standard``) with one session, broken in.
+
+    Shared: each test that uses it leaves the session broken in, as it found it.
+    """
+    async with in_memory(make_app()) as client:
+        await _start(client)
+        yield client
 
 
 DENIED_UNDER_STANDARD = [
@@ -37,17 +53,15 @@ DENIED_UNDER_STANDARD = [
 
 
 @pytest.mark.parametrize(("command", "klass"), DENIED_UNDER_STANDARD)
-async def test_standard_denies_host_code_file_and_session_commands(command, klass):
-    async with in_memory(make_app()) as client:
-        await _start(client)
-        result = await client.call_tool("kd_command", {"command": command})
-        data = result_data(result)
-        assert result.is_error and data["category"] == "policy_denied", data
-        assert "denied by profile 'standard'" in data["message"]
-        if klass:
-            assert klass in data["message"]
-        ok = await client.call_tool("kd_command", {"command": "r; k"})
-        assert not ok.is_error
+async def test_standard_denies_host_code_file_and_session_commands(standard, command, klass):
+    result = await standard.call_tool("kd_command", {"command": command})
+    data = result_data(result)
+    assert result.is_error and data["category"] == "policy_denied", data
+    assert "denied by profile 'standard'" in data["message"]
+    if klass:
+        assert klass in data["message"]
+    ok = await standard.call_tool("kd_command", {"command": "r; k"})
+    assert not ok.is_error
 
 
 async def test_read_only_allows_reads_only():
@@ -85,12 +99,10 @@ async def test_configured_network_roots_let_exactly_those_shares_through():
 
 
 @pytest.mark.parametrize("command", [".block { g }", "j 1 'g';'r'", ".if (1) { gh }", '.foreach /s (x "g") {x}'])
-async def test_a_hidden_go_is_allowed_and_returns_running_confirmed(command):
+async def test_a_hidden_go_is_allowed_and_returns_running_confirmed(standard, command):
     """Through the tool: not ``timeout`` + ``busy`` while the guest runs (the engine sent no marker)."""
-    async with in_memory(make_app()) as client:
-        await _start(client)
-        result = await client.call_tool("kd_command", {"command": command, "timeout_s": 5})
-        assert not result.is_error, result.structured_content
-        assert result.structured_content["state"] == "running", result.structured_content
-        broke = await client.call_tool("break_in", {})
-        assert not broke.is_error and broke.structured_content["state"] == "broken"
+    result = await standard.call_tool("kd_command", {"command": command, "timeout_s": 5})
+    assert not result.is_error, result.structured_content
+    assert result.structured_content["state"] == "running", result.structured_content
+    broke = await standard.call_tool("break_in", {})
+    assert not broke.is_error and broke.structured_content["state"] == "broken"

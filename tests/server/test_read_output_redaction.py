@@ -95,7 +95,7 @@ def store_app() -> tuple[KdMcpApp, DebuggerSession]:
     """An app knowing KEY and TOKEN, with one never-started session whose store the test fills."""
     clients = ClientRegistry([ListenerClient("t", Secret(TOKEN), ALL_TOOLS, "standard")])
     app = KdMcpApp(ServerOptions(config=Config(), simulate=True, clients=clients))
-    app.remember_secret(Secret(CANARY_KEY))
+    app.redactor.remember(Secret(CANARY_KEY))
     plan = build_plan(simulator_command("kd"), KdnetTarget(port=50000, key=Secret(CANARY_KEY)))
     # The smallest memory tail, so long layouts are read partly from the spill file, partly from memory.
     session = app.manager.create(plan, config=SessionConfig(memory_bytes=4096))
@@ -173,7 +173,7 @@ def test_every_window_masks_every_byte_of_every_secret(layout, data):
             plain = app.read_output(session.session_id, None, start, length)  # the same by offset and limit
             assert (plain.text, plain.next_offset) == (text, next_offset)
             # Once the debugger has ended nothing can finish a key: the window is served whole.
-            ended = app.secrets.byte_range(session.read_output, len(full), start, end, final=True)
+            ended = app.redactor.byte_range(session.read_output, len(full), start, end, final=True)
             assert ended == expected_read(full, (CANARY_KEY, TOKEN), start, end, final=True)
     finally:
         app.shutdown()

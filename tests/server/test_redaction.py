@@ -18,6 +18,7 @@ import pytest
 from kdmcp.config import Config
 from kdmcp.engine import DebuggerEvent, KdnetTarget, SessionConfig, SessionState, build_plan, simulator_command
 from kdmcp.errors import InvalidArgument
+from kdmcp.parse import TargetRecord
 from kdmcp.secret import MASK, Secret, redact
 from kdmcp.server import KdMcpApp, ServerOptions, models
 from kdmcp.server.clients import ClientRegistry, ListenerClient
@@ -55,7 +56,7 @@ async def test_an_argument_named_key_or_token_registers_nothing(tmp_path):
             assert clean.structured_content == {"sessions": [], "max_sessions": 4}, poison
         health = await client.call_tool("health_check", {"token": "simulator"})
         assert not health.is_error and "simulator" in json.dumps(health.structured_content)
-    assert app.redact_text("f max_sessions \" \\ simulator") == "f max_sessions \" \\ simulator"
+    assert app.redactor.text("f max_sessions \" \\ simulator") == "f max_sessions \" \\ simulator"
     requests = [r for r in read_records(tmp_path / "run.jsonl") if r["kind"] == "request"]
     # The transcript still shows secret-named arguments masked: only the registration is gone.
     assert {"key": MASK} in [r["args"] for r in requests]
@@ -65,9 +66,9 @@ async def test_an_argument_named_key_or_token_registers_nothing(tmp_path):
 def test_a_value_shorter_than_any_declared_secret_cannot_be_registered(value):
     app = make_app()
     with pytest.raises(ValueError, match="secret") as caught:
-        app.remember_secret(Secret(value))
+        app.redactor.remember(Secret(value))
     assert value not in str(caught.value) or not value
-    assert app.redact_text(f"<{value}>") == f"<{value}>"
+    assert app.redactor.text(f"<{value}>") == f"<{value}>"
 
 
 def test_start_kd_refuses_a_malformed_key_before_it_registers_it():
@@ -75,14 +76,14 @@ def test_start_kd_refuses_a_malformed_key_before_it_registers_it():
     with pytest.raises(InvalidArgument) as caught:
         app.start_kd(50000, "fff", None, None, initial_break=False, timeout_s=0.5)
     assert "fff" not in caught.value.message
-    assert app.redact_text("0xfffff800") == "0xfffff800"
+    assert app.redactor.text("0xfffff800") == "0xfffff800"
     assert app.manager.infos() == []  # nothing was started
 
 
 def test_declared_secrets_are_registered():
     app = token_app("t0kenAl1ce-0123456789")
-    app.remember_secret(Secret(CANARY_KEY))
-    assert app.redact_text(f"a {CANARY_KEY} b t0kenAl1ce-0123456789 c") == f"a {MASK} b {MASK} c"
+    app.redactor.remember(Secret(CANARY_KEY))
+    assert app.redactor.text(f"a {CANARY_KEY} b t0kenAl1ce-0123456789 c") == f"a {MASK} b {MASK} c"
 
 
 # ------------------------------------------------------------------ masking is structure-safe
@@ -92,11 +93,11 @@ def test_declared_secrets_are_registered():
 def test_a_secret_full_of_quotes_and_regex_syntax_is_masked_and_breaks_nothing(token):
     app = token_app(token)
     error = models.ErrorResult(category="invalid_argument", message=f"a {token} b", session_id=token)
-    data = app.redacted(error)
+    data = app.redactor.model(error)
     assert data["category"] == "invalid_argument"
     assert data["message"] == f"a {MASK} b" and data["session_id"] == MASK
     assert token not in json.dumps(data) and json.dumps(token)[1:-1] not in json.dumps(data)
-    assert app.redact_text(f"x{token}y") == f"x{MASK}y"
+    assert app.redactor.text(f"x{token}y") == f"x{MASK}y"
 
 
 @pytest.mark.parametrize("token", NASTY_TOKENS)
@@ -114,7 +115,7 @@ def test_transcript_lines_stay_json_and_hold_no_secret(tmp_path, token):
 
 def test_a_transcript_field_capped_inside_the_key_shows_none_of_it(tmp_path):
     app = transcript_app(tmp_path)
-    app.remember_secret(Secret(CANARY_KEY))
+    app.redactor.remember(Secret(CANARY_KEY))
     assert app.transcript is not None
     for cut in (1, 5, len(CANARY_KEY) - 1):
         command = ".echo " + "x" * (FIELD_LIMIT - 6 - cut) + CANARY_KEY  # the cap falls ``cut`` chars into it
@@ -127,10 +128,10 @@ def test_a_transcript_field_capped_inside_the_key_shows_none_of_it(tmp_path):
 
 def test_every_occurrence_is_masked_even_overlapping_or_in_another_case():
     app = make_app()
-    app.remember_secret(Secret("aXaXaXa"))
-    assert app.redact_text("aXaXaXaXa!") == f"{MASK}!"  # the second copy starts inside the first
-    app.remember_secret(Secret(CANARY_KEY))
-    assert app.redact_text(f"[{CANARY_KEY.upper()}] [{CANARY_KEY.title()}]") == f"[{MASK}] [{MASK}]"
+    app.redactor.remember(Secret("aXaXaXa"))
+    assert app.redactor.text("aXaXaXaXa!") == f"{MASK}!"  # the second copy starts inside the first
+    app.redactor.remember(Secret(CANARY_KEY))
+    assert app.redactor.text(f"[{CANARY_KEY.upper()}] [{CANARY_KEY.title()}]") == f"[{MASK}] [{MASK}]"
     # Two secrets sharing a stretch: masking one first must not leave the other's remainder.
     assert redact("ab12345678-cd", [Secret("ab12345"), Secret("2345678")]) == f"{MASK}-cd"
     assert redact("x KEY=abc, password='p'") == "x KEY=***, password='p'"
@@ -142,35 +143,37 @@ def test_every_occurrence_is_masked_even_overlapping_or_in_another_case():
 @pytest.mark.parametrize("cut", [1, 2, 13, 30, len(CANARY_KEY) - 1])
 def test_a_cut_that_falls_inside_the_key_masks_the_tail(cut):
     app = make_app()
-    app.remember_secret(Secret(CANARY_KEY))
+    app.redactor.remember(Secret(CANARY_KEY))
     piece = CANARY_KEY[:cut]
     event = DebuggerEvent(seq=1, kind="dbgprint", text="print " + piece, offset=0, end_offset=9, time_unix=0.0,
                           truncated=True)
     command = models.CommandResult(
         session_id="s1", state=SessionState.broken, elapsed_ms=1.0, command="version", output="line\n" + piece,
         truncated=True, output_id="s1:0-99", output_offset=0, output_end=99, output_bytes=99,
-        record={"details": {"command line": piece}, "build": 19041}, record_partial=True, events=[event],
+        record=TargetRecord(raw="", details={"command line": piece}, build=19041), record_partial=True,
+        events=[event],
     )
-    data = app.redacted(command)
+    data = app.redactor.model(command)
     assert data["output"] == f"line\n{MASK}"
     assert data["events"][0]["text"] == f"print {MASK}"
-    assert data["record"] == {"details": {"command line": MASK}, "build": 19041}
+    assert (data["record"]["details"], data["record"]["build"]) == ({"command line": MASK}, 19041)
+    assert "raw" not in data["record"]  # the raw text is served once, as output
     assert data["output_id"] == "s1:0-99" and data["session_id"] == "s1"
     error = models.ErrorResult(category="timeout", message="no prompt", partial_output="abc " + piece)
-    assert app.redacted(error)["partial_output"] == f"abc {MASK}"
+    assert app.redactor.model(error)["partial_output"] == f"abc {MASK}"
     start = models.StartResult(session_id="s1", state=SessionState.broken, elapsed_ms=1.0, command_line="kd",
                                banner="Using NET " + piece, truncated=True)
-    assert app.redacted(start)["banner"] == f"Using NET {MASK}"
+    assert app.redactor.model(start)["banner"] == f"Using NET {MASK}"
 
 
 def test_text_that_was_not_cut_keeps_its_ending():
     app = make_app()
-    app.remember_secret(Secret(CANARY_KEY))
+    app.redactor.remember(Secret(CANARY_KEY))
     command = models.CommandResult(
         session_id="s1", state=SessionState.broken, elapsed_ms=1.0, command="?", output="c4", truncated=False,
         output_id="s1:0-2", output_offset=0, output_end=2, output_bytes=2,
     )
-    assert app.redacted(command)["output"] == "c4"
+    assert app.redactor.model(command)["output"] == "c4"
 
 
 @pytest.mark.process
@@ -201,14 +204,14 @@ async def test_inline_output_cut_inside_the_key_shows_none_of_it():
 
 def test_log_records_are_masked_in_message_exception_and_stack():
     app = make_app()
-    app.remember_secret(Secret(CANARY_KEY))
+    app.redactor.remember(Secret(CANARY_KEY))
     record = logging.LogRecord("kdmcp", logging.ERROR, __file__, 1, "saw %s", (CANARY_KEY.upper(),), None)
     record.stack_info = f"Stack: {CANARY_KEY}"
     try:
         raise RuntimeError(f"boom {CANARY_KEY}")
     except RuntimeError:
         record.exc_info = sys.exc_info()
-    assert RedactingFilter(app).filter(record)
+    assert RedactingFilter(app.redactor).filter(record)
     shown = logging.Formatter().format(record)
     assert CANARY_WORD not in shown.lower() and "saw ***" in shown and "boom ***" in shown
 
@@ -216,7 +219,7 @@ def test_log_records_are_masked_in_message_exception_and_stack():
 def test_the_session_log_never_holds_a_byte_of_the_key_however_it_arrives(tmp_path):
     """The console log is written as output grows: one byte at a time, the key in any case."""
     app = transcript_app(tmp_path)
-    app.remember_secret(Secret(CANARY_KEY))
+    app.redactor.remember(Secret(CANARY_KEY))
     plan = build_plan(simulator_command("kd"), KdnetTarget(port=50000, key=Secret(CANARY_KEY)))
     session = app.manager.create(plan, config=SessionConfig(memory_bytes=4096))
     filler = "-_ #@\n"

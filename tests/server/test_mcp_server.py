@@ -16,7 +16,7 @@ import pytest
 from mcp.shared.exceptions import MCPError
 from mcp_types import INVALID_PARAMS, METHOD_NOT_FOUND
 
-from kdmcp.server.tools import read_error
+from kdmcp.server.render import read_error
 from tests.server.helpers import CANARY_KEY, in_memory, make_app, result_data
 
 pytestmark = pytest.mark.anyio
@@ -78,15 +78,3 @@ async def test_errors_carry_the_category_as_text_and_no_structured_content():
     # Nothing beyond category and message: one block.
     assert [b.text for b in bare.content] == [f"error[invalid_argument]: {read_error(bare)['message']}"]
     assert read_error(started) is None and read_error(bare)["category"] == "invalid_argument"
-
-
-async def test_a_multi_line_message_and_the_details_survive_the_round_trip():
-    from kdmcp.server import models
-    from kdmcp.server.tools import error_result
-
-    app = make_app()
-    error = models.ErrorResult(category="timeout", message="line one\nline two", session_id="s3",
-                               partial_output="Scanning pool\r\n", output_id="s3:0-15")
-    served = {name: value for name, value in app.redacted(error).items() if value is not None}  # as masked
-    assert read_error(error_result(error, app)) == served and served["message"] == "line one\nline two"
-    app.shutdown()

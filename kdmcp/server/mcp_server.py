@@ -1,0 +1,160 @@
+"""The MCP server object: instructions, each client's tool surface, the transcript of every call.
+
+``KdMcpServer`` is the SDK's ``MCPServer`` with three things added through public API: a
+middleware that lists each client only its own tools (``ToolSurface``), a ``call_tool`` that
+refuses unknown tools as the MCP spec asks (a JSON-RPC error, -32602) and tools outside the
+caller's surface as ``policy_denied``, turns the SDK's argument-validation failures into
+``invalid_argument`` results, and writes the transcript. The tools themselves are in
+``tools.py``.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Mapping
+from typing import Any
+
+import anyio
+from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp.shared.exceptions import MCPError
+from mcp_types import INVALID_PARAMS, CallToolResult, InputRequiredResult
+from pydantic import ValidationError
+from starlette.requests import Request
+
+from kdmcp import __version__
+from kdmcp.errors import category_list
+from kdmcp.secret import MASK
+from kdmcp.server import models
+from kdmcp.server.app import KdMcpApp
+from kdmcp.server.options import ServerOptions
+from kdmcp.server.render import error_result, read_error
+from kdmcp.validation import validation_problems
+
+log = logging.getLogger(__name__)
+
+INSTRUCTIONS = f"""\
+kd-mcp drives Microsoft's kernel debugger (kd.exe) and cdb.exe.
+Typical loop: start_from_state (connect using the WinRM companion's state file) -> break_in ->
+kd_command (any kd command; one per call) -> resume_for_winrm (let the guest run so WinRM
+answers) -> break_in again. Every result reports the session state after the call; events
+(DbgPrint, breakpoints, bugchecks, reboots) that arrived since the previous call are attached.
+Long outputs are cut inline: read the rest with read_output(output_id). An error's text starts
+error[category]: message (other fields follow as JSON). Categories: {category_list()}.
+"""
+
+_SECRET_ARGUMENTS = ("key", "token", "password")
+
+
+def owner_of(options: ServerOptions, headers: Mapping[str, str] | None) -> str | None:
+    """The calling client's name (the owner of its sessions); None on stdio."""
+    if options.clients is None:
+        return None
+    client = options.clients.match_headers(headers)
+    # The listener's auth middleware already refused requests without a valid token.
+    return client.name if client is not None else "\0unauthenticated"
+
+
+def surface_of(options: ServerOptions, headers: Mapping[str, str] | None) -> frozenset[str]:
+    """The tools the calling client may see and call: ``--tools`` on stdio, its entry's on the listener."""
+    if options.clients is None:
+        return options.tools
+    client = options.clients.match_headers(headers)
+    return client.tools if client is not None else frozenset()
+
+
+def _masked_arguments(arguments: dict[str, Any]) -> dict[str, Any]:
+    """Arguments as a transcript may show them: secret-named values masked, in this record only.
+
+    Nothing is registered as a secret here: the arguments are not validated yet and any tool
+    may be sent any name, so ``list_sessions(key="f")`` would otherwise mask every "f" for every
+    client. A valid key is registered by ``start_kd`` itself, after checking it.
+    """
+    return {name: MASK if name in _SECRET_ARGUMENTS and value not in (None, "") else value
+            for name, value in arguments.items()}
+
+
+class ToolSurface:
+    """Server middleware: ``tools/list`` answers each client with its own tool surface only."""
+
+    def __init__(self, options: ServerOptions) -> None:
+        self._options = options
+
+    async def __call__(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
+        result = await call_next(ctx)
+        if ctx.method != "tools/list" or not isinstance(result, dict):
+            return result
+        headers = ctx.request.headers if isinstance(ctx.request, Request) else None
+        surface = surface_of(self._options, headers)
+        return {**result, "tools": [tool for tool in result.get("tools", []) if tool.get("name") in surface]}
+
+
+class KdMcpServer(MCPServer[Any]):
+    """MCPServer whose errors, of every kind, are categorized results or protocol errors."""
+
+    def __init__(self, app: KdMcpApp) -> None:
+        super().__init__(
+            name="kd-mcp",
+            version=__version__,
+            instructions=INSTRUCTIONS,
+            log_level="WARNING",
+            middleware=[ToolSurface(app.options)],
+        )
+        self.app = app
+        self.tool_names: frozenset[str] = frozenset()  # what build_server registered
+        # Only tools are served: with no prompts or resources behind them, the capabilities (derived
+        # from the handlers present) would promise what is not there, so their methods are unknown.
+        handlers = self._lowlevel_server._request_handlers  # no public way to remove one in mcp 2.x
+        for method in ("prompts/list", "prompts/get", "resources/list", "resources/read", "resources/templates/list"):
+            handlers.pop(method, None)
+
+    async def call_tool(
+        self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None
+    ) -> CallToolResult | InputRequiredResult:
+        transcript = self.app.transcript
+        if transcript is None:
+            return await self._answer(name, arguments, context)
+        t0 = time.monotonic()
+        client = owner_of(self.app.options, context.headers if context is not None else None)
+        transcript.record("request", tool=name, args=_masked_arguments(arguments), client=client)
+        result = await self._answer(name, arguments, context)
+        data = (result.structured_content or read_error(result)) if isinstance(result, CallToolResult) else None
+        data = data or {}
+        transcript.record(
+            "result", tool=name, client=client, status="error" if getattr(result, "is_error", False) else "ok",
+            category=data.get("category"), session_id=data.get("session_id"), state=data.get("state"),
+            output_id=data.get("output_id"), elapsed_ms=round((time.monotonic() - t0) * 1000, 3),
+            text=data.get("output") or data.get("message"),
+        )
+        await anyio.to_thread.run_sync(self.app.flush_session_logs)
+        return result
+
+    async def _answer(
+        self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None
+    ) -> CallToolResult | InputRequiredResult:
+        if name not in self.tool_names:
+            # The MCP spec: an unknown tool is a protocol error (-32602), not a tool result.
+            raise MCPError(code=INVALID_PARAMS, message=f"Unknown tool: {name}")
+        if name not in surface_of(self.app.options, context.headers if context is not None else None):
+            return error_result(
+                models.ErrorResult(category="policy_denied", message=f"tool {name!r} is not available to this client"),
+                self.app.redactor,
+            )
+        try:
+            return await super().call_tool(name, arguments, context)
+        except ToolError as exc:
+            # The SDK reports a schema violation as a plain-text ToolError caused by a ValidationError;
+            # callers here branch on ``category``, so it becomes invalid_argument naming the fields.
+            cause = exc.__cause__
+            if not isinstance(cause, ValidationError):
+                log.exception("tool %s failed", name)
+                return error_result(
+                    models.ErrorResult(category="internal", message=f"{name} failed unexpectedly; see the server log"),
+                    self.app.redactor,
+                )
+            fields = sorted({".".join(str(p) for p in err["loc"]) or "(arguments)" for err in cause.errors()})
+            problems = "; ".join(validation_problems(cause, top="(arguments)"))
+            message = f"invalid arguments for {name} ({', '.join(fields)}): {problems}"
+            return error_result(models.ErrorResult(category="invalid_argument", message=message), self.app.redactor)
