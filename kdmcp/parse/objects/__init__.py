@@ -4,8 +4,8 @@
 
 Each extension has its own small parser, in the module of its family (``devices``: the I/O
 manager's objects; ``namespace``: objects and handles; ``memory``: pool, PTEs, heap, VADs;
-``system``: the key/value extensions about the running system); this module dispatches on the name; all return an ``ObjectRecord`` whose
-``object_type`` is the extension name without ``!``. Scalars go to ``fields`` (keys as the
+``system``: the key/value extensions about the running system); this module dispatches on the name. All return an
+``ObjectRecord`` whose ``object_type`` is the extension name without ``!``. Scalars go to ``fields`` (keys as the
 extension prints them, or snake_case where we derive them), tables to the typed lists or
 ``entries``.
 """
