@@ -1,11 +1,8 @@
-"""``kdmcp.parse.frames``: the stack frame readers (general, fast, Child-SP rows) agree.
+"""``kdmcp.parse.frames``: the stack frame readers (general, fast, Child-SP rows) agree, on hand-written
+excerpts and on every line of the corpus.
 
 (``tests/parse/test_properties.py`` holds them equal on mangled lines of real output too.)
 
-Samples come from two sources, and the origin of each is data: the corpus samples in
-``fixtures/corpus/`` (``index.json`` names each one's source) are checked through ``CHECKS``,
-keyed by sample; hand-written excerpts of layouts the corpus lacks carry a comment naming
-where the layout was published.
 """
 
 from __future__ import annotations
