@@ -1,9 +1,7 @@
 """``kdmcp.parse.datamodel``: ``dx``.
 
-Samples come from two sources, and the origin of each is data: the corpus samples in
-``fixtures/corpus/`` (``index.json`` names each one's source) are checked through ``CHECKS``,
-keyed by sample; hand-written excerpts of layouts the corpus lacks carry a comment naming
-where the layout was published.
+Corpus samples are checked through ``CHECKS``, keyed by sample (``tests/parse/samples``);
+hand-written excerpts of layouts the corpus lacks name where the layout was published.
 """
 
 from __future__ import annotations
@@ -30,7 +28,7 @@ def _memory_14(c: Corpus) -> None:
     assert r.children[8].value == "Exception 0xC0000005 of type Hardware at PC: 0X52005400200045"
 
 
-def _exc_12(c: Corpus) -> None:
+def _exceptions_errors_12(c: Corpus) -> None:
     r = c.record("exceptions_errors/12.txt", "dx -r1 Debugger.Sessions[0].Processes[1428].Threads")
     assert len(r.children) == 5
     assert r.children[0].value == "<Unable to get stack trace>" and r.children[0].links == ["Switch To"]
@@ -40,7 +38,7 @@ def _exc_12(c: Corpus) -> None:
 CHECKS: dict[str, Callable[[Corpus], None]] = {
     "memory/13.txt": _memory_13,
     "memory/14.txt": _memory_14,
-    "exceptions_errors/12.txt": _exc_12,
+    "exceptions_errors/12.txt": _exceptions_errors_12,
 }
 
 

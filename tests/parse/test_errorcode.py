@@ -1,9 +1,7 @@
 """``kdmcp.parse.errorcode``: ``!error`` and ``!gle``.
 
-Samples come from two sources, and the origin of each is data: the corpus samples in
-``fixtures/corpus/`` (``index.json`` names each one's source) are checked through ``CHECKS``,
-keyed by sample; hand-written excerpts of layouts the corpus lacks carry a comment naming
-where the layout was published.
+Corpus samples are checked through ``CHECKS``, keyed by sample (``tests/parse/samples``);
+hand-written excerpts of layouts the corpus lacks name where the layout was published.
 """
 
 from __future__ import annotations
@@ -32,7 +30,7 @@ def test_gle_reads_last_error_and_status() -> None:
     assert (ok.code, ok.decimal, ok.last_status) == ("0x0", 0, "0x0")
 
 
-def _exc_09(c: Corpus) -> None:
+def _exceptions_errors_09(c: Corpus) -> None:
     r = c.record("exceptions_errors/09.txt", "!error 2")
     assert (r.facility, r.code, r.decimal) == ("Win32", "0x2", 2)
     assert r.message == "The system cannot find the file specified."
@@ -40,15 +38,15 @@ def _exc_09(c: Corpus) -> None:
     assert (nt.facility, nt.message) == ("NTSTATUS", "STATUS_WAIT_2")
 
 
-def _exc_10(c: Corpus) -> None:
+def _exceptions_errors_10(c: Corpus) -> None:
     r = c.record("exceptions_errors/10.txt", "!error 00000000c0000005")
     assert r.code == "0xc0000005" and r.decimal == 3221225477
     assert r.message.startswith("The instruction at 0x%p")
 
 
 CHECKS: dict[str, Callable[[Corpus], None]] = {
-    "exceptions_errors/09.txt": _exc_09,
-    "exceptions_errors/10.txt": _exc_10,
+    "exceptions_errors/09.txt": _exceptions_errors_09,
+    "exceptions_errors/10.txt": _exceptions_errors_10,
 }
 
 

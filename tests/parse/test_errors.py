@@ -1,9 +1,7 @@
 """``kdmcp.parse.errors``: the debugger's own complaints, classified; errors alone, warnings alongside a record.
 
-Samples come from two sources, and the origin of each is data: the corpus samples in
-``fixtures/corpus/`` (``index.json`` names each one's source) are checked through ``CHECKS``,
-keyed by sample; hand-written excerpts of layouts the corpus lacks carry a comment naming
-where the layout was published.
+Corpus samples are checked through ``CHECKS``, keyed by sample (``tests/parse/samples``);
+hand-written excerpts of layouts the corpus lacks name where the layout was published.
 """
 
 from __future__ import annotations
@@ -64,7 +62,7 @@ def test_warnings_ride_along_with_a_successful_record() -> None:
     assert r.warnings == ["*** ERROR: Symbol file could not be found.  Defaulted to export symbols for ntdll.dll -"]
 
 
-def _exc_02(c: Corpus) -> None:
+def _exceptions_errors_02(c: Corpus) -> None:
     first = c.record("exceptions_errors/02.txt", "db rip")
     assert first.rows[0].values[:4] == ["cc", "eb", "00", "48"]
     assert first.rows[0].ascii == "...H..8........."
@@ -76,7 +74,7 @@ def _exc_02(c: Corpus) -> None:
     assert after.rows[5].ascii == ".r..t$4;.s......"
 
 
-def _exc_06(c: Corpus) -> None:
+def _exceptions_errors_06(c: Corpus) -> None:
     (block,) = c.blocks("exceptions_errors/06.txt")  # "C:\Debuggers>" is a shell, not a debugger prompt
     r = block.record
     assert r.kind == "events"
@@ -86,7 +84,7 @@ def _exc_06(c: Corpus) -> None:
     assert [e.name for e in r.events if e.kind == "dump_open"] == [r"C:\mydir\dumpfile2.dmp"]
 
 
-def _exc_08(c: Corpus) -> None:
+def _exceptions_errors_08(c: Corpus) -> None:
     r = c.record("exceptions_errors/08.txt", r".scriptload C:\WinDbg\Scripts\TestScript.js")
     # the error landed on the next prompt line; it is attributed to .scriptload
     assert r.kind == "error" and r.category == "script"
@@ -95,9 +93,9 @@ def _exc_08(c: Corpus) -> None:
 
 
 CHECKS: dict[str, Callable[[Corpus], None]] = {
-    "exceptions_errors/02.txt": _exc_02,
-    "exceptions_errors/06.txt": _exc_06,
-    "exceptions_errors/08.txt": _exc_08,
+    "exceptions_errors/02.txt": _exceptions_errors_02,
+    "exceptions_errors/06.txt": _exceptions_errors_06,
+    "exceptions_errors/08.txt": _exceptions_errors_08,
 }
 
 

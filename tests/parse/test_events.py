@@ -1,9 +1,7 @@
 """``kdmcp.parse.events``: go/step output, ``.breakin``, connect and dump-open banners.
 
-Samples come from two sources, and the origin of each is data: the corpus samples in
-``fixtures/corpus/`` (``index.json`` names each one's source) are checked through ``CHECKS``,
-keyed by sample; hand-written excerpts of layouts the corpus lacks carry a comment naming
-where the layout was published.
+Corpus samples are checked through ``CHECKS``, keyed by sample (``tests/parse/samples``);
+hand-written excerpts of layouts the corpus lacks name where the layout was published.
 """
 
 from __future__ import annotations
@@ -126,7 +124,7 @@ def test_connect_line_of_an_x86_compatible_target() -> None:
     assert any(e.kind == "connected" for e in record.events)
 
 
-def _exc_03(c: Corpus) -> None:
+def _exceptions_errors_03(c: Corpus) -> None:
     (block,) = c.blocks("exceptions_errors/03.txt")
     r = block.record
     exc = [e for e in r.events if e.kind == "exception"]
@@ -138,7 +136,7 @@ def _exc_03(c: Corpus) -> None:
     assert r.context.memory_reference.value == "??"
 
 
-def _exc_04(c: Corpus) -> None:
+def _exceptions_errors_04(c: Corpus) -> None:
     initial = c.blocks("exceptions_errors/04.txt")[0].record
     assert initial.events[0].code == "0x80000003"
     assert initial.events[0].process_id == "0x336c" and initial.events[0].thread_id == "0x264c"
@@ -148,14 +146,14 @@ def _exc_04(c: Corpus) -> None:
     assert (ev.kind, ev.description, ev.code, ev.first_chance) == ("exception", "Stack overflow", "0xc00000fd", True)
 
 
-def _exc_05(c: Corpus) -> None:
+def _exceptions_errors_05(c: Corpus) -> None:
     r = c.blocks("exceptions_errors/05.txt")[0].record
     assert r.events[0].description == "Integer divide-by-zero" and r.events[0].code == "0xc0000094"
     assert r.context.mnemonic == "idiv"
     assert r.context.memory_reference.segment == "ss"
 
 
-def _exc_16(c: Corpus) -> None:
+def _exceptions_errors_16(c: Corpus) -> None:
     r = c.record("exceptions_errors/16.txt", "g")
     assert [e.kind for e in r.events] == ["module_load"] * 3 + ["exception"]
     assert r.events[0].start == "0x10000000" and r.events[0].end == "0x107df000"
@@ -165,7 +163,7 @@ def _exc_16(c: Corpus) -> None:
     assert len(r.warnings) == 1
 
 
-def _exc_17(c: Corpus) -> None:
+def _exceptions_errors_17(c: Corpus) -> None:
     r = c.record("exceptions_errors/17.txt", "g")
     stop = r.events[0]
     assert (stop.kind, stop.code, stop.process_id) == ("verifier_stop", "0x00000007", "0x1974")
@@ -174,7 +172,7 @@ def _exc_17(c: Corpus) -> None:
     assert r.context.symbol == "verifier!VerifierBreakin+0x42"
 
 
-def _exc_18(c: Corpus) -> None:
+def _exceptions_errors_18(c: Corpus) -> None:
     go = c.record("exceptions_errors/18.txt", "g")
     assert go.context.registers["edx"] == "0x41414141"
     u = c.record("exceptions_errors/18.txt", "u")
@@ -184,7 +182,7 @@ def _exc_18(c: Corpus) -> None:
     assert u.instructions[6].operands == "offset type_confusion_examples!__xt_z+0x11c (00ecde64)"
 
 
-def _kobj_20(c: Corpus) -> None:
+def _kernel_objects_20(c: Corpus) -> None:
     brk = c.record("kernel_objects/20.txt", ".breakin")
     assert brk.kind == "events"
     assert brk.events[0].code == "0x80000003" and brk.events[0].first_chance
@@ -268,13 +266,13 @@ def _misc_05(c: Corpus) -> None:
 
 
 CHECKS: dict[str, Callable[[Corpus], None]] = {
-    "exceptions_errors/03.txt": _exc_03,
-    "exceptions_errors/04.txt": _exc_04,
-    "exceptions_errors/05.txt": _exc_05,
-    "exceptions_errors/16.txt": _exc_16,
-    "exceptions_errors/17.txt": _exc_17,
-    "exceptions_errors/18.txt": _exc_18,
-    "kernel_objects/20.txt": _kobj_20,
+    "exceptions_errors/03.txt": _exceptions_errors_03,
+    "exceptions_errors/04.txt": _exceptions_errors_04,
+    "exceptions_errors/05.txt": _exceptions_errors_05,
+    "exceptions_errors/16.txt": _exceptions_errors_16,
+    "exceptions_errors/17.txt": _exceptions_errors_17,
+    "exceptions_errors/18.txt": _exceptions_errors_18,
+    "kernel_objects/20.txt": _kernel_objects_20,
     "connect/01.txt": _connect_01,
     "connect/02.txt": _connect_02,
     "connect/03.txt": _connect_03,

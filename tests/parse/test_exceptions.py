@@ -1,9 +1,7 @@
 """``kdmcp.parse.exceptions``: ``.exr``, ``.lastevent``, ``.jdinfo``.
 
-Samples come from two sources, and the origin of each is data: the corpus samples in
-``fixtures/corpus/`` (``index.json`` names each one's source) are checked through ``CHECKS``,
-keyed by sample; hand-written excerpts of layouts the corpus lacks carry a comment naming
-where the layout was published.
+Corpus samples are checked through ``CHECKS``, keyed by sample (``tests/parse/samples``);
+hand-written excerpts of layouts the corpus lacks name where the layout was published.
 """
 
 from __future__ import annotations
@@ -29,7 +27,7 @@ def test_old_lastevent_form() -> None:
     assert r.first_chance is False
 
 
-def _exc_01(c: Corpus) -> None:
+def _exceptions_errors_01(c: Corpus) -> None:
     r = c.record("exceptions_errors/01.txt", ".exr -1")
     assert r.kind == "exception_record"
     assert r.code == "0x80000003" and r.description == "Break instruction exception"
@@ -52,7 +50,7 @@ def _connect_08(c: Corpus) -> None:
 
 
 CHECKS: dict[str, Callable[[Corpus], None]] = {
-    "exceptions_errors/01.txt": _exc_01,
+    "exceptions_errors/01.txt": _exceptions_errors_01,
     "connect/08.txt": _connect_08,
 }
 

@@ -1,9 +1,7 @@
 """``kdmcp.parse.expressions``: ``?``, ``??``, ``.formats``.
 
-Samples come from two sources, and the origin of each is data: the corpus samples in
-``fixtures/corpus/`` (``index.json`` names each one's source) are checked through ``CHECKS``,
-keyed by sample; hand-written excerpts of layouts the corpus lacks carry a comment naming
-where the layout was published.
+Corpus samples are checked through ``CHECKS``, keyed by sample (``tests/parse/samples``);
+hand-written excerpts of layouts the corpus lacks name where the layout was published.
 """
 
 from __future__ import annotations
@@ -21,7 +19,7 @@ def test_cpp_expression() -> None:
     assert r.value == "0xa40" and r.fields["type"] == "unsigned int64"
 
 
-def _exc_07(c: Corpus) -> None:
+def _exceptions_errors_07(c: Corpus) -> None:
     ok = c.record("exceptions_errors/07.txt", '? $spat( "c:\\dir\\name.txt", "*name*" )')
     assert ok.kind == "expression" and ok.value == "0x00000000" and ok.decimal == 0
     bad = c.record("exceptions_errors/07.txt", '? $spat( "c:\\dir\\", "*filename*" )')
@@ -46,7 +44,7 @@ def _misc_10(c: Corpus) -> None:
 
 
 CHECKS: dict[str, Callable[[Corpus], None]] = {
-    "exceptions_errors/07.txt": _exc_07,
+    "exceptions_errors/07.txt": _exceptions_errors_07,
     "misc/03.txt": _misc_03,
     "misc/10.txt": _misc_10,
 }

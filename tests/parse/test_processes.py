@@ -1,9 +1,7 @@
 """``kdmcp.parse.processes``: ``!process`` (every flag) and user-mode ``|``.
 
-Samples come from two sources, and the origin of each is data: the corpus samples in
-``fixtures/corpus/`` (``index.json`` names each one's source) are checked through ``CHECKS``,
-keyed by sample; hand-written excerpts of layouts the corpus lacks carry a comment naming
-where the layout was published.
+Corpus samples are checked through ``CHECKS``, keyed by sample (``tests/parse/samples``);
+hand-written excerpts of layouts the corpus lacks name where the layout was published.
 """
 
 from __future__ import annotations
@@ -143,7 +141,7 @@ def test_nt4_process_detail_keys_of_more_than_one_word() -> None:
     assert t.details["Initial Sp"] == "fb26f000" and "Owning" not in t.details
 
 
-def _process_01(c: Corpus) -> None:
+def _process_thread_01(c: Corpus) -> None:
     r = c.record("process_thread/01.txt", "!process ffff9189527e9080 7")
     (p,) = r.processes
     assert p.address == "0xffff9189527e9080"
@@ -167,7 +165,7 @@ def _process_01(c: Corpus) -> None:
     assert malformed.function == "NtUserMsgWaitForMultipleObjectsEx"
 
 
-def _process_02(c: Corpus) -> None:
+def _process_thread_02(c: Corpus) -> None:
     (p,) = c.record("process_thread/02.txt", "!process 0 0 CPUSTRES.exe").processes
     assert (p.image, p.cid, p.handle_count) == ("CPUSTRES.EXE", "0x2064", 196)
     assert p.threads == []
@@ -179,7 +177,7 @@ def _process_02(c: Corpus) -> None:
     assert [t.state for t in p4.threads].count("WAIT") == 4
 
 
-def _process_03(c: Corpus) -> None:
+def _process_thread_03(c: Corpus) -> None:
     (p,) = c.record("process_thread/03.txt", "!process").processes
     assert p.image == "WindowsInspector.Controller.exe"
     assert p.handle_count == 33
@@ -188,7 +186,7 @@ def _process_03(c: Corpus) -> None:
     assert t.state == "RUNNING" and t.processor == 0
 
 
-def _process_08(c: Corpus) -> None:
+def _process_thread_08(c: Corpus) -> None:
     r = c.record("process_thread/08.txt", "|")
     assert r.kind == "processes"
     assert [(p.index, p.cid, p.image) for p in r.processes] == [
@@ -199,7 +197,7 @@ def _process_08(c: Corpus) -> None:
     assert r.processes[0].event_process and r.processes[2].current
 
 
-def _process_10(c: Corpus) -> None:
+def _process_thread_10(c: Corpus) -> None:
     r = c.record("process_thread/10.txt", "!process 0 0")
     assert [p.image for p in r.processes] == [
         "System", "smss.exe", "csrss.exe", "winlogon.exe", "services.exe", "lsass.exe", "SPOOLSS.EXE",
@@ -209,11 +207,11 @@ def _process_10(c: Corpus) -> None:
 
 
 CHECKS: dict[str, Callable[[Corpus], None]] = {
-    "process_thread/01.txt": _process_01,
-    "process_thread/02.txt": _process_02,
-    "process_thread/03.txt": _process_03,
-    "process_thread/08.txt": _process_08,
-    "process_thread/10.txt": _process_10,
+    "process_thread/01.txt": _process_thread_01,
+    "process_thread/02.txt": _process_thread_02,
+    "process_thread/03.txt": _process_thread_03,
+    "process_thread/08.txt": _process_thread_08,
+    "process_thread/10.txt": _process_thread_10,
 }
 
 

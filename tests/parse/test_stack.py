@@ -1,9 +1,7 @@
 """``kdmcp.parse.stack``: ``k`` in all its spellings, and ``~*k``.
 
-Samples come from two sources, and the origin of each is data: the corpus samples in
-``fixtures/corpus/`` (``index.json`` names each one's source) are checked through ``CHECKS``,
-keyed by sample; hand-written excerpts of layouts the corpus lacks carry a comment naming
-where the layout was published.
+Corpus samples are checked through ``CHECKS``, keyed by sample (``tests/parse/samples``);
+hand-written excerpts of layouts the corpus lacks name where the layout was published.
 """
 
 from __future__ import annotations
@@ -140,7 +138,7 @@ def test_x86_kb_row_without_a_call_site_keeps_its_third_argument() -> None:
         assert second.module == "nt" and second.function == "KiTrap0E" and len(second.args) == 3
 
 
-def _exc_19(c: Corpus) -> None:
+def _exceptions_errors_19(c: Corpus) -> None:
     r = c.record("exceptions_errors/19.txt", "kb")
     assert len(r.frames) == 5
     assert r.warnings == ["*** ERROR: Symbols could not be loaded for glintmp.sys"]
@@ -149,7 +147,7 @@ def _exc_19(c: Corpus) -> None:
     assert r.frames[0].child_ebp == "0xf29bf1b0"
 
 
-def _exc_20(c: Corpus) -> None:
+def _exceptions_errors_20(c: Corpus) -> None:
     block = c.block("exceptions_errors/20.txt", "kb")  # "[Local 9:50 AM]" timestamp dropped
     r = block.record
     assert len(r.frames) == 4
@@ -303,8 +301,8 @@ def _stack_15(c: Corpus) -> None:
 
 
 CHECKS: dict[str, Callable[[Corpus], None]] = {
-    "exceptions_errors/19.txt": _exc_19,
-    "exceptions_errors/20.txt": _exc_20,
+    "exceptions_errors/19.txt": _exceptions_errors_19,
+    "exceptions_errors/20.txt": _exceptions_errors_20,
     "stack/01.txt": _stack_01,
     "stack/02.txt": _stack_02,
     "stack/03.txt": _stack_03,

@@ -1,9 +1,7 @@
 """``kdmcp.parse.symbols``: ``x``, ``ln``, ``.sympath``, ``.reload``, ``ld``.
 
-Samples come from two sources, and the origin of each is data: the corpus samples in
-``fixtures/corpus/`` (``index.json`` names each one's source) are checked through ``CHECKS``,
-keyed by sample; hand-written excerpts of layouts the corpus lacks carry a comment naming
-where the layout was published.
+Corpus samples are checked through ``CHECKS``, keyed by sample (``tests/parse/samples``);
+hand-written excerpts of layouts the corpus lacks name where the layout was published.
 """
 
 from __future__ import annotations
@@ -27,7 +25,7 @@ def test_ln_neighbours_and_exact_match() -> None:
     assert r.symbols[2].exact and r.symbols[0].address == "0xfffff8015f9a3a10"
 
 
-def _exc_11(c: Corpus) -> None:
+def _exceptions_errors_11(c: Corpus) -> None:
     r = c.record("exceptions_errors/11.txt", "x /D /f DisplayGreeting!*")
     assert r.kind == "symbols"
     assert len(r.symbols) == 7
@@ -98,7 +96,7 @@ def _modules_07(c: Corpus) -> None:
 
 
 CHECKS: dict[str, Callable[[Corpus], None]] = {
-    "exceptions_errors/11.txt": _exc_11,
+    "exceptions_errors/11.txt": _exceptions_errors_11,
     "misc/01.txt": _misc_01,
     "misc/02.txt": _misc_02,
     "misc/08.txt": _misc_08,

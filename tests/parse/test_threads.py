@@ -1,10 +1,8 @@
 """``kdmcp.parse.threads`` and ``kdmcp.parse.kernel_thread``: ``~``, ``!thread``, ``!ready``,
 ``!running``, ``!runaway``, ``!stacks``.
 
-Samples come from two sources, and the origin of each is data: the corpus samples in
-``fixtures/corpus/`` (``index.json`` names each one's source) are checked through ``CHECKS``,
-keyed by sample; hand-written excerpts of layouts the corpus lacks carry a comment naming
-where the layout was published.
+Corpus samples are checked through ``CHECKS``, keyed by sample (``tests/parse/samples``);
+hand-written excerpts of layouts the corpus lacks name where the layout was published.
 """
 
 from __future__ import annotations
@@ -139,7 +137,7 @@ def test_thread_header_with_only_the_address() -> None:
     assert t.frames[2].address == "0xfffff80161a2e880"
 
 
-def _kobj_07(c: Corpus) -> None:
+def _kernel_objects_07(c: Corpus) -> None:
     r = c.record("kernel_objects/07.txt", "!running -it")
     assert r.kind == "threads"
     assert [t.processor for t in r.threads] == [0, 1, 2, 3]
@@ -149,7 +147,7 @@ def _kobj_07(c: Corpus) -> None:
     assert r.fields["all_idle"] == "true"
 
 
-def _kobj_17(c: Corpus) -> None:
+def _kernel_objects_17(c: Corpus) -> None:
     r = c.record("kernel_objects/17.txt", "!stacks 1")
     assert r.kind == "threads" and len(r.threads) == 11
     t0 = r.threads[0]
@@ -168,7 +166,7 @@ def _kobj_17(c: Corpus) -> None:
     assert r2.threads[0].frames[5].function == "CreateSystemRootLink"
 
 
-def _process_04(c: Corpus) -> None:
+def _process_thread_04(c: Corpus) -> None:
     r = c.record("process_thread/04.txt", "!thread -t 1e10")
     assert r.kind == "threads"
     (t,) = r.threads
@@ -179,7 +177,7 @@ def _process_04(c: Corpus) -> None:
     assert t.frames == []  # elided by the author
 
 
-def _process_05(c: Corpus) -> None:
+def _process_thread_05(c: Corpus) -> None:
     r = c.record("process_thread/05.txt", "~")
     assert len(r.threads) == 7
     assert r.threads[4].id == "2064.bb8" and r.threads[4].suspend_count == 2
@@ -188,14 +186,14 @@ def _process_05(c: Corpus) -> None:
     assert r.threads[6].teb == "0x00eef000"
 
 
-def _process_06(c: Corpus) -> None:
+def _process_thread_06(c: Corpus) -> None:
     r = c.record("process_thread/06.txt", "~")
     assert len(r.threads) == 14
     assert r.threads[11].current and r.threads[11].thread_id == "0x898"
     assert r.threads[0].teb == "0x000000555f35c000"
 
 
-def _process_07(c: Corpus) -> None:
+def _process_thread_07(c: Corpus) -> None:
     r = c.record("process_thread/07.txt", "~")
     assert len(r.threads) == 25
     assert r.threads[6].details["comment"] == "this thread owns the second critical section"
@@ -203,7 +201,7 @@ def _process_07(c: Corpus) -> None:
     assert all(t.suspend_count is None for t in r.threads)  # old format has no Suspend column
 
 
-def _process_12(c: Corpus) -> None:
+def _process_thread_12(c: Corpus) -> None:
     assert [t.current for t in c.record("process_thread/12.txt", "~").threads] == [False, True]
     all_threads = c.record("process_thread/12.txt", "~*").threads
     assert all_threads[0].start_symbol == "notepad!WinMainCRTStartup"
@@ -213,14 +211,14 @@ def _process_12(c: Corpus) -> None:
     assert cur.index == 1 and cur.start_symbol == "ntdll!DbgUiRemoteBreakin"
 
 
-def _process_14(c: Corpus) -> None:
+def _process_thread_14(c: Corpus) -> None:
     r = c.record("process_thread/14.txt", "!runaway")
     assert len(r.threads) == 13
     top = r.threads[0]
     assert (top.index, top.thread_id, top.user_time) == (8, "0x21dc", "0 days 0:00:07.000")
 
 
-def _process_15(c: Corpus) -> None:
+def _process_thread_15(c: Corpus) -> None:
     (t8,) = c.record("process_thread/15.txt", "~8").threads
     assert t8.name == "High priority thread #1" and t8.current
     assert t8.start_symbol == "coreclr!ThreadNative::KickOffThread"
@@ -228,7 +226,7 @@ def _process_15(c: Corpus) -> None:
     assert t10.priority == -2 and t10.name == "Low priority thread"
 
 
-def _process_16(c: Corpus) -> None:
+def _process_thread_16(c: Corpus) -> None:
     r = c.record("process_thread/16.txt", "!runaway 7")
     assert len(r.threads) == 7
     t1 = next(t for t in r.threads if t.index == 1)
@@ -238,16 +236,16 @@ def _process_16(c: Corpus) -> None:
 
 
 CHECKS: dict[str, Callable[[Corpus], None]] = {
-    "kernel_objects/07.txt": _kobj_07,
-    "kernel_objects/17.txt": _kobj_17,
-    "process_thread/04.txt": _process_04,
-    "process_thread/05.txt": _process_05,
-    "process_thread/06.txt": _process_06,
-    "process_thread/07.txt": _process_07,
-    "process_thread/12.txt": _process_12,
-    "process_thread/14.txt": _process_14,
-    "process_thread/15.txt": _process_15,
-    "process_thread/16.txt": _process_16,
+    "kernel_objects/07.txt": _kernel_objects_07,
+    "kernel_objects/17.txt": _kernel_objects_17,
+    "process_thread/04.txt": _process_thread_04,
+    "process_thread/05.txt": _process_thread_05,
+    "process_thread/06.txt": _process_thread_06,
+    "process_thread/07.txt": _process_thread_07,
+    "process_thread/12.txt": _process_thread_12,
+    "process_thread/14.txt": _process_thread_14,
+    "process_thread/15.txt": _process_thread_15,
+    "process_thread/16.txt": _process_thread_16,
 }
 
 

@@ -1,9 +1,7 @@
 """``kdmcp.parse.objects.devices``: ``!irp``, ``!drvobj``, ``!devobj``, ``!devstack``, ``!devnode``.
 
-Samples come from two sources, and the origin of each is data: the corpus samples in
-``fixtures/corpus/`` (``index.json`` names each one's source) are checked through ``CHECKS``,
-keyed by sample; hand-written excerpts of layouts the corpus lacks carry a comment naming
-where the layout was published.
+Corpus samples are checked through ``CHECKS``, keyed by sample (``tests/parse/samples``);
+hand-written excerpts of layouts the corpus lacks name where the layout was published.
 """
 
 from __future__ import annotations
@@ -221,7 +219,7 @@ def test_devnode() -> None:
     ]
 
 
-def _kobj_01(c: Corpus) -> None:
+def _kernel_objects_01(c: Corpus) -> None:
     r = c.record("kernel_objects/01.txt", "!irp 0x831f4a00")
     assert r.object_type == "irp"
     assert r.fields["stack_count"] == "8" and r.fields["current_location"] == "5"
@@ -236,7 +234,7 @@ def _kobj_01(c: Corpus) -> None:
     assert loc.args == ["0x00007000", "0x00000000", "0xfe084e00", "0x00000004"]
 
 
-def _kobj_02(c: Corpus) -> None:
+def _kernel_objects_02(c: Corpus) -> None:
     r = c.record("kernel_objects/02.txt", "!irp 81183468")
     assert "mdl" not in r.fields and r.fields["thread"] == "0x00000000"
     assert len(r.irp_stack) == 2
@@ -244,7 +242,7 @@ def _kobj_02(c: Corpus) -> None:
     assert r.irp_stack[1].completion_symbol == "ntoskrnl!PopCompleteSystemPowerIrp"
 
 
-def _kobj_03(c: Corpus) -> None:
+def _kernel_objects_03(c: Corpus) -> None:
     r = c.record("kernel_objects/03.txt", r"!drvobj \Driver\sysvad_tabletaudiosample 2")
     assert r.address == "0xffffe0008834f670"
     assert r.name == r"\Driver\sysvad_tabletaudiosample"
@@ -255,7 +253,7 @@ def _kobj_03(c: Corpus) -> None:
     assert r.dispatch_routines[27].index == 0x1B and r.dispatch_routines[27].name == "IRP_MJ_PNP"
 
 
-def _kobj_04(c: Corpus) -> None:
+def _kernel_objects_04(c: Corpus) -> None:
     r = c.record("kernel_objects/04.txt", "!devobj 0xffffe0007b71a960")
     assert r.address == "0xffffe0007b71a960"
     assert r.fields["driver"] == r"\Driver\PnpManager"
@@ -267,7 +265,7 @@ def _kobj_04(c: Corpus) -> None:
     assert r.fields["attached_device_driver"] == r"\Driver\ECHO"
 
 
-def _kobj_05(c: Corpus) -> None:
+def _kernel_objects_05(c: Corpus) -> None:
     r = c.record("kernel_objects/05.txt", "!devstack 0xffffe00089c575a0")
     assert [d.driver for d in r.devices] == [
         r"\Driver\ksthunk",
@@ -281,7 +279,7 @@ def _kobj_05(c: Corpus) -> None:
     assert r.fields["devnode"] == "0xffffe00086e68190"
 
 
-def _kobj_18(c: Corpus) -> None:
+def _kernel_objects_18(c: Corpus) -> None:
     r = c.record("kernel_objects/18.txt", r"!drvobj \Driver\MMCSS")
     assert r.address == "0xffffac819f21fe30" and r.name == r"\Driver\MMCSS"
     assert r.entries == [{"device": "0xffffac819f7e9df0"}]
@@ -291,12 +289,12 @@ def _kobj_18(c: Corpus) -> None:
 
 
 CHECKS: dict[str, Callable[[Corpus], None]] = {
-    "kernel_objects/01.txt": _kobj_01,
-    "kernel_objects/02.txt": _kobj_02,
-    "kernel_objects/03.txt": _kobj_03,
-    "kernel_objects/04.txt": _kobj_04,
-    "kernel_objects/05.txt": _kobj_05,
-    "kernel_objects/18.txt": _kobj_18,
+    "kernel_objects/01.txt": _kernel_objects_01,
+    "kernel_objects/02.txt": _kernel_objects_02,
+    "kernel_objects/03.txt": _kernel_objects_03,
+    "kernel_objects/04.txt": _kernel_objects_04,
+    "kernel_objects/05.txt": _kernel_objects_05,
+    "kernel_objects/18.txt": _kernel_objects_18,
 }
 
 

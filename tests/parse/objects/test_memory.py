@@ -1,9 +1,7 @@
 """``kdmcp.parse.objects.memory``: ``!pool``, ``!poolfind``, ``!poolused``, ``!pte``, ``!heap``, ``!vad``.
 
-Samples come from two sources, and the origin of each is data: the corpus samples in
-``fixtures/corpus/`` (``index.json`` names each one's source) are checked through ``CHECKS``,
-keyed by sample; hand-written excerpts of layouts the corpus lacks carry a comment naming
-where the layout was published.
+Corpus samples are checked through ``CHECKS``, keyed by sample (``tests/parse/samples``);
+hand-written excerpts of layouts the corpus lacks name where the layout was published.
 """
 
 from __future__ import annotations
@@ -151,7 +149,7 @@ def _memory_18(c: Corpus) -> None:
     assert r.frames[5].source_line == 105
 
 
-def _kobj_06(c: Corpus) -> None:
+def _kernel_objects_06(c: Corpus) -> None:
     r = c.record("kernel_objects/06.txt", "!poolused")
     assert r.fields["sorting"] == "Tag"
     assert r.fields["total_nonpaged_used"] == "209120008"
@@ -164,7 +162,7 @@ def _kobj_06(c: Corpus) -> None:
     assert by_tag["hibr"]["paged_used"] == "24576"
 
 
-def _kobj_10(c: Corpus) -> None:
+def _kernel_objects_10(c: Corpus) -> None:
     r = c.record("kernel_objects/10.txt", "!pool e1001050 1")
     assert [b.tag for b in r.pool_blocks] == ["MmDT", "Mm", "ObDi", "ObDi"]
     marked = [b for b in r.pool_blocks if b.contains_address]
@@ -173,7 +171,7 @@ def _kobj_10(c: Corpus) -> None:
     assert r.pool_blocks[0].size == "0x40"
 
 
-def _kobj_11(c: Corpus) -> None:
+def _kernel_objects_11(c: Corpus) -> None:
     r0 = c.record("kernel_objects/11.txt", "!poolfind SeSd 0")
     assert r0.fields["tag"] == "SeSd"
     assert len(r0.pool_blocks) == 19
@@ -183,7 +181,7 @@ def _kobj_11(c: Corpus) -> None:
     assert c.blocks("kernel_objects/11.txt")[-1].command == ""  # trailing empty "kd> " prompt
 
 
-def _kobj_14(c: Corpus) -> None:
+def _kernel_objects_14(c: Corpus) -> None:
     r = c.record("kernel_objects/14.txt", "!pte 801544f4")
     assert r.address == "0x801544f4"
     assert [(p.level, p.address, p.contains, p.pfn, p.flags) for p in r.pte_levels] == [
@@ -196,10 +194,10 @@ CHECKS: dict[str, Callable[[Corpus], None]] = {
     "memory/16.txt": _memory_16,
     "memory/17.txt": _memory_17,
     "memory/18.txt": _memory_18,
-    "kernel_objects/06.txt": _kobj_06,
-    "kernel_objects/10.txt": _kobj_10,
-    "kernel_objects/11.txt": _kobj_11,
-    "kernel_objects/14.txt": _kobj_14,
+    "kernel_objects/06.txt": _kernel_objects_06,
+    "kernel_objects/10.txt": _kernel_objects_10,
+    "kernel_objects/11.txt": _kernel_objects_11,
+    "kernel_objects/14.txt": _kernel_objects_14,
 }
 
 

@@ -1,9 +1,7 @@
 """``kdmcp.parse.objects.namespace``: ``!object`` and ``!handle``.
 
-Samples come from two sources, and the origin of each is data: the corpus samples in
-``fixtures/corpus/`` (``index.json`` names each one's source) are checked through ``CHECKS``,
-keyed by sample; hand-written excerpts of layouts the corpus lacks carry a comment naming
-where the layout was published.
+Corpus samples are checked through ``CHECKS``, keyed by sample (``tests/parse/samples``);
+hand-written excerpts of layouts the corpus lacks name where the layout was published.
 """
 
 from __future__ import annotations
@@ -79,7 +77,7 @@ def test_handle_object_block_per_handle() -> None:
     assert entry["name"] == "\\Input {ConDrv}"
 
 
-def _kobj_08(c: Corpus) -> None:
+def _kernel_objects_08(c: Corpus) -> None:
     r = c.record("kernel_objects/08.txt", r"!object \Device")
     assert r.address == "0xffffc00b074166a0"
     assert r.fields["type"] == "Directory" and r.fields["PointerCount"] == "224"
@@ -89,7 +87,7 @@ def _kobj_08(c: Corpus) -> None:
     assert r.directory[4].name == "USBPDO-8"
 
 
-def _kobj_09(c: Corpus) -> None:
+def _kernel_objects_09(c: Corpus) -> None:
     r = c.record("kernel_objects/09.txt", "!handle 0 4")
     assert r.fields["image"] == "Idle" and r.fields["entries_in_use"] == "380"
     assert len(r.entries) == 9
@@ -99,8 +97,8 @@ def _kobj_09(c: Corpus) -> None:
 
 
 CHECKS: dict[str, Callable[[Corpus], None]] = {
-    "kernel_objects/08.txt": _kobj_08,
-    "kernel_objects/09.txt": _kobj_09,
+    "kernel_objects/08.txt": _kernel_objects_08,
+    "kernel_objects/09.txt": _kernel_objects_09,
 }
 
 

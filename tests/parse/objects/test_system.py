@@ -1,10 +1,8 @@
 """``kdmcp.parse.objects.system``: ``!irql``, ``!teb``, ``!peb``, ``!pcr``, ``!apic``,
 ``!address``, ``!vm``, ``!locks``, ``!lmi``.
 
-Samples come from two sources, and the origin of each is data: the corpus samples in
-``fixtures/corpus/`` (``index.json`` names each one's source) are checked through ``CHECKS``,
-keyed by sample; hand-written excerpts of layouts the corpus lacks carry a comment naming
-where the layout was published.
+Corpus samples are checked through ``CHECKS``, keyed by sample (``tests/parse/samples``);
+hand-written excerpts of layouts the corpus lacks name where the layout was published.
 """
 
 from __future__ import annotations
@@ -47,7 +45,7 @@ def _memory_03(c: Corpus) -> None:
     assert r.address == "0xfffff80240ca8000"
 
 
-def _kobj_12(c: Corpus) -> None:
+def _kernel_objects_12(c: Corpus) -> None:
     r = c.record("kernel_objects/12.txt", "!vm 1")
     assert r.object_type == "vm"
     assert r.fields["Physical Memory"].startswith("16270")
@@ -55,25 +53,25 @@ def _kobj_12(c: Corpus) -> None:
     assert r.fields["Page File"] == r"\??\E:\pagefile.sys"
 
 
-def _kobj_13(c: Corpus) -> None:
+def _kernel_objects_13(c: Corpus) -> None:
     r = c.record("kernel_objects/13.txt", "!locks")
     assert r.fields == {"total_locks": "2263", "held_locks": "3"}
     assert [e["resource"] for e in r.entries] == ["0x80e97620", "0x80e23f38", "0x80d8b0b0"]
     assert r.entries[0]["owners"] == "4" and r.entries[0]["mode"] == "Shared"
 
 
-def _kobj_15(c: Corpus) -> None:
+def _kernel_objects_15(c: Corpus) -> None:
     r0 = c.record("kernel_objects/15.txt", "!irql 0")
     assert r0.fields == {"processor": "0x0", "irql": "28", "irql_name": "CLOCK2_LEVEL"}
     assert c.record("kernel_objects/15.txt", "!irql 1").fields["irql_name"] == "LOW_LEVEL"
 
 
-def _kobj_16(c: Corpus) -> None:
+def _kernel_objects_16(c: Corpus) -> None:
     r = c.record("kernel_objects/16.txt", "!irql")
     assert (r.fields["irql"], r.fields["irql_name"]) == ("2", "DISPATCH_LEVEL")
 
 
-def _kobj_19(c: Corpus) -> None:
+def _kernel_objects_19(c: Corpus) -> None:
     r = c.record("kernel_objects/19.txt", "!apic")
     assert r.address == "0xc0009000"
     assert r.fields["ID"] == "d"
@@ -82,7 +80,7 @@ def _kobj_19(c: Corpus) -> None:
     assert r.fields["Timer.."] == "00000000`000300d1"
 
 
-def _process_09(c: Corpus) -> None:
+def _process_thread_09(c: Corpus) -> None:
     assert len(c.record("process_thread/09.txt", "~").threads) == 2
     teb = c.record("process_thread/09.txt", "!teb")
     assert teb.kind == "object" and teb.object_type == "teb"
@@ -91,7 +89,7 @@ def _process_09(c: Corpus) -> None:
     assert teb.fields["PEB Address"] == "7ffdf000"
 
 
-def _process_11(c: Corpus) -> None:
+def _process_thread_11(c: Corpus) -> None:
     r = c.record("process_thread/11.txt", "!peb")
     assert r.object_type == "peb" and r.address == "0x7ffdf000"
     assert r.fields["BeingDebugged"] == "Yes"
@@ -102,7 +100,7 @@ def _process_11(c: Corpus) -> None:
     assert r.fields["env.COMPUTERNAME"] == "DEBUG-WK86-7"
 
 
-def _process_13(c: Corpus) -> None:
+def _process_thread_13(c: Corpus) -> None:
     r = c.record("process_thread/13.txt", "!teb")
     assert r.address == "0x7ffde000"
     assert r.fields["StackBase"] == "00780000"
@@ -111,14 +109,14 @@ def _process_13(c: Corpus) -> None:
 
 CHECKS: dict[str, Callable[[Corpus], None]] = {
     "memory/03.txt": _memory_03,
-    "kernel_objects/12.txt": _kobj_12,
-    "kernel_objects/13.txt": _kobj_13,
-    "kernel_objects/15.txt": _kobj_15,
-    "kernel_objects/16.txt": _kobj_16,
-    "kernel_objects/19.txt": _kobj_19,
-    "process_thread/09.txt": _process_09,
-    "process_thread/11.txt": _process_11,
-    "process_thread/13.txt": _process_13,
+    "kernel_objects/12.txt": _kernel_objects_12,
+    "kernel_objects/13.txt": _kernel_objects_13,
+    "kernel_objects/15.txt": _kernel_objects_15,
+    "kernel_objects/16.txt": _kernel_objects_16,
+    "kernel_objects/19.txt": _kernel_objects_19,
+    "process_thread/09.txt": _process_thread_09,
+    "process_thread/11.txt": _process_thread_11,
+    "process_thread/13.txt": _process_thread_13,
 }
 
 
