@@ -4,10 +4,11 @@
 
 Each extension has its own small parser, in the module of its family (``devices``: the I/O
 manager's objects; ``namespace``: objects and handles; ``memory``: pool, PTEs, heap, VADs;
-``system``: the key/value extensions about the running system); this module dispatches on the name. All return an
-``ObjectRecord`` whose ``object_type`` is the extension name without ``!``. Scalars go to ``fields`` (keys as the
-extension prints them, or snake_case where we derive them), tables to the typed lists or
-``entries``.
+``system``: the key/value extensions about the running system), and each family module lists
+its extensions in ``HANDLERS``; this module dispatches on the name. All return an
+``ObjectRecord`` whose ``object_type`` is the extension name without ``!``. Scalars go to
+``fields`` (keys as the extension prints them, or snake_case where we derive them), tables to
+the typed lists or ``entries``.
 """
 
 from __future__ import annotations
