@@ -23,8 +23,9 @@ from typing import Any
 
 from kdmcp.parse._construct import trusted
 from kdmcp.parse._text import addr, split_detail, split_lines, to_int
+from kdmcp.parse.kernel_thread import KERNEL_THREAD_RE, kernel_thread_header, kernel_thread_model
 from kdmcp.parse.models import ProcessesRecord, ProcessInfo
-from kdmcp.parse.threads import KERNEL_THREAD_RE, fold_kernel_thread_body, kernel_thread_header, kernel_thread_model
+from kdmcp.parse.thread_body import fold_kernel_thread_body
 
 # "PROCESS ffff9189527e9080" [+ old-format fields on the same line]
 _PROCESS_RE = re.compile(r"^\s*PROCESS\s+(?P<addr>[0-9a-fA-F`]{8,17})\b(?P<rest>.*)$")

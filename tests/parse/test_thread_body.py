@@ -16,13 +16,13 @@ from hypothesis import strategies as st
 from pydantic import BaseModel
 
 import kdmcp.parse.processes as processes
-from kdmcp.parse import threads
-from kdmcp.parse.threads import (
+from kdmcp.parse import thread_body
+from kdmcp.parse.kernel_thread import (
     KERNEL_THREAD_RE,
-    fold_kernel_thread_body,
     fold_kernel_thread_lines,
     kernel_thread_header,
 )
+from kdmcp.parse.thread_body import fold_kernel_thread_body
 
 Corpus = Any  # the session fixture from conftest.py
 
@@ -70,7 +70,7 @@ def _bodies_of(command: str, raw: str, monkeypatch: pytest.MonkeyPatch) -> list[
 def _common(body: str) -> bool:
     m = KERNEL_THREAD_RE.match(HEADER)
     assert m is not None
-    return threads._read_common_body(kernel_thread_header(m), body)
+    return thread_body._read_common_body(kernel_thread_header(m), body)
 
 
 def test_benchmark_bodies_read_the_same_and_take_the_bulk_path(

@@ -1,14 +1,34 @@
-"""Kernel-object layouts found in published debugger output the corpus lacks.
+"""``kdmcp.parse.objects.devices``: ``!irp``, ``!drvobj``, ``!devobj``, ``!devstack``, ``!devnode``.
 
-Each test feeds a short excerpt in the layout as published (where it was seen is named
-above the excerpt) and checks what a person reads from it.
+Corpus samples are checked through ``CHECKS``, keyed by sample (``tests/parse/samples``);
+hand-written excerpts of layouts the corpus lacks name where the layout was published.
 """
 
 from __future__ import annotations
 
-from kdmcp.parse import parse
+from collections.abc import Callable
 
-# --------------------------------------------------------------------------- !irp
+import pytest
+
+from kdmcp.parse import parse
+from tests.parse.samples.corpus import Corpus
+
+
+def test_windows8_irp_layout() -> None:
+    out = (
+        "Irp is active with 3 stacks 3 is current (= 0xffffe000d94e6e08)\n"
+        " No Mdl: No System Buffer: Thread ffffe000d8e89880:  Irp stack trace.  \n"
+        "     cmd  flg cl Device   File     Completion-Context\n"
+        ">[IRP_MJ_DEVICE_CONTROL(e), N/A(0)]\n"
+        "            5 e0 ffffe000d69c5050 ffffe000d9f2c070 fffff8016f3e2a40-ffffe000d94e6d50 Success Error Cancel \n"
+        "\t       \\Driver\\ACPI\tnt!IopUnloadSafeCompletion\n"
+        "\t\t\tArgs: 00000000 00000000 00000000 00000000\n"
+    )
+    r = parse("!irp ffffe000d94e6d50", out)
+    (loc,) = r.irp_stack
+    assert loc.current and loc.major == "IRP_MJ_DEVICE_CONTROL(e)" and loc.device == "0xffffe000d69c5050"
+    assert loc.driver == "\\Driver\\ACPI" and loc.completion_symbol == "nt!IopUnloadSafeCompletion"
+    assert r.fields["thread"] == "0xffffe000d8e89880"
 
 
 def test_irp_na_locations_are_kept_with_their_own_args() -> None:
@@ -96,82 +116,6 @@ def test_irp_trimmed_header_and_row() -> None:
     assert (loc.driver, loc.completion_symbol) == ("\\Driver\\e1dnexpress", "nt!PopRequestCompletion")
 
 
-# --------------------------------------------------------------------------- !pte
-
-
-def test_pte_large_page_pfn_x86_pae() -> None:
-    # C source of a HalDispatchTable exploit, WinDbg session in a trailing comment (x86 PAE)
-    out = (
-        "                    VA 80544a3c\n"
-        "PDE at C0602010            PTE at C0402A20\n"
-        "contains 00000000004001E3  contains 0000000000000000\n"
-        "pfn 400       -GLDA--KWEV   LARGE PAGE pfn 544\n"
-    )
-    r = parse("!pte 80544a3c", out)
-    assert r.fields["large_page"] == "true" and r.fields["large_page_pfn"] == "0x544"
-    assert (r.pte_levels[0].level, r.pte_levels[0].pfn) == ("PDE", "0x400")
-    assert r.pte_levels[1].pfn is None
-
-
-def test_pte_large_page_pfn_x64() -> None:
-    # Markdown note "The kernel is mapped with large pages" (!pte of nt!ExAllocatePoolWithTag)
-    out = (
-        "                                           VA fffff803791153a0\n"
-        "PXE at FFFF80C060301F80    PPE at FFFF80C0603F0068    PDE at FFFF80C07E00DE40    PTE at FFFF80FC01BC88A8\n"
-        "contains 0000000000B09063  contains 0000000000B0A063  contains 000000013A0009E3  contains 0000000000000000\n"
-        "pfn b09       ---DA--KWEV  pfn b0a       ---DA--KWEV  pfn 13a000    -GLDA--KWEV  LARGE PAGE pfn 13a115 \n"
-    )
-    r = parse("!pte fffff803`791153a0", out)
-    assert r.fields["large_page_pfn"] == "0x13a115"
-    assert [p.pfn for p in r.pte_levels] == ["0xb09", "0xb0a", "0x13a000", None]
-
-
-# --------------------------------------------------------------------------- !object
-
-
-def test_object_directory_type_with_a_blank() -> None:
-    # Jekyll post "Exploring the Windows Executive - Part 1 - Object Manager" (2016, Win7 x86)
-    out = (
-        "Object: 86a05750  Type: (85261eb0) Directory\n"
-        "    Hash Address  Type          Name\n"
-        "    ---- -------  ----          ----\n"
-        "     01  8d5f6dc0 ALPC Port     SeLsaCommandPort\n"
-        "         8d464500 Event         UniqueInteractiveSessionIdEvent\n"
-        "     22  9335d528 Directory     RPC Control\n"
-    )
-    r = parse("!object \\", out)
-    assert [(d.hash, d.type, d.name) for d in r.directory] == [
-        ("01", "ALPC Port", "SeLsaCommandPort"),
-        ("01", "Event", "UniqueInteractiveSessionIdEvent"),
-        ("22", "Directory", "RPC Control"),
-    ]
-
-
-def test_object_symbolic_link_target() -> None:
-    # same post: "!object \Global??\C:"
-    out = (
-        "Object: 86bda030  Type: (85261de8) SymbolicLink\n"
-        "    ObjectHeader: 86bda018 (new version)\n"
-        "    HandleCount: 0  PointerCount: 1\n"
-        "    Directory Object: 86a05128  Name: C:\n"
-        "    Target String is '\\Device\\HarddiskVolume2'\n"
-        "    Drive Letter Index is 3 (C:)\n"
-    )
-    r = parse("!object 86bda030", out)
-    assert r.name == "C:" and r.fields["type"] == "SymbolicLink"
-    assert r.fields["target"] == "\\Device\\HarddiskVolume2"
-    assert (r.fields["drive_letter_index"], r.fields["drive_letter"]) == ("3", "C:")
-
-
-def test_object_name_with_a_blank() -> None:
-    # made in the layout of the post above, whose root directory lists "RPC Control"
-    out = "Object: 9335d528  Type: (85261eb0) Directory\n    Directory Object: 86a05750  Name: RPC Control\n"
-    assert parse('!object "\\RPC Control"', out).name == "RPC Control"
-
-
-# --------------------------------------------------------------------------- !devstack
-
-
 def test_devstack_driver_glued_to_devext_without_name() -> None:
     # Chinese note on layered TDI drivers (TdiDriverTest), x64
     out = (
@@ -203,35 +147,6 @@ def test_devstack_name_complaints_are_warnings() -> None:
         "InfoMask field not found for _OBJECT_HEADER at fffffa800783f030",
         "Cannot read info offset from nt!ObpInfoMaskToOffset",
     ]
-
-
-# --------------------------------------------------------------------------- !handle
-
-
-def test_handle_object_block_per_handle() -> None:
-    # jasandoval1/windev_training, io-subsystem/tracking-irps/README.md ("!handle 0 3 <proc> File")
-    out = (
-        "Handle table at ffffa08f5ad26540 with 45 entries in use\n"
-        "\n"
-        "0044: Object: ffffc38e2ff24e20  GrantedAccess: 0012019f "
-        "(Protected) (Inherit) (Audit) Entry: ffffa08f5b1ff110\n"
-        "Object: ffffc38e2ff24e20  Type: (ffffc38e2c0fcf00) File\n"
-        "    ObjectHeader: ffffc38e2ff24df0 (new version)\n"
-        "        HandleCount: 2  PointerCount: 65456\n"
-        "        Directory Object: 00000000  Name: \\Input {ConDrv}\n"
-    )
-    r = parse("!handle 0 3 ffffc38e2c0dc080 File", out)
-    assert (r.fields["handle_table"], r.fields["entries_in_use"]) == ("0xffffa08f5ad26540", "45")
-    (entry,) = r.entries
-    assert entry["handle"] == "0x0044" and entry["attributes"] == "Protected Inherit Audit"
-    assert entry["entry"] == "0xffffa08f5b1ff110"
-    assert (entry["type"], entry["type_address"]) == ("File", "0xffffc38e2c0fcf00")
-    assert entry["object_header"] == "0xffffc38e2ff24df0"
-    assert (entry["handle_count"], entry["pointer_count"]) == ("2", "65456")
-    assert entry["name"] == "\\Input {ConDrv}"
-
-
-# --------------------------------------------------------------------------- !devobj / !drvobj
 
 
 def test_devobj_wrapped_flag_names_and_zero_flags() -> None:
@@ -274,81 +189,6 @@ def test_drvobj_old_layout_name_on_next_line() -> None:
     assert r.entries == [{"device": "0x809d50d0"}]
 
 
-# --------------------------------------------------------------------------- !vad / !devnode / !lmi
-
-
-def test_vad_tree() -> None:
-    # Microsoft docs, !vad example (XP-era layout)
-    out = (
-        "VAD     level      start      end    commit\n"
-        "82741bf8 ( 1)      78000    78045         8 Mapped  Exe  EXECUTE_WRITECOPY\n"
-        "8273e508 ( 2)      7ffde    7ffde         1 Private      EXECUTE_READWRITE\n"
-        "\n"
-        "Total VADs:     5  average level:    2  maximum depth: 2\n"
-    )
-    r = parse("!vad 824bc2f8", out)
-    assert r.kind == "object" and r.object_type == "vad"
-    assert r.entries == [
-        {
-            "vad": "0x82741bf8",
-            "level": "1",
-            "start": "78000",
-            "end": "78045",
-            "commit": "8",
-            "type": "Mapped",
-            "protection": "EXECUTE_WRITECOPY",
-            "exe": "true",
-        },
-        {
-            "vad": "0x8273e508",
-            "level": "2",
-            "start": "7ffde",
-            "end": "7ffde",
-            "commit": "1",
-            "type": "Private",
-            "protection": "EXECUTE_READWRITE",
-        },
-    ]
-    assert (r.fields["total_vads"], r.fields["average_level"], r.fields["maximum_depth"]) == ("5", "2", "2")
-
-
-def test_vad_tree_windows10_layout() -> None:
-    # wlsgjd.github.io post on VADs (Windows 10 x64: level without parentheses, commas)
-    out = (
-        "VAD             Level         Start             End              Commit\n"
-        "ffffdf02ef26f440  8           7ffe0           7ffe0               1 Private      READONLY           \n"
-        "Total VADs: 669, average level: 8, maximum depth: 10\n"
-    )
-    r = parse("!vad", out)
-    (entry,) = r.entries
-    assert (entry["vad"], entry["level"], entry["start"], entry["protection"]) == (
-        "0xffffdf02ef26f440",
-        "8",
-        "7ffe0",
-        "READONLY",
-    )
-    assert (r.fields["total_vads"], r.fields["maximum_depth"]) == ("669", "10")
-
-
-def test_vad_single() -> None:
-    # Microsoft docs, !vad example ("!vad <addr> 1")
-    out = (
-        "VAD @ 824bc2f8\n"
-        "  Start VPN:         7ffb0  End VPN:    7ffd3  Control Area:  827f1208\n"
-        "  First ProtoPte: e1008500  Last PTE e100858c  Commit Charge         0 (0.)\n"
-    )
-    r = parse("!vad 824bc2f8 1", out)
-    assert r.address == "0x824bc2f8"
-    assert r.fields == {
-        "Start VPN": "7ffb0",
-        "End VPN": "7ffd3",
-        "Control Area": "827f1208",
-        "First ProtoPte": "e1008500",
-        "Last PTE": "e100858c",
-        "Commit Charge": "0 (0.)",
-    }
-
-
 def test_devnode() -> None:
     # Microsoft docs, !devobj page (the !devnode example before it)
     out = (
@@ -379,23 +219,85 @@ def test_devnode() -> None:
     ]
 
 
-def test_lmi() -> None:
-    # Microsoft docs, "Debugging performance-optimized code" (!lmi ntdll)
-    out = (
-        "Loaded Module Info: [ntdll]\n"
-        "         Module: ntdll\n"
-        "   Base Address: 77f80000\n"
-        "     Image Name: ntdll.dll\n"
-        "     Time Stamp: 394193d2 Fri Jun 09 18:03:14 2000\n"
-        "    Symbol Type: DIA PDB  - Symbols loaded successfully from symbol server.\n"
-        "                 c:\\symbols\\dll\\ntdll.pdb\n"
-    )
-    r = parse("!lmi ntdll", out)
-    assert r.kind == "object" and r.object_type == "lmi"
-    assert (r.name, r.address) == ("ntdll", "0x77f80000")
-    assert r.fields["Image Name"] == "ntdll.dll"
-    assert r.fields["Time Stamp"] == "394193d2 Fri Jun 09 18:03:14 2000"
-    assert r.fields["Symbol Type"] == (
-        "DIA PDB  - Symbols loaded successfully from symbol server.\nc:\\symbols\\dll\\ntdll.pdb"
-    )
-    assert "c" not in r.fields  # the drive letter's colon is not a key
+def _kernel_objects_01(c: Corpus) -> None:
+    r = c.record("kernel_objects/01.txt", "!irp 0x831f4a00")
+    assert r.object_type == "irp"
+    assert r.fields["stack_count"] == "8" and r.fields["current_location"] == "5"
+    assert r.fields["mdl"] == "0x82b020d8" and r.fields["thread"] == "0x8c622118"
+    assert len(r.irp_stack) == 8
+    cur = [i for i, s in enumerate(r.irp_stack) if s.current]
+    assert cur == [4]
+    loc = r.irp_stack[4]
+    assert (loc.major, loc.minor, loc.device) == ("3", "34", "0x828517a8")
+    assert loc.pending and loc.invoke_on == ["Success", "Error", "Cancel"]
+    assert (loc.driver, loc.completion_symbol) == (r"\Driver\disk", "partmgr!PmReadWriteCompletion")
+    assert loc.args == ["0x00007000", "0x00000000", "0xfe084e00", "0x00000004"]
+
+
+def _kernel_objects_02(c: Corpus) -> None:
+    r = c.record("kernel_objects/02.txt", "!irp 81183468")
+    assert "mdl" not in r.fields and r.fields["thread"] == "0x00000000"
+    assert len(r.irp_stack) == 2
+    assert r.irp_stack[1].current and r.irp_stack[1].major == "16"
+    assert r.irp_stack[1].completion_symbol == "ntoskrnl!PopCompleteSystemPowerIrp"
+
+
+def _kernel_objects_03(c: Corpus) -> None:
+    r = c.record("kernel_objects/03.txt", r"!drvobj \Driver\sysvad_tabletaudiosample 2")
+    assert r.address == "0xffffe0008834f670"
+    assert r.name == r"\Driver\sysvad_tabletaudiosample"
+    assert r.fields["driver_entry_symbol"] == "tabletaudiosample!FxDriverEntry"
+    assert r.fields["driver_start_io"] == "0x00000000"
+    assert len(r.dispatch_routines) == 28
+    assert r.dispatch_routines[0].name == "IRP_MJ_CREATE" and r.dispatch_routines[0].symbol == "portcls!DispatchCreate"
+    assert r.dispatch_routines[27].index == 0x1B and r.dispatch_routines[27].name == "IRP_MJ_PNP"
+
+
+def _kernel_objects_04(c: Corpus) -> None:
+    r = c.record("kernel_objects/04.txt", "!devobj 0xffffe0007b71a960")
+    assert r.address == "0xffffe0007b71a960"
+    assert r.fields["driver"] == r"\Driver\PnpManager"
+    assert r.fields["driver_object"] == "0xffffe0007b727e60"
+    assert r.fields["Flags"] == "00001040"
+    assert r.fields["DevNode"] == "ffffe0007b71a630"
+    assert r.fields["Characteristics_names"] == "FILE_AUTOGENERATED_DEVICE_NAME, FILE_DEVICE_SECURE_OPEN"
+    assert r.fields["attached_device"] == "0xffffe000801fee20"
+    assert r.fields["attached_device_driver"] == r"\Driver\ECHO"
+
+
+def _kernel_objects_05(c: Corpus) -> None:
+    r = c.record("kernel_objects/05.txt", "!devstack 0xffffe00089c575a0")
+    assert [d.driver for d in r.devices] == [
+        r"\Driver\ksthunk",
+        r"\Driver\sysvad_tabletaudiosample",
+        r"\Driver\PnpManager",
+    ]
+    # driver name printed without a blank before DevExt
+    assert r.devices[1].extension == "0xffffe00088386ba0" and r.devices[1].name == "0000007a"
+    assert r.devices[2].current and r.devices[2].extension == "0x00000000"
+    assert r.fields["ServiceName"] == "sysvad_tabletaudiosample"
+    assert r.fields["devnode"] == "0xffffe00086e68190"
+
+
+def _kernel_objects_18(c: Corpus) -> None:
+    r = c.record("kernel_objects/18.txt", r"!drvobj \Driver\MMCSS")
+    assert r.address == "0xffffac819f21fe30" and r.name == r"\Driver\MMCSS"
+    assert r.entries == [{"device": "0xffffac819f7e9df0"}]
+    dt = c.record("kernel_objects/18.txt", "dt nt!_DRIVER_OBJECT ffffac819f21fe30 DriverStart")
+    (f,) = dt.fields
+    assert (f.offset, f.name, f.value, f.type) == ("0x018", "DriverStart", "0xfffff80050950000", "Void")
+
+
+CHECKS: dict[str, Callable[[Corpus], None]] = {
+    "kernel_objects/01.txt": _kernel_objects_01,
+    "kernel_objects/02.txt": _kernel_objects_02,
+    "kernel_objects/03.txt": _kernel_objects_03,
+    "kernel_objects/04.txt": _kernel_objects_04,
+    "kernel_objects/05.txt": _kernel_objects_05,
+    "kernel_objects/18.txt": _kernel_objects_18,
+}
+
+
+@pytest.mark.parametrize("name", sorted(CHECKS))
+def test_sample(corpus: Corpus, name: str) -> None:
+    CHECKS[name](corpus)

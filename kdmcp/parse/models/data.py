@@ -1,0 +1,126 @@
+"""Records of what the target holds: registers, memory, disassembly, ``dt`` types, ``dv`` locals,
+``dx`` data model values, ``?`` expressions.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+
+from kdmcp.parse.models.base import RecordBase, StrictModel
+from kdmcp.parse.models.parts import Context, Instruction
+
+# --------------------------------------------------------------------------- registers
+
+
+class RegistersRecord(RecordBase, Context):
+    """``r``, ``r rip``, ``rM``, ``.trap``/``.cxr``, ``~Ns``: a context and current instruction."""
+
+    kind: Literal["registers"] = "registers"
+
+
+# --------------------------------------------------------------------------- memory
+
+
+class MemoryRow(StrictModel):
+    """One line of a ``d*`` dump."""
+
+    address: str
+    segment: str | None = None  # "003b" in "003b:00000030"
+    values: list[str] = Field(default_factory=list)
+    ascii: str | None = None  # db / dc / dW character column
+    text: str | None = None  # da / du string
+    symbols: list[str | None] = Field(default_factory=list)  # dps / dqs / dds, aligned with values
+
+
+class MemoryRecord(RecordBase):
+    """``db dw dd dq dp dps dqs dds da du dc dl`` and friends."""
+
+    kind: Literal["memory"] = "memory"
+    unit: str = "unknown"  # byte word dword qword pointer ascii unicode float double binary
+    rows: list[MemoryRow] = Field(default_factory=list)
+
+
+# --------------------------------------------------------------------------- disassembly
+
+
+class DisassemblyRecord(RecordBase):
+    """``u``, ``ub``, ``uf``."""
+
+    kind: Literal["disassembly"] = "disassembly"
+    instructions: list[Instruction] = Field(default_factory=list)
+    labels: list[str] = Field(default_factory=list)
+
+
+# --------------------------------------------------------------------------- dt
+
+
+class TypeField(StrictModel):
+    """One ``+0x010 Name : value`` line of ``dt``."""
+
+    offset: str
+    name: str
+    value: str | None = None  # instance dump ("dt type address")
+    type: str | None = None  # layout dump, or the type printed after a pointer value
+    depth: int = 0  # nesting under -r
+    bitfield: bool = False
+
+
+class TypeDumpRecord(RecordBase):
+    """``dt``: a type layout or an instance."""
+
+    kind: Literal["type_dump"] = "type_dump"
+    type_name: str | None = None
+    instance: bool = False
+    preview: str | None = None  # the string line dt prints under _UNICODE_STRING
+    fields: list[TypeField] = Field(default_factory=list)
+
+
+# --------------------------------------------------------------------------- smaller families
+
+
+class ExpressionRecord(RecordBase):
+    """``? expr`` (``Evaluate expression: 0 = 00000000``), ``??`` and ``.formats``."""
+
+    kind: Literal["expression"] = "expression"
+    value: str | None = None
+    decimal: int | None = None
+    fields: dict[str, str] = Field(default_factory=dict)
+
+
+class LocalVariable(StrictModel):
+    """One ``dv`` line."""
+
+    name: str
+    value: str
+    location: str | None = None  # address, "@rcx", or "<unavailable>"
+    type: str | None = None
+    scope: str | None = None  # "prv local" / "prv param"
+
+
+class LocalsRecord(RecordBase):
+    """``dv``."""
+
+    kind: Literal["locals"] = "locals"
+    locals: list[LocalVariable] = Field(default_factory=list)
+
+
+class DataModelEntry(StrictModel):
+    """One child line of ``dx``."""
+
+    name: str
+    value: str | None = None
+    type: str | None = None
+    depth: int = 1
+    links: list[str] = Field(default_factory=list)  # DML link text such as "[Switch To]"
+
+
+class DataModelRecord(RecordBase):
+    """``dx``."""
+
+    kind: Literal["data_model"] = "data_model"
+    expression: str | None = None
+    value: str | None = None
+    type: str | None = None
+    children: list[DataModelEntry] = Field(default_factory=list)

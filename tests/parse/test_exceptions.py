@@ -1,0 +1,60 @@
+"""``kdmcp.parse.exceptions``: ``.exr``, ``.lastevent``, ``.jdinfo``.
+
+Corpus samples are checked through ``CHECKS``, keyed by sample (``tests/parse/samples``);
+hand-written excerpts of layouts the corpus lacks name where the layout was published.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pytest
+
+from kdmcp.parse import parse
+from tests.parse.samples.corpus import Corpus, event_kinds
+
+
+def test_lastevent() -> None:
+    out = "Last event: 1450.1424: Integer divide-by-zero - code c0000094 (first chance)\n  debugger time: Mon Apr 7\n"
+    r = parse(".lastevent", out)
+    assert (r.thread, r.code, r.first_chance) == ("1450.1424", "0xc0000094", True)
+
+
+def test_old_lastevent_form() -> None:
+    # MS docs debugging-a-stack-overflow.md
+    r = parse(".lastevent", "Last event: Exception C00000FD, second chance \n")
+    assert r.code == "0xc00000fd"
+    assert r.first_chance is False
+
+
+def _exceptions_errors_01(c: Corpus) -> None:
+    r = c.record("exceptions_errors/01.txt", ".exr -1")
+    assert r.kind == "exception_record"
+    assert r.code == "0x80000003" and r.description == "Break instruction exception"
+    assert r.address == "0x000000007777cb60"
+    assert r.symbol == "ntdll!LdrpDoDebuggerBreak+0x0000000000000030"
+    assert r.parameters == ["0x0000000000000000"]
+    assert len(c.record("exceptions_errors/01.txt", "kv").frames) == 4
+
+
+def _connect_08(c: Corpus) -> None:
+    pre = c.blocks("connect/08.txt")[0].record
+    assert event_kinds(pre) == ["pending_attach", "module_load", "exception", "initial_command"]
+    assert pre.events[3].name == ".jdinfo 0x00000000003E0000"
+    r = c.record("connect/08.txt", ".jdinfo 0x00000000003E0000")
+    assert r.kind == "exception_record"
+    assert r.thread == "0:15c8"
+    assert r.code == "0xc0000005" and r.access == "write" and r.access_address == "0x0000000000000000"
+    assert r.context.registers["rip"] == "0x00007ff791d81014"
+    assert r.context.symbol == "CrashAV_x64!wmain+0x14"
+
+
+CHECKS: dict[str, Callable[[Corpus], None]] = {
+    "exceptions_errors/01.txt": _exceptions_errors_01,
+    "connect/08.txt": _connect_08,
+}
+
+
+@pytest.mark.parametrize("name", sorted(CHECKS))
+def test_sample(corpus: Corpus, name: str) -> None:
+    CHECKS[name](corpus)

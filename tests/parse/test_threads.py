@@ -1,0 +1,254 @@
+"""``kdmcp.parse.threads`` and ``kdmcp.parse.kernel_thread``: ``~``, ``!thread``, ``!ready``,
+``!running``, ``!runaway``, ``!stacks``.
+
+Corpus samples are checked through ``CHECKS``, keyed by sample (``tests/parse/samples``);
+hand-written excerpts of layouts the corpus lacks name where the layout was published.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pytest
+
+from kdmcp.parse import parse
+from kdmcp.parse.threads import parse_threads
+from tests.parse.samples.corpus import Corpus
+
+
+def test_ready_threads() -> None:
+    out = (
+        "Processor 0: Ready Threads at priority 8\n"
+        "    THREAD ffffa80e1d1c5080  Cid 0c3c.0c40  Teb: 0000000000000000 Win32Thread: 0000000000000000 READY on processor 0\n"  # noqa: E501 - real output line, kept whole
+    )
+    r = parse_threads("!ready", out)
+    assert r is not None
+    (t,) = r.threads
+    assert (t.state, t.processor, t.cid) == ("READY", 0, "0c3c.0c40")
+
+
+def test_nt4_thread_owning_process_stack_pointers_and_irp_list() -> None:
+    # Microsoft docs, "Resource time-outs" (NT4-era !thread)
+    out = (
+        "THREAD ffaf5410  Cid e7.e8  Teb: 7ffde000 WAIT: (Executive) KernelMode Non-Alertable\n"
+        "    feecf698  SynchronizationEvent\n"
+        "IRP List:\n"
+        "    fef29208: (0006,00b8) Flags: 00000884  Mdl: feed8328\n"
+        "Not impersonating\n"
+        "Owning Process ffaf5690\n"
+        "Start Address 0x77f04644\n"
+        "Initial Sp fec6c000 Current Sp fec6b938\n"
+        "Priority 11 BasePriority 7 PriorityDecrement 0 DecrementCount 8\n"
+    )
+    (t,) = parse("!thread ffaf5410", out).threads
+    assert t.owning_process == "0xffaf5690" and t.image is None
+    assert (t.details["Initial Sp"], t.details["Current Sp"]) == ("fec6c000", "fec6b938")
+    assert t.details["IRP List"].split(":")[0] == "fef29208"
+    assert not {"Owning", "Initial", "IRP", "fef29208: (0006,00b8) Flags: 00000884"} & t.details.keys()
+    assert t.start_address == "0x77f04644" and t.priority == 11
+    assert [w.address for w in t.wait_objects] == ["0xfeecf698"]
+
+
+def test_irp_list_of_a_running_thread_keeps_the_irp() -> None:
+    # Microsoft sysvad lab (!thread, x64, RUNNING)
+    out = (
+        "THREAD ffffe001d3a27040  Cid 10f0.17f4  Teb: 000000ee6cf9d000 Win32Thread: 0000000000000000 "
+        "RUNNING on processor 0\n"
+        "IRP List:\n"
+        "    ffffe001d429e580: (0006,02c8) Flags: 000008b4  Mdl: 00000000\n"
+        "Not impersonating\n"
+        "Owning Process            ffffe001d147c840       Image:         audiodg.exe\n"
+    )
+    (t,) = parse("!thread", out).threads
+    assert t.details["IRP List"] == "ffffe001d429e580: (0006,02c8) Flags: 000008b4  Mdl: 00000000"
+    assert "IRP" not in t.details and t.image == "audiodg.exe" and t.processor == 0
+
+
+def test_ready_group_headers_apply_to_the_threads_below() -> None:
+    # Windows Internals 7th ed. study notes, "EXPERIMENT: Viewing Ready Threads" (!ready)
+    out = (
+        "Processor 0: Ready Threads at priority 8\n"
+        "THREAD 857d9030 Cid 0ec8.0e30 Teb: 7ffdd000 Win32Thread: 00000000 READY\n"
+        "THREAD 855c8300 Cid 0ec8.0eb0 Teb: 7ff9c000 Win32Thread: 00000000 READY\n"
+        "Processor 1: Ready Threads at priority 10\n"
+        "THREAD 857c0030 Cid 04c8.0378 Teb: 7ffdf000 Win32Thread: fef7f8c0 READY\n"
+    )
+    r = parse("!ready", out)
+    assert [(t.address, t.priority, t.processor) for t in r.threads] == [
+        ("0x857d9030", 8, 0),
+        ("0x855c8300", 8, 0),
+        ("0x857c0030", 10, 1),
+    ]
+    assert all(t.details == {} for t in r.threads)
+
+
+def test_ready_shared_queue_and_empty_processors() -> None:
+    # Windows Internals 7th ed. Part 1, ch. 4 (!Ready, Windows 10: shared ready queues; the
+    # book wraps "READY on" / "processor N")
+    out = (
+        "KSHARED_READY_QUEUE 8147e800: (00) ****----------------------\n"
+        "SharedReadyQueue 8147e800: Ready Threads at priority 8\n"
+        "    THREAD 80af8bc0 Cid 1300.15c4 Teb: 7ffbd0b0 Win32Thread: 00000000 READY on\n"
+        "processor 80000002\n"
+        "SharedReadyQueue 8147e800: Ready Threads at priority 0\n"
+        "    THREAD 82889bc0 Cid 0004.0008 Teb: 00000000 Win32Thread: 00000000 READY on\n"
+        "processor 80000000\n"
+        "Processor 0: No threads in READY state\n"
+        "Processor 1: No threads in READY state\n"
+    )
+    first, last = parse("!Ready", out).threads
+    assert (first.priority, first.details["SharedReadyQueue"]) == (8, "8147e800")
+    assert (last.priority, last.details["SharedReadyQueue"]) == (0, "8147e800")
+    assert "Processor" not in last.details and not any("READY state" in v for v in last.details.values())
+
+
+def test_trap_frame_inside_fpo_data() -> None:
+    # Windows 10 x86 !thread ("booster" driver notes): the syscall frame
+    out = (
+        "THREAD a738d040  Cid 0ce8.0998  Teb: 0026c000 Win32Thread: ac5e6108 WAIT: (UserRequest) UserMode "
+        "Non-Alertable\n"
+        "ChildEBP RetAddr  Args to Child\n"
+        "ae12bbf8 77d12740 000000c0 a738d040 0000000a nt!KiSystemServicePostCall (FPO: [0,3] TrapFrame @ ae12bc14)\n"
+        "00bff730 00000000 00000000 00000000 00000000 ntdll!KiFastSystemCallRet (FPO: [0,0,0])\n"
+    )
+    (t,) = parse("!thread 0xa738d040", out).threads
+    syscall, user = t.frames
+    assert syscall.trap_frame == "0xae12bc14" and syscall.function == "KiSystemServicePostCall"
+    assert syscall.annotations == ("(FPO: [0,3] TrapFrame @ ae12bc14)",)
+    assert user.trap_frame is None
+    kv = parse("kv", "ChildEBP RetAddr  Args to Child\n" + out.split("Args to Child\n")[1])
+    assert kv.frames[0].trap_frame == "0xae12bc14"
+
+
+def test_thread_header_with_only_the_address() -> None:
+    # Vanguard anti-cheat internals blog (!thread rdi, x64)
+    out = (
+        "THREAD ffffc2895a49f040\n"
+        "Child-SP          RetAddr               : Call Site\n"
+        "ffff8506`8f96a830 fffff801`cdc0ca92     : nt!KiSwapContext+0x76\n"
+        "ffff8506`8f96a970 fffff801`ce0800af     : nt!KiDispatchInterrupt+0x152\n"
+        "ffff8506`8f96ab60 00000000`00000000     : 0xfffff801`61a2e880\n"
+    )
+    r = parse("!thread rdi", out)
+    assert r.kind == "threads"
+    (t,) = r.threads
+    assert t.address == "0xffffc2895a49f040" and t.cid is None
+    assert [f.function for f in t.frames] == ["KiSwapContext", "KiDispatchInterrupt", None]
+    assert t.frames[2].address == "0xfffff80161a2e880"
+
+
+def _kernel_objects_07(c: Corpus) -> None:
+    r = c.record("kernel_objects/07.txt", "!running -it")
+    assert r.kind == "threads"
+    assert [t.processor for t in r.threads] == [0, 1, 2, 3]
+    assert r.threads[0].prcb == "0xffdff120" and r.threads[0].address == "0x805495a0"
+    assert len(r.threads[0].frames) == 3
+    assert r.threads[3].frames[0].call_site == "nt!KiIdleLoop+0x14"
+    assert r.fields["all_idle"] == "true"
+
+
+def _kernel_objects_17(c: Corpus) -> None:
+    r = c.record("kernel_objects/17.txt", "!stacks 1")
+    assert r.kind == "threads" and len(r.threads) == 11
+    t0 = r.threads[0]
+    assert (t0.process_id, t0.thread_id, t0.address, t0.state, t0.image) == (
+        "0x4",
+        "0x8",
+        "0x827d0030",
+        "Blocked",
+        "System",
+    )
+    assert t0.frames[0].call_site == "ntoskrnl!MmZeroPageThread+0x66"
+    assert r.threads[2].details["blocker"] == "Stack paged out" and r.threads[2].frames == []
+    assert r.threads[-1].image == "csrss.exe"
+    r2 = c.record("kernel_objects/17.txt", "!stacks 2")
+    assert len(r2.threads[0].frames) == 7
+    assert r2.threads[0].frames[5].function == "CreateSystemRootLink"
+
+
+def _process_thread_04(c: Corpus) -> None:
+    r = c.record("process_thread/04.txt", "!thread -t 1e10")
+    assert r.kind == "threads"
+    (t,) = r.threads
+    assert t.address == "0xffffac819fb18080" and t.thread_id == "0x1e10"
+    assert t.wait_reason == "WrUserRequest"
+    assert t.image == "CPUSTRES.EXE"
+    assert t.priority == 15
+    assert t.frames == []  # elided by the author
+
+
+def _process_thread_05(c: Corpus) -> None:
+    r = c.record("process_thread/05.txt", "~")
+    assert len(r.threads) == 7
+    assert r.threads[4].id == "2064.bb8" and r.threads[4].suspend_count == 2
+    cur = [t for t in r.threads if t.current]
+    assert [t.index for t in cur] == [6]
+    assert r.threads[6].teb == "0x00eef000"
+
+
+def _process_thread_06(c: Corpus) -> None:
+    r = c.record("process_thread/06.txt", "~")
+    assert len(r.threads) == 14
+    assert r.threads[11].current and r.threads[11].thread_id == "0x898"
+    assert r.threads[0].teb == "0x000000555f35c000"
+
+
+def _process_thread_07(c: Corpus) -> None:
+    r = c.record("process_thread/07.txt", "~")
+    assert len(r.threads) == 25
+    assert r.threads[6].details["comment"] == "this thread owns the second critical section"
+    assert r.threads[24].teb == "0x7ff5d000"
+    assert all(t.suspend_count is None for t in r.threads)  # old format has no Suspend column
+
+
+def _process_thread_12(c: Corpus) -> None:
+    assert [t.current for t in c.record("process_thread/12.txt", "~").threads] == [False, True]
+    all_threads = c.record("process_thread/12.txt", "~*").threads
+    assert all_threads[0].start_symbol == "notepad!WinMainCRTStartup"
+    assert all_threads[0].start_address == "0x00e131c9"
+    assert all_threads[1].priority_class == 32
+    (cur,) = c.record("process_thread/12.txt", "~.").threads
+    assert cur.index == 1 and cur.start_symbol == "ntdll!DbgUiRemoteBreakin"
+
+
+def _process_thread_14(c: Corpus) -> None:
+    r = c.record("process_thread/14.txt", "!runaway")
+    assert len(r.threads) == 13
+    top = r.threads[0]
+    assert (top.index, top.thread_id, top.user_time) == (8, "0x21dc", "0 days 0:00:07.000")
+
+
+def _process_thread_15(c: Corpus) -> None:
+    (t8,) = c.record("process_thread/15.txt", "~8").threads
+    assert t8.name == "High priority thread #1" and t8.current
+    assert t8.start_symbol == "coreclr!ThreadNative::KickOffThread"
+    (t10,) = c.record("process_thread/15.txt", "~10").threads
+    assert t10.priority == -2 and t10.name == "Low priority thread"
+
+
+def _process_thread_16(c: Corpus) -> None:
+    r = c.record("process_thread/16.txt", "!runaway 7")
+    assert len(r.threads) == 7
+    t1 = next(t for t in r.threads if t.index == 1)
+    assert t1.user_time == "0 days 0:00:00.531"
+    assert t1.kernel_time == "0 days 0:00:00.015"
+    assert t1.elapsed_time == "0 days 0:32:07.369"
+
+
+CHECKS: dict[str, Callable[[Corpus], None]] = {
+    "kernel_objects/07.txt": _kernel_objects_07,
+    "kernel_objects/17.txt": _kernel_objects_17,
+    "process_thread/04.txt": _process_thread_04,
+    "process_thread/05.txt": _process_thread_05,
+    "process_thread/06.txt": _process_thread_06,
+    "process_thread/07.txt": _process_thread_07,
+    "process_thread/12.txt": _process_thread_12,
+    "process_thread/14.txt": _process_thread_14,
+    "process_thread/15.txt": _process_thread_15,
+    "process_thread/16.txt": _process_thread_16,
+}
+
+
+@pytest.mark.parametrize("name", sorted(CHECKS))
+def test_sample(corpus: Corpus, name: str) -> None:
+    CHECKS[name](corpus)
