@@ -5,6 +5,9 @@ Lines are generated from every form the reader knows (``;`` lists, ``.block``, `
 ``j``, ``.for``, ``.while``, ``.foreach /s``, ``~*e``, ``.echo`` quoting, breakpoint command
 strings) around ordinary and go-class commands, plus the whole bypass corpus; each is run by
 an in-process simulated kd and cdb (see tests/sim/test_interpreter.py).
+
+No one module is under test here but the package's promise (kdmcp/command/__init__.py): the
+policy, the engine and the simulator read a line the same way.
 """
 
 from __future__ import annotations
