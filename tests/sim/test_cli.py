@@ -1,4 +1,5 @@
-"""The simulator on its own, byte for byte, as kd.exe / cdb.exe would show it.
+"""``python -m kdmcp.sim`` (kdmcp/sim/cli.py and all behind it) on its own, byte for byte, as kd.exe / cdb.exe
+would show it.
 
 Driven through pexpect: ``PopenSpawn`` for pipes (kd writes ``\\r\\n`` and no echo) and
 ``spawn`` for a pty (the terminal echoes what is typed). Every expect has a timeout.
@@ -107,7 +108,7 @@ def test_target_runs_after_connect_until_sigint(children):
 def test_a_burst_of_ctrl_c_at_the_prompt_loses_neither_input_nor_the_next_break(children):
     # A storm of break-in requests lands on a debugger already at its prompt (every client
     # asking at once): kd drops them, then must still read the g and break on the next one.
-    # (The exact state that once blocked the simulator here: tests/sim/test_sim_wakeup.py.)
+    # (The exact state that once blocked the simulator here: tests/sim/test_console_io.py.)
     kd = sim_pipes("kd", "-b", *KDNET)
     children.append(kd)
     for _ in range(5):
@@ -166,9 +167,9 @@ def test_prompt_forms(children, tmp_path):
         (["cdb", "C:\\app.exe", "--flag"], "0:000> "),
         (["kd", "-remote", "tcp:server=127.0.0.1,port=5005"], "0: kd> "),
     ]
-    for argv, prompt in cases:
-        child = sim_pipes(*argv)
-        children.append(child)
+    # All started before any is read: their start-ups overlap instead of adding up.
+    children.extend(sim_pipes(*argv) for argv, _ in cases)
+    for child, (_, prompt) in zip(children, cases, strict=True):
         child.expect_exact(prompt)
     cdb = children[3]
     cdb.sendline(".effmach x86")
@@ -179,14 +180,13 @@ def test_dump_banner_and_missing_dump(children, tmp_path):
     dump = tmp_path / "MEMORY.DMP"
     dump.write_bytes(b"PAGEDU64")
     kd = sim_pipes("kd", "-z", str(dump))
-    children.append(kd)
+    missing = sim_pipes("kd", "-z", str(tmp_path / "nope.dmp"))  # started now: the start-ups overlap
+    children.extend((kd, missing))
     kd.expect_exact(f"Loading Dump File [{dump}]\r\n")
     kd.expect_exact("For analysis of this file, run !analyze -v\r\n")
     kd.expect_exact("0: kd> ")
     kd.sendline("g")
     kd.expect_exact("No runnable debuggees error in 'g'")
-    missing = sim_pipes("kd", "-z", str(tmp_path / "nope.dmp"))
-    children.append(missing)
     missing.expect_exact("Win32 error 0n2")
     missing.expect(pexpect.EOF)
     assert missing.wait() == 1
@@ -296,9 +296,9 @@ def test_sigint_cancels_a_soft_hang(children):
     kd.expect_exact("0: kd> ")
 
 
-def test_usage_errors_exit_2():
-    for argv in (["kd"], ["notadebugger"], ["cdb", "-p", "abc"], ["kd", "--scenario"]):
-        child = sim_pipes(*argv)
+def test_usage_errors_exit_2(children):
+    argvs = (["kd"], ["notadebugger"], ["cdb", "-p", "abc"], ["kd", "--scenario"])
+    children.extend(sim_pipes(*argv) for argv in argvs)  # all at once: the start-ups overlap
+    for child, argv in zip(children, argvs, strict=True):
         child.expect(pexpect.EOF)
         assert child.wait() == 2, argv
-        reap(child)
