@@ -49,11 +49,20 @@ def children() -> Iterator[list]:
         reap(child)
 
 
-def test_kdnet_banner_then_initial_break_prompt_exact_bytes(children):
+@pytest.fixture(scope="module")
+def kd_at_initial_break() -> Iterator[tuple[PopenSpawn, str]]:
+    """One ``kd -b`` on pipes, shared by the tests that need only that: the process and what it
+    printed before its first prompt. Each user leaves it at a prompt, the prompt read."""
     kd = sim_pipes("kd", "-b", *KDNET)
-    children.append(kd)
-    kd.expect_exact("0: kd> ")
-    text = kd.before.decode()
+    try:
+        kd.expect_exact("0: kd> ")
+        yield kd, kd.before.decode()
+    finally:
+        reap(kd)
+
+
+def test_kdnet_banner_then_initial_break_prompt_exact_bytes(kd_at_initial_break):
+    _, text = kd_at_initial_break
     assert text.startswith(
         "\r\nMicrosoft (R) Windows Debugger Version 10.0.26100.1 AMD64\r\n"
         "Copyright (c) Microsoft Corporation. All rights reserved.\r\n\r\n"
@@ -105,14 +114,12 @@ def test_target_runs_after_connect_until_sigint(children):
     kd.expect_exact("queued\r\n0: kd> ")
 
 
-def test_a_burst_of_ctrl_c_at_the_prompt_loses_neither_input_nor_the_next_break(children):
+def test_a_burst_of_ctrl_c_at_the_prompt_loses_neither_input_nor_the_next_break(kd_at_initial_break):
     # A storm of break-in requests lands on a debugger already at its prompt (every client
     # asking at once): kd drops them, then must still read the g and break on the next one.
     # (The exact state that once blocked the simulator here: tests/sim/test_console_io.py.)
-    kd = sim_pipes("kd", "-b", *KDNET)
-    children.append(kd)
+    kd, _ = kd_at_initial_break  # at its prompt, the prompt read
     for _ in range(5):
-        kd.expect_exact("0: kd> ")
         for _ in range(500):
             kd.kill(signal.SIGINT)
         kd.sendline(".echo still reading")
@@ -122,6 +129,7 @@ def test_a_burst_of_ctrl_c_at_the_prompt_loses_neither_input_nor_the_next_break(
             kd.expect_exact("kd> ", timeout=0.05)  # running: no prompt until a break-in
         kd.kill(signal.SIGINT)
         kd.expect_exact("Break instruction exception - code 80000003 (first chance)\r\n")
+        kd.expect_exact("0: kd> ")
 
 
 def test_pty_echo_processor_switch_and_empty_line_repeat(children):
