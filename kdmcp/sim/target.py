@@ -24,7 +24,7 @@ __all__ = ["BREAK_THREAD", "State", "TargetRun"]
 
 State = Literal["waiting", "running", "broken", "rebooting", "lost"]
 
-BREAK_THREAD = 2
+BREAK_THREAD = 2  # the canned process's break-in thread: cdb stops there after an attach or a Ctrl+C
 
 
 class TargetRun(ConsoleIO):
