@@ -28,8 +28,10 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from kdmcp.argvalues import check_host, check_path, check_symbol_path
 from kdmcp.errors import ConfigError
-from kdmcp.statefile import KdnetKey, others_can_read, read_yaml_document
+from kdmcp.regular_file import others_can_read
+from kdmcp.statefile import KdnetKey
 from kdmcp.validation import validation_problems
+from kdmcp.yaml_document import read_yaml_document
 
 __all__ = [
     "ENV_CONFIG",

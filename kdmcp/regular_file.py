@@ -19,6 +19,9 @@ A regular file can still hang a read on a dead network or FUSE filesystem, in th
 where no flag helps. The read therefore runs in a daemon thread and the caller waits at
 most ``READ_DEADLINE_S``; a thread stuck past it is abandoned, and once
 ``MAX_STUCK_READS`` are stuck further reads are refused at once instead of piling up.
+
+Such a file may hold a KDNET key, so :func:`others_can_read` is here too: the readers warn
+when the group or other users could read it.
 """
 
 from __future__ import annotations
@@ -30,7 +33,7 @@ import threading
 from pathlib import Path
 from typing import Final
 
-__all__ = ["MAX_STUCK_READS", "READ_DEADLINE_S", "FileRefused", "read_regular_file"]
+__all__ = ["MAX_STUCK_READS", "READ_DEADLINE_S", "FileRefused", "others_can_read", "read_regular_file"]
 
 READ_DEADLINE_S: Final = 5.0
 MAX_STUCK_READS: Final = 4
@@ -176,3 +179,8 @@ def _pseudo_devices() -> set[int]:
         except OSError:
             continue  # not mounted here
     return devices
+
+
+def others_can_read(mode: int) -> bool:
+    """POSIX mode bits: may the group or other users read the file? (A file holding a key should not.)"""
+    return bool(mode & (stat.S_IRGRP | stat.S_IROTH))

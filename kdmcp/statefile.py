@@ -15,8 +15,7 @@ file, never the key: a format error says which word is wrong and how, not what i
 a YAML syntax error gives line and column without the offending line (PyYAML's own message
 quotes it).
 
-The module runs past 500 lines because the record, its reader, its writer and the key prompt
-are one file format: splitting them would spread the format's rules over several files.
+Reading a YAML document safely (the config file does it too) is :mod:`kdmcp.yaml_document`'s.
 """
 
 from __future__ import annotations
@@ -26,7 +25,6 @@ import getpass as _getpass
 import json
 import math
 import os
-import re
 import stat
 import sys
 import tempfile
@@ -37,14 +35,14 @@ from pathlib import Path
 from typing import Annotated, Any, Final, Literal
 
 import platformdirs
-import yaml
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, PlainSerializer, ValidationError, field_validator
 
 from kdmcp.argvalues import check_host, check_ip_address, check_kdnet_key, check_port
-from kdmcp.errors import InvalidArgument, KdMcpError, StateFileError
-from kdmcp.regular_file import FileRefused, read_regular_file
+from kdmcp.errors import InvalidArgument, StateFileError
+from kdmcp.regular_file import others_can_read
 from kdmcp.secret import Secret
 from kdmcp.validation import validation_problems
+from kdmcp.yaml_document import KEYLIKE_RE, read_yaml_document
 
 __all__ = [
     "DEFAULT_MAX_AGE_S",
@@ -59,9 +57,7 @@ __all__ = [
     "check_kdnet_key",
     "default_state_path",
     "load_state",
-    "others_can_read",
     "read_key_interactively",
-    "read_yaml_document",
     "resolve_state_path",
     "write_state",
 ]
@@ -73,15 +69,10 @@ ENV_KEY = "KDMCP_KDNET_KEY"
 WINDOWS_DEFAULT_PATH = r"C:\mcp-state\kd-session.json"
 STATE_FILE_NAME = "kd-session.json"
 DEFAULT_MAX_AGE_S = 24 * 3600.0
-# A state file is a few hundred bytes; anything much larger is the wrong file.
-MAX_FILE_BYTES = 64 * 1024
 # Ephemeral range: bcdedit's documented range for KDNET ports is 49152-65535.
 KDNET_PORT_RANGE = (49152, 65535)
 # A clock a few minutes off between guest-side companion and host is normal.
 FUTURE_SLACK_S = 300.0
-
-# Anything that looks like a key, for masking text we did not write (YAML error text).
-_KEYLIKE_RE = re.compile(r"[0-9a-zA-Z]{1,13}(?:\.[0-9a-zA-Z]{1,13}){3}")
 
 StateSource = Literal["argument", "config", "env", "default"]
 _SOURCE_WORDS: dict[StateSource, str] = {
@@ -266,76 +257,6 @@ def resolve_state_path(
 # Reading
 
 
-def read_yaml_document(
-    path: Path,
-    label: str,
-    error: type[KdMcpError],
-    *,
-    max_bytes: int = MAX_FILE_BYTES,
-    not_found_hint: str = "",
-) -> object:
-    """Read and parse one YAML document, raising ``error("<label>: <defect>")``.
-
-    Shared by the state file and the config file. Only a regular file is read, size-capped
-    and under a deadline (``kdmcp.regular_file``: a client names the state file, and a FIFO or
-    ``/proc/self/fd/1`` must not hang the server). YAML syntax errors are reported by line and
-    column only: PyYAML's message quotes the offending line, which may hold a key.
-    """
-    problem: str | None = None
-    raw = b""
-    try:
-        raw = read_regular_file(path, max_bytes)
-    except FileRefused as exc:
-        problem = str(exc)
-    except FileNotFoundError:
-        problem = "not found" + not_found_hint
-    except PermissionError:
-        problem = "cannot be read: permission denied"
-    except OSError as exc:
-        problem = f"cannot be read: {exc.strerror or type(exc).__name__}"
-    if problem is not None:
-        raise error(f"{label}: {problem}")
-
-    text, problem = _decode(raw)
-    if text is None:
-        raise error(f"{label}: {problem}")
-    try:
-        return yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        problem = _describe_yaml_error(exc)
-    # Raised outside the except block, so the YAML error (which quotes the file) is not chained.
-    raise error(f"{label}: not valid YAML: {problem}")
-
-
-def _decode(raw: bytes) -> tuple[str | None, str]:
-    """Bytes to text. Windows PowerShell 5.1 writes UTF-16 (``Out-File``) or UTF-8 with a BOM."""
-    encoding = "utf-16" if raw.startswith((b"\xff\xfe", b"\xfe\xff")) else "utf-8-sig"
-    try:
-        return raw.decode(encoding), ""
-    except UnicodeDecodeError:
-        return None, f"is not {encoding.upper().replace('-SIG', '')} text"
-
-
-def _describe_yaml_error(exc: yaml.YAMLError) -> str:
-    """``problem at line L, column C`` without the snippet PyYAML appends; key-shaped text masked."""
-    if isinstance(exc, yaml.MarkedYAMLError):
-        parts = [p for p in (exc.context, exc.problem) if p]
-        text = ", ".join(parts) or "syntax error"
-        mark = exc.problem_mark or exc.context_mark
-        if mark is not None:
-            text += f" at line {mark.line + 1}, column {mark.column + 1}"
-    elif isinstance(exc, yaml.reader.ReaderError):  # its str() quotes the character
-        text = f"a control character YAML does not allow, at character {exc.position + 1}"
-    else:
-        text = type(exc).__name__
-    return _KEYLIKE_RE.sub("***", text)
-
-
-def others_can_read(mode: int) -> bool:
-    """POSIX mode bits: may the group or other users read the file?"""
-    return bool(mode & (stat.S_IRGRP | stat.S_IROTH))
-
-
 def load_state(
     path_arg: str | os.PathLike[str] | None = None,
     config_path: str | os.PathLike[str] | None = None,
@@ -365,7 +286,7 @@ def load_state(
         raise StateFileError(f"{where}: schema is missing; expected {SCHEMA!r}")
     if schema != SCHEMA:
         shown = repr(schema) if isinstance(schema, str) and len(schema) <= 40 else _kind(schema)
-        raise StateFileError(f"{where}: schema is {_KEYLIKE_RE.sub('***', shown)}, expected {SCHEMA!r}")
+        raise StateFileError(f"{where}: schema is {KEYLIKE_RE.sub('***', shown)}, expected {SCHEMA!r}")
 
     # Wrap the key before pydantic sees it, so no error record ever holds it in the clear.
     fields = dict(data)

@@ -5,8 +5,9 @@ the simulator (what kd would do with it) all read command lines through this pac
 they cannot disagree about where a command ends or what runs inside a block:
 :mod:`~kdmcp.command.lexing` (quotes, braces, escapes), :mod:`~kdmcp.command.syntax` (the
 tree of :mod:`~kdmcp.command.nodes`: commands, blocks, conditionals, loops), :mod:`~kdmcp.command.tables` (what each
-command is), :mod:`~kdmcp.command.walker` and :mod:`~kdmcp.command.policy` (findings,
-verdicts, run effects).
+command is), :mod:`~kdmcp.command.walker` (the walk over the tree), :mod:`~kdmcp.command.leaf_rules`
+(one command's class) and :mod:`~kdmcp.command.command_strings` (the command strings inside
+one) for the findings, and :mod:`~kdmcp.command.policy` (verdicts, run effects).
 
 Pure: no I/O; stdlib and pydantic only.
 """

@@ -4,13 +4,20 @@ The engine needs exactly these operations from a backend, whatever the platform:
 bytes to the debugger's input, read whatever output is available (bounded wait), send the
 console break (Ctrl+C / Ctrl+Break), end the process, and learn how it ended. Everything
 platform-specific (pty, pipes, Win32 console control events) stays behind this seam.
+
+Backends whose reads block on a thread (pipes, wexpect's console) hand the chunks to the
+engine through one bounded :class:`OutputQueue`, defined here so neither backend imports
+the other.
 """
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
+
+OUTPUT_BUFFER_LIMIT = 1024 * 1024  # bytes read ahead of the engine's pump
 
 
 class ConsoleClosed(Exception):
@@ -128,3 +135,60 @@ def child_environment(base: Mapping[str, str], extra: Mapping[str, str]) -> dict
 def _inherited(name: str) -> bool:
     upper = name.upper()
     return upper in CHILD_ENV_NAMES or upper.startswith(CHILD_ENV_PREFIXES)
+
+
+class OutputQueue:
+    """Turns a reader thread's chunks into ``Console.read(max_bytes, timeout)``.
+
+    A bounded byte buffer: when the pump falls behind, the reader thread waits, the pipe
+    fills and kd waits too, so memory stays at ``limit`` whatever the output size. An
+    unbounded queue let 100 MB of output pile up 60 MB here before the pump caught up.
+    ``close()`` releases a reader waiting for room once nobody will read any more.
+    """
+
+    def __init__(self, limit: int = OUTPUT_BUFFER_LIMIT) -> None:
+        self._cond = threading.Condition()
+        self._buf = bytearray()
+        self._limit = limit
+        self._eof = False
+        self._closed = False
+
+    def put(self, chunk: bytes) -> None:
+        with self._cond:
+            self._cond.wait_for(lambda: len(self._buf) < self._limit or self._closed)
+            if not self._closed:
+                self._buf += chunk
+                self._cond.notify_all()
+
+    def put_eof(self) -> None:
+        with self._cond:
+            self._eof = True
+            self._cond.notify_all()
+
+    def close(self) -> None:
+        with self._cond:
+            self._closed = True
+            self._cond.notify_all()
+
+    def wait_readable(self, timeout: float) -> bool:
+        with self._cond:
+            return self._cond.wait_for(lambda: bool(self._buf) or self._eof, max(0.0, timeout))
+
+    def read(self, max_bytes: int, timeout: float, *, what: str) -> bytes:
+        """Up to ``max_bytes`` of buffered output, waiting at most ``timeout`` for the first byte.
+
+        ``b""`` on timeout; ``ConsoleClosed`` only once everything before the end was returned.
+        """
+        if max_bytes <= 0:
+            raise ValueError("max_bytes must be positive")
+        with self._cond:
+            if not self._buf and not self._eof:
+                self._cond.wait_for(lambda: bool(self._buf) or self._eof, max(0.0, timeout))
+            if self._buf:
+                data = bytes(self._buf[:max_bytes])
+                del self._buf[:max_bytes]  # bytearray drops its front in O(1)
+                self._cond.notify_all()
+                return data
+            if self._eof:
+                raise ConsoleClosed(f"{what}: end of output")
+            return b""

@@ -12,7 +12,8 @@ lacks is a console's Ctrl+C, so ``interrupt()`` sends the console break out of b
   CREATE_NO_WINDOW, so it gets a hidden console of its own, and breaks in through
   ``kdmcp.console.ctrl_helper``, which attaches to that console.
 
-Reading runs on a daemon thread that blocks in ``os.read`` and hands chunks over a queue:
+Reading runs on a daemon thread that blocks in ``os.read`` and hands chunks over a bounded queue
+(:class:`~kdmcp.console.base.OutputQueue`, shared with the wexpect backend):
 Windows pipes cannot be ``select``-ed, and a reader that never stops also keeps kd from
 blocking on a full pipe while the target floods DbgPrint.
 """
@@ -28,7 +29,7 @@ import threading
 from typing import IO, Any
 
 from kdmcp.console import ctrl_helper, win32
-from kdmcp.console.base import ConsoleClosed, ConsoleError, SpawnSpec, child_environment
+from kdmcp.console.base import ConsoleError, OutputQueue, SpawnSpec, child_environment
 
 logger = logging.getLogger(__name__)
 
@@ -36,64 +37,6 @@ READ_CHUNK = 65536
 HELPER_TIMEOUT_SEC = 10.0
 TASKKILL_TIMEOUT_SEC = 10.0
 CLOSE_JOIN_SEC = 1.0
-OUTPUT_BUFFER_LIMIT = 1024 * 1024  # bytes read ahead of the engine's pump
-
-
-class OutputQueue:
-    """Turns a reader thread's chunks into ``Console.read(max_bytes, timeout)``.
-
-    A bounded byte buffer: when the pump falls behind, the reader thread waits, the pipe
-    fills and kd waits too, so memory stays at ``limit`` whatever the output size. An
-    unbounded queue let 100 MB of output pile up 60 MB here before the pump caught up.
-    ``close()`` releases a reader waiting for room once nobody will read any more.
-    """
-
-    def __init__(self, limit: int = OUTPUT_BUFFER_LIMIT) -> None:
-        self._cond = threading.Condition()
-        self._buf = bytearray()
-        self._limit = limit
-        self._eof = False
-        self._closed = False
-
-    def put(self, chunk: bytes) -> None:
-        with self._cond:
-            self._cond.wait_for(lambda: len(self._buf) < self._limit or self._closed)
-            if not self._closed:
-                self._buf += chunk
-                self._cond.notify_all()
-
-    def put_eof(self) -> None:
-        with self._cond:
-            self._eof = True
-            self._cond.notify_all()
-
-    def close(self) -> None:
-        with self._cond:
-            self._closed = True
-            self._cond.notify_all()
-
-    def wait_readable(self, timeout: float) -> bool:
-        with self._cond:
-            return self._cond.wait_for(lambda: bool(self._buf) or self._eof, max(0.0, timeout))
-
-    def read(self, max_bytes: int, timeout: float, *, what: str) -> bytes:
-        """Up to ``max_bytes`` of buffered output, waiting at most ``timeout`` for the first byte.
-
-        ``b""`` on timeout; ``ConsoleClosed`` only once everything before the end was returned.
-        """
-        if max_bytes <= 0:
-            raise ValueError("max_bytes must be positive")
-        with self._cond:
-            if not self._buf and not self._eof:
-                self._cond.wait_for(lambda: bool(self._buf) or self._eof, max(0.0, timeout))
-            if self._buf:
-                data = bytes(self._buf[:max_bytes])
-                del self._buf[:max_bytes]  # bytearray drops its front in O(1)
-                self._cond.notify_all()
-                return data
-            if self._eof:
-                raise ConsoleClosed(f"{what}: end of output")
-            return b""
 
 
 class PipeConsole:

@@ -50,8 +50,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 from kdmcp.console import ctrl_helper, win32
-from kdmcp.console.base import ConsoleError, SpawnSpec, child_environment
-from kdmcp.console.pipe_backend import OutputQueue
+from kdmcp.console.base import ConsoleError, OutputQueue, SpawnSpec, child_environment
 
 logger = logging.getLogger(__name__)
 

@@ -42,9 +42,9 @@ from kdmcp.command.nodes import (
 from kdmcp.command.syntax import read_list
 from kdmcp.command.tables import leaf_effect
 
-__all__ = ["EvalError", "Host", "Interpreter", "evaluate"]
+__all__ = ["MAX_LOOP", "EvalError", "Host", "Interpreter", "evaluate"]
 
-_MAX_LOOP = 100_000  # iterations of one loop before the simulator stops it (kd would go on)
+MAX_LOOP = 100_000  # iterations of one loop before the simulator stops it (kd would go on)
 
 
 class EvalError(Exception):
@@ -68,8 +68,9 @@ class Host(Protocol):
 class Interpreter:
     """Runs the reader's tree of one line on a :class:`Host`."""
 
-    def __init__(self, host: Host) -> None:
+    def __init__(self, host: Host, *, max_loop: int = MAX_LOOP) -> None:
         self.host = host
+        self.max_loop = max_loop
 
     def run_line(self, line: str) -> Iterator[None]:
         try:
@@ -115,7 +116,7 @@ class Interpreter:
             host.out(f"       ^ Syntax error in '{node.text.strip()}'\n")
 
     def loop(self, holds: Callable[[], bool], body: Block, step: tuple[Node, ...]) -> Iterator[None]:
-        for _ in range(_MAX_LOOP):
+        for _ in range(self.max_loop):
             if self.host.interrupted() or not holds():
                 return
             yield from self.run(body.body)

@@ -1,7 +1,7 @@
 """The project's own bypass corpus: attacks the ``standard`` profile must deny, and ordinary
 debugging it must allow.
 
-Data only (test_corpus.py runs it). Each ``BYPASS`` entry is ``(command_line, class)``:
+Data only (test_policy.py runs it). Each ``BYPASS`` entry is ``(command_line, class)``:
 the class value kd-mcp must find among the line's findings, or ``ANY`` when several
 classes are right (or the command would not run as written, but must not pass either).
 The entries are written from the classes, each in the hiding forms kd offers:
@@ -24,6 +24,7 @@ NETWORK_PATH = "network_path"
 SETTINGS_CHANGE = "settings_change"
 OUTPUT_CONTROL = "output_control"
 SESSION_ENDING = "session_ending"
+UNKNOWN = "unknown"
 
 BYPASS: list[tuple[str, str]] = [
     # ------------------------------------------------------------------ host execution
@@ -702,4 +703,155 @@ ORDINARY: list[str] = [
     ".if (@rax == 0) { kb } .else { r }",
     "j (@rax == 0) 'kb' ; 'r'",
     '.foreach /s (m "nt hal") { lm m m }',
+]
+
+
+# Ways around a substring list (peers check commands with those): each names the class the
+# verdict must report under "standard" -- the worst denied finding -- and what it tries.
+BYPASS_VERDICTS: list[tuple[str, str, str]] = [
+    # case and whitespace games
+    (".shell calc", HOST_EXEC, "plain"),
+    (".SHELL calc", HOST_EXEC, "upper case"),
+    (".ShElL calc", HOST_EXEC, "mixed case"),
+    ("  \t.shell\tcalc", HOST_EXEC, "tabs and leading blanks"),
+    ('.shell -ci "dir" findstr x', HOST_EXEC, "shell with -ci input"),
+    ("!!dir", HOST_EXEC, "bang-bang"),
+    ("!! dir", HOST_EXEC, "bang-bang with a blank"),
+    ("Q", SESSION_ENDING, "upper-case quit"),
+    # ';' splitting games
+    ("r;.shell calc", HOST_EXEC, "no blanks around ;"),
+    ("k;;;.shell calc", HOST_EXEC, "empty commands"),
+    ("r; !!dir", HOST_EXEC, "bang-bang second"),
+    ("r eax=1; .shell calc", HOST_EXEC, "after an allowed write"),
+    ("ad *; .shell calc", HOST_EXEC, "after alias delete"),
+    # nesting
+    (".block { .shell calc }", HOST_EXEC, "block"),
+    (".block{.shell calc}", HOST_EXEC, "block without blanks"),
+    (".block { r; .block { k; .block { .shell calc } } }", HOST_EXEC, "nested blocks"),
+    ("{ .shell calc }", HOST_EXEC, "bare braces"),
+    (".if (1) { .shell calc }", HOST_EXEC, "if body"),
+    (".if (0) { r } .else { .shell calc }", HOST_EXEC, "else body"),
+    (".if (0) { r } .elsif (1) { .shell calc } .else { k }", HOST_EXEC, "elsif body"),
+    (".if (1; .shell calc) { r }", HOST_EXEC, "semicolon in a condition"),
+    (".while (1) { .shell calc }", HOST_EXEC, "while body"),
+    (".do { .shell calc } (0)", HOST_EXEC, "do body"),
+    (".for (.shell calc; 0; r) { k }", HOST_EXEC, "for initial command"),
+    (".for (r $t0=0; @$t0<1; .shell calc) { k }", HOST_EXEC, "for increment command"),
+    (".catch { .shell calc }", HOST_EXEC, "catch body"),
+    # j and z
+    ("j 1 '.shell calc' ; 'r'", HOST_EXEC, "j first branch"),
+    ("j (1) 'r; .shell calc' ; 'k'", HOST_EXEC, "j quoted list"),
+    ("j 0 r ; .shell calc", HOST_EXEC, "j unquoted second branch"),
+    ("j (1) r ; '.shell calc'", HOST_EXEC, "j quoted second branch"),
+    ("z (0) .shell calc", HOST_EXEC, "after z"),
+    ("r; z(@$t0 < 1) ; .shell calc", HOST_EXEC, "after a z loop"),
+    # aliases
+    ('aS x ".shell calc"; ${x}', HOST_EXEC, "alias defined and used"),
+    ('aS x ".shell calc"; .block { ${x} }', HOST_EXEC, "alias used in a later block"),
+    ("as x .shell calc", HOST_EXEC, "as takes the rest of the line"),
+    ("as /c x .shell calc", HOST_EXEC, "as /c runs a command"),
+    ('aS /c x ".shell calc"', HOST_EXEC, "aS /c runs a command"),
+    ("${/v:x}", UNKNOWN, "alias with /v"),
+    ("${x} calc", UNKNOWN, "alias from an earlier call"),
+    (".echo ${x}", UNKNOWN, "alias pasted into an argument"),
+    ("$u0 calc", UNKNOWN, "fixed-name alias"),
+    ("r $.u0 = .shell calc", HOST_EXEC, "fixed-name alias set by r"),
+    ("aS /f x c:\\cmds.txt", HOST_FILE_READ, "alias from a file"),
+    ("aS /ma x @rcx", UNKNOWN, "alias from target memory"),
+    # breakpoint and event command strings
+    ('bp nt!NtCreateFile ".shell calc"', HOST_EXEC, "bp command string"),
+    ('bp nt!NtCreateFile "k; .shell calc; g"', HOST_EXEC, "bp command list"),
+    ('bu nt!NtCreateFile "!!dir"', HOST_EXEC, "bu command string"),
+    ('bm nt!Nt* ".shell calc"', HOST_EXEC, "bm command string"),
+    ('ba e1 fffff800`12345678 "$$<c:\\\\x.txt"', CODE_LOAD, "ba script"),
+    ('ba w4 @rsp "$$>a< c:\\\\x.txt"', CODE_LOAD, "ba script with arguments"),
+    ('bp /w "Debugger.Utility.Control.ExecuteCommand(\\".shell calc\\")" nt!Foo', HOST_EXEC, "bp /w dx condition"),
+    ('bs 0 ".shell calc"', HOST_EXEC, "bs changes a command"),
+    ('bsc 0 1 ".shell calc"', HOST_EXEC, "bsc conditional command"),
+    ("bp nt!NtCreateFile \"j 1 '.shell calc' ; 'g'\"", HOST_EXEC, "j inside bp"),
+    ('bp nt!NtCreateFile ".block { .shell calc }"', HOST_EXEC, "block inside bp"),
+    ("bp nt!Foo .shell", UNKNOWN, "unquoted bp command"),
+    ('sxe -c ".shell calc" ld', HOST_EXEC, "sx first-chance command"),
+    ('sxe -c2 ".shell calc" av', HOST_EXEC, "sx second-chance command"),
+    ("sxe -c .shell ld", HOST_EXEC, "sx unquoted command"),
+    ('sx- -c "!!dir" ld', HOST_EXEC, "sx- command"),
+    ('p ".shell calc"', HOST_EXEC, "step command string"),
+    ('.pcmd -s ".shell calc"', HOST_EXEC, "prompt command"),
+    # scripts and code
+    ("$$<c:\\x.txt", CODE_LOAD, "script"),
+    ("$<c:\\x.txt", CODE_LOAD, "script, one dollar"),
+    ("$><c:\\x.txt", CODE_LOAD, "condensed script"),
+    ("$$><c:\\x.txt", CODE_LOAD, "condensed script, two dollars"),
+    ("$$>a< c:\\x.txt arg", CODE_LOAD, "script with arguments"),
+    ("$$ >a< c:\\x.txt", CODE_LOAD, "script with blanks"),
+    (".scriptload c:\\x.js", CODE_LOAD, "scriptload"),
+    (".scriptrun c:\\x.js", CODE_LOAD, "scriptrun"),
+    (".load c:\\evil.dll", CODE_LOAD, "load"),
+    ("!load c:\\evil.dll", CODE_LOAD, "bang load"),
+    (".loadby evil nt", CODE_LOAD, "loadby"),
+    ("!evil.run", CODE_LOAD, "extension loaded by module name"),
+    (".extpath c:\\evil", CODE_LOAD, "extension path"),
+    (".kdfiles c:\\map.ini", CODE_LOAD, "driver replacement"),
+    (".ocommand run:", CODE_LOAD, "target output as commands"),
+    # dx
+    ('dx Debugger.Utility.Control.ExecuteCommand(".shell calc")', HOST_EXEC, "dx ExecuteCommand"),
+    ('dx -r1 Debugger.Utility.Control.ExecuteCommand("!\\x21dir")', HOST_EXEC, "dx hex escape"),
+    ('dx Debugger.Utility.Control.ExecuteCommand(".she" + "ll calc")', UNKNOWN, "dx concatenation"),
+    ("dx @$c = Debugger.Utility.Control", UNKNOWN, "dx stashes Control"),
+    ("dx @$c.ExecuteCommand(@$cmd)", UNKNOWN, "dx non-literal command"),
+    ('dx Debugger.Utility["Control"].ExecuteCommand("k")', UNKNOWN, "dx string indexer"),
+    ('dx Debugger.Utility.FileSystem.CreateFile("c:\\\\x.txt")', FILE_WRITE, "dx file system"),
+    ("dx @$scripts.evil.Contents.run()", UNKNOWN, "dx script call"),
+    # selectors
+    ("~*e .shell calc", HOST_EXEC, "per-thread command"),
+    ("~0 e .shell calc", HOST_EXEC, "thread command with a blank"),
+    ("~*e!!dir", HOST_EXEC, "per-thread bang-bang"),
+    ("|0 ~* e .shell calc", HOST_EXEC, "process then thread selector"),
+    # loops
+    (".foreach (x {lm1m}) { .shell x }", HOST_EXEC, "foreach body"),
+    (".foreach (x {.echo .shell}) { x calc }", UNKNOWN, "foreach variable as a command"),
+    ('.foreach /s (x ".shell") { x calc }', HOST_EXEC, "foreach string token"),
+    ('.foreach /f (x "c:\\cmds.txt") { x }', HOST_FILE_READ, "foreach over a file"),
+    ("!for_each_module .shell calc", HOST_EXEC, "for_each_module"),
+    ('!for_each_module "!!dir"', HOST_EXEC, "for_each_module quoted"),
+    ("!for_each_module @#ModuleName", UNKNOWN, "for_each_module pastes module names"),
+    ('!list -x ".shell calc" @rcx', UNKNOWN, "list with a command"),
+    # quotes, escapes and comments
+    ('.echo "a\\"; .shell calc; \\""', HOST_EXEC, "escaped quote in echo"),
+    ('.echo "a\\\\"; .shell calc', HOST_EXEC, "escaped backslash in echo"),
+    ('.printf "%s", 1; .shell calc', HOST_EXEC, "after printf"),
+    ('.block { .echo "}" ; .shell calc }', HOST_EXEC, "quoted brace in a block"),
+    ('k "a;.shell calc"', HOST_EXEC, "quoted ; in a command that takes no quotes"),
+    ("* comment ; .shell calc", HOST_EXEC, "star comment (kd skips the rest; checked anyway)"),
+    ("$$ comment ; .shell calc", HOST_EXEC, "dollar comment ends at ;"),
+    ("r; * comment; .shell calc", HOST_EXEC, "star comment later"),
+    # lookalikes and control characters
+    ("\uff0eshell calc", UNKNOWN, "fullwidth full stop"),
+    (".\uff53hell calc", UNKNOWN, "fullwidth s"),
+    ("\uff01\uff01dir", UNKNOWN, "fullwidth exclamation marks"),
+    (".she\u200bll calc", UNKNOWN, "zero-width space"),
+    ("r\u037e .shell calc", UNKNOWN, "greek question mark looks like ;"),
+    ("r\x00;.shell calc", HOST_EXEC, "NUL"),
+    ("r\n.shell calc", HOST_EXEC, "line feed"),
+    ("r\r.shell calc", HOST_EXEC, "carriage return"),
+    ("k\x1b[2J", UNKNOWN, "escape sequence"),
+    ("", UNKNOWN, "empty line repeats the last command"),
+    # files, host, session
+    (".dump /ma c:\\x.dmp", FILE_WRITE, "dump"),
+    (".writemem c:\\x.bin @rsp L100", FILE_WRITE, "writemem"),
+    (".logopen c:\\x.log", FILE_WRITE, "logopen"),
+    (".logappend c:\\x.log", FILE_WRITE, "logappend"),
+    ("!analyze -v -xmf c:\\x.xml", FILE_WRITE, "analyze writes xml"),
+    (".create cmd.exe", HOST_EXEC, "create"),
+    (".attach 0n1234", HOST_EXEC, "attach"),
+    (".server tcp:port=5005", HOST_EXEC, "debugging server"),
+    (".sympath c:\\sym; .shell calc", HOST_EXEC, "after a path list"),
+    (".sympath+ srv*; .shell calc", HOST_EXEC, "after an appended path list"),
+    (".browse .shell calc", HOST_EXEC, "browse"),
+    (".settings load c:\\x.xml", HOST_FILE_READ, "settings load"),
+    ("q", SESSION_ENDING, "quit"),
+    ("qq", SESSION_ENDING, "quit all"),
+    ("qd", SESSION_ENDING, "quit and detach"),
+    (".detach", SESSION_ENDING, "detach"),
+    (".abandon", SESSION_ENDING, "abandon"),
 ]

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from kdmcp.console.base import Console, ConsoleClosed, ConsoleError, SpawnSpec
-from kdmcp.console.pipe_backend import OUTPUT_BUFFER_LIMIT, READ_CHUNK, PipeConsole, spawn
+from kdmcp.console.base import OUTPUT_BUFFER_LIMIT, Console, ConsoleClosed, ConsoleError, SpawnSpec
+from kdmcp.console.pipe_backend import READ_CHUNK, PipeConsole, spawn
 
 pytestmark = [
     pytest.mark.skipif(sys.platform == "win32", reason="drives POSIX signals on real children"),

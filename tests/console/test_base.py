@@ -1,4 +1,5 @@
-"""The debugger's environment is an allowlist: what kd/cdb (and the simulator) need, nothing else.
+"""kdmcp/console/base.py's ``child_environment``: the debugger's environment is an allowlist —
+what kd/cdb (and the simulator) need, nothing else.
 
 A name-based scrub let ``DB_PASS``, ``GITHUB_PAT`` and every other secret without KEY/TOKEN in
 its name through to kd, where ``.shell set`` prints them.

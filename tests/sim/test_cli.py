@@ -1,4 +1,5 @@
-"""The simulator on its own, byte for byte, as kd.exe / cdb.exe would show it.
+"""``python -m kdmcp.sim`` (kdmcp/sim/cli.py and all behind it) on its own, byte for byte, as kd.exe / cdb.exe
+would show it.
 
 Driven through pexpect: ``PopenSpawn`` for pipes (kd writes ``\\r\\n`` and no echo) and
 ``spawn`` for a pty (the terminal echoes what is typed). Every expect has a timeout.
@@ -48,11 +49,20 @@ def children() -> Iterator[list]:
         reap(child)
 
 
-def test_kdnet_banner_then_initial_break_prompt_exact_bytes(children):
+@pytest.fixture(scope="module")
+def kd_at_initial_break() -> Iterator[tuple[PopenSpawn, str]]:
+    """One ``kd -b`` on pipes, shared by the tests that need only that: the process and what it
+    printed before its first prompt. Each user leaves it at a prompt, the prompt read."""
     kd = sim_pipes("kd", "-b", *KDNET)
-    children.append(kd)
-    kd.expect_exact("0: kd> ")
-    text = kd.before.decode()
+    try:
+        kd.expect_exact("0: kd> ")
+        yield kd, kd.before.decode()
+    finally:
+        reap(kd)
+
+
+def test_kdnet_banner_then_initial_break_prompt_exact_bytes(kd_at_initial_break):
+    _, text = kd_at_initial_break
     assert text.startswith(
         "\r\nMicrosoft (R) Windows Debugger Version 10.0.26100.1 AMD64\r\n"
         "Copyright (c) Microsoft Corporation. All rights reserved.\r\n\r\n"
@@ -104,14 +114,12 @@ def test_target_runs_after_connect_until_sigint(children):
     kd.expect_exact("queued\r\n0: kd> ")
 
 
-def test_a_burst_of_ctrl_c_at_the_prompt_loses_neither_input_nor_the_next_break(children):
+def test_a_burst_of_ctrl_c_at_the_prompt_loses_neither_input_nor_the_next_break(kd_at_initial_break):
     # A storm of break-in requests lands on a debugger already at its prompt (every client
     # asking at once): kd drops them, then must still read the g and break on the next one.
-    # (The exact state that once blocked the simulator here: tests/sim/test_sim_wakeup.py.)
-    kd = sim_pipes("kd", "-b", *KDNET)
-    children.append(kd)
+    # (The exact state that once blocked the simulator here: tests/sim/test_console_io.py.)
+    kd, _ = kd_at_initial_break  # at its prompt, the prompt read
     for _ in range(5):
-        kd.expect_exact("0: kd> ")
         for _ in range(500):
             kd.kill(signal.SIGINT)
         kd.sendline(".echo still reading")
@@ -121,6 +129,7 @@ def test_a_burst_of_ctrl_c_at_the_prompt_loses_neither_input_nor_the_next_break(
             kd.expect_exact("kd> ", timeout=0.05)  # running: no prompt until a break-in
         kd.kill(signal.SIGINT)
         kd.expect_exact("Break instruction exception - code 80000003 (first chance)\r\n")
+        kd.expect_exact("0: kd> ")
 
 
 def test_pty_echo_processor_switch_and_empty_line_repeat(children):
@@ -166,9 +175,9 @@ def test_prompt_forms(children, tmp_path):
         (["cdb", "C:\\app.exe", "--flag"], "0:000> "),
         (["kd", "-remote", "tcp:server=127.0.0.1,port=5005"], "0: kd> "),
     ]
-    for argv, prompt in cases:
-        child = sim_pipes(*argv)
-        children.append(child)
+    # All started before any is read: their start-ups overlap instead of adding up.
+    children.extend(sim_pipes(*argv) for argv, _ in cases)
+    for child, (_, prompt) in zip(children, cases, strict=True):
         child.expect_exact(prompt)
     cdb = children[3]
     cdb.sendline(".effmach x86")
@@ -179,14 +188,13 @@ def test_dump_banner_and_missing_dump(children, tmp_path):
     dump = tmp_path / "MEMORY.DMP"
     dump.write_bytes(b"PAGEDU64")
     kd = sim_pipes("kd", "-z", str(dump))
-    children.append(kd)
+    missing = sim_pipes("kd", "-z", str(tmp_path / "nope.dmp"))  # started now: the start-ups overlap
+    children.extend((kd, missing))
     kd.expect_exact(f"Loading Dump File [{dump}]\r\n")
     kd.expect_exact("For analysis of this file, run !analyze -v\r\n")
     kd.expect_exact("0: kd> ")
     kd.sendline("g")
     kd.expect_exact("No runnable debuggees error in 'g'")
-    missing = sim_pipes("kd", "-z", str(tmp_path / "nope.dmp"))
-    children.append(missing)
     missing.expect_exact("Win32 error 0n2")
     missing.expect(pexpect.EOF)
     assert missing.wait() == 1
@@ -296,9 +304,9 @@ def test_sigint_cancels_a_soft_hang(children):
     kd.expect_exact("0: kd> ")
 
 
-def test_usage_errors_exit_2():
-    for argv in (["kd"], ["notadebugger"], ["cdb", "-p", "abc"], ["kd", "--scenario"]):
-        child = sim_pipes(*argv)
+def test_usage_errors_exit_2(children):
+    argvs = (["kd"], ["notadebugger"], ["cdb", "-p", "abc"], ["kd", "--scenario"])
+    children.extend(sim_pipes(*argv) for argv in argvs)  # all at once: the start-ups overlap
+    for child, argv in zip(children, argvs, strict=True):
         child.expect(pexpect.EOF)
         assert child.wait() == 2, argv
-        reap(child)

@@ -1,4 +1,4 @@
-"""The simulator's wait loop: a Ctrl+C never costs it its input.
+"""kdmcp/sim/console_io.py: the simulator's wait loop — a Ctrl+C never costs it its input.
 
 A storm of break-in requests once left the simulator with an interrupt counted whose wake-up
 byte had already been drained; the next wait blocked reading the empty wake-up pipe, deaf to

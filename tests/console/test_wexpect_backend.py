@@ -1,4 +1,4 @@
-"""WexpectConsole over a fake ``wexpect`` module, plus its launcher run for real."""
+"""kdmcp/console/wexpect_backend.py: WexpectConsole over a fake ``wexpect`` module, plus its launcher run for real."""
 
 from __future__ import annotations
 

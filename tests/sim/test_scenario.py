@@ -1,4 +1,4 @@
-"""The built-in scenarios: they load, they describe one coherent target each, and the simulator
+"""kdmcp/sim/scenario.py: the built-in scenarios load, they describe one coherent target each, and the simulator
 plays their canned responses byte for byte.
 
 Under pipes the simulator writes ``\\r\\n`` line ends and does not echo typed input, so a session

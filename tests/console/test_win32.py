@@ -1,4 +1,5 @@
-"""The Windows code paths, run on any OS with fakes of kernel32, subprocess and os.kill."""
+"""kdmcp/console/win32.py (and the Windows paths of ctrl_helper and pipe_backend),
+run on any OS with fakes of kernel32, subprocess and os.kill."""
 
 from __future__ import annotations
 

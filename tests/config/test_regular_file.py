@@ -1,4 +1,5 @@
-"""Hostile state-file paths: every one is a prompt ``state_file`` error, never a hang.
+"""kdmcp/regular_file.py, through ``load_state``: every hostile state-file path is a prompt
+``state_file`` error, never a hang.
 
 A state file is named by a tool argument, so any client can point it at a FIFO, a terminal,
 ``/proc/self/fd/1`` (the server's own MCP stdout) or ``/dev/zero``. Each load runs in a daemon

@@ -1,4 +1,7 @@
-"""docs/security.md's class table is the classes and profiles the code has (one source of truth)."""
+"""kdmcp/command/classes.py: docs/security.md's class table is the classes and profiles the code has.
+
+One source of truth: the table is checked against ``CommandClass`` and ``PROFILE_ALLOWS``.
+"""
 
 from __future__ import annotations
 

@@ -1,0 +1,172 @@
+"""The simulated debugger's console: what it writes, what it reads, and Ctrl+C.
+
+One thread, one ``select``: on the debugger's input, and on a self-pipe woken by SIGINT
+(Ctrl+C from a pty or a signal to the process group), bounded by the deadline of the next
+scripted target event (:mod:`~kdmcp.sim.target`). Input is read even while the target runs,
+as kd's input thread sees Ctrl+B then; lines are executed only at a prompt.
+
+Line ends: kd on Windows writes ``\\r\\n``. Under a pty the terminal turns ``\\n`` into
+``\\r\\n`` itself, so the simulator writes bare ``\\n`` there and ``\\r\\n`` to pipes; either way
+the reader sees what it would see from kd.exe.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import select
+import signal
+import time
+from collections.abc import Callable
+from typing import Literal
+
+__all__ = ["DEFAULT_OUTMASK", "EMIT_LOG_ENV", "PROMPT_OUTPUT", "WRITE_CHUNK", "ConsoleIO"]
+
+DEFAULT_OUTMASK = 0x3F7  # ".outmask /d ... is equivalent to .outmask 0x3F7"
+NORMAL_OUTPUT, PROMPT_OUTPUT = 0x1, 0x10
+WRITE_CHUNK = 65536
+# Set to a path: every byte written to stdout is also appended there (fault tests' ground truth).
+EMIT_LOG_ENV = "KDMCP_SIM_EMIT_LOG"
+
+
+class _Exit(Exception):
+    def __init__(self, code: int) -> None:
+        super().__init__(code)
+        self.code = code
+
+
+class ConsoleIO:
+    """The debugger process's stdin/stdout and its Ctrl+C, as kd.exe's console sees them."""
+
+    def __init__(self, in_fd: int = 0, out_fd: int = 1) -> None:
+        self.in_fd = in_fd
+        self.out_fd = out_fd
+        self.crlf = not os.isatty(out_fd)
+        self.pending_input = b""
+        self.input_eof = False
+        self.interrupts = 0
+        self._outbuf = bytearray()
+        self.outmask = DEFAULT_OUTMASK
+        self._in_command = False
+        self._captured: list[str] | None = None
+        # Tests of "nothing lost" compare what the engine stored with what was really written.
+        emit_path = os.environ.get(EMIT_LOG_ENV)
+        self._emit_log = open(emit_path, "ab") if emit_path else None  # noqa: SIM115 (lives with the process)
+        # A Ctrl+C wakes the select() in wait(): the C-level signal handler writes to this
+        # pipe (signal.set_wakeup_fd), so a signal that lands just before select() blocks is
+        # not lost; both ends non-blocking, the read end drained by wait().
+        self._wake_r, self._wake_w = os.pipe()
+        os.set_blocking(self._wake_r, False)
+        os.set_blocking(self._wake_w, False)
+
+    # ----------------------------------------------------------------- output
+
+    def out(self, text: str) -> None:
+        """Write text as the console would show it (line ends per pty/pipe).
+
+        A command's output is normal output: with bit 1 cleared by ``.outmask-`` it is not shown.
+        """
+        if self._in_command and not self.outmask & NORMAL_OUTPUT:
+            return
+        if self._captured is not None:
+            self._captured.append(text)
+            return
+        if self.crlf:
+            text = text.replace("\n", "\r\n")
+        self.out_bytes(text.encode("utf-8", errors="replace"))
+
+    def out_bytes(self, data: bytes) -> None:
+        """Queue output; it goes out when the debugger next waits (or the queue is large).
+
+        One write per burst, as a console program's buffered stdout does: a command's output,
+        the prompt and the next queued command's output leave together.
+        """
+        self._outbuf += data
+        if len(self._outbuf) >= WRITE_CHUNK:
+            self.flush()
+
+    def flush(self) -> None:
+        data, self._outbuf = bytes(self._outbuf), bytearray()
+        if self._emit_log is not None and data:
+            # Logged *before* it is written: a SIGKILL between the two leaves the log ahead of
+            # the pipe (what the engine stored is then a prefix of it), never behind.
+            self._emit_log.write(data)
+            self._emit_log.flush()
+        view = memoryview(data)
+        while view:
+            n = os.write(self.out_fd, view)
+            view = view[n:]
+
+    def capture(self, run: Callable[[], None]) -> str:
+        """What ``run`` prints, kept instead of shown (``.foreach``'s input commands)."""
+        saved, self._captured = self._captured, []
+        try:
+            run()
+            return "".join(self._captured)
+        finally:
+            self._captured = saved
+
+
+    # --------------------------------------------------------------- signals
+
+    def _on_sigint(self, signum: int, frame: object) -> None:
+        del signum, frame
+        self.interrupts += 1
+
+    def take_interrupt(self) -> bool:
+        if self.interrupts:
+            self.interrupts = 0
+            return True
+        return False
+
+    def _drain_wake(self) -> None:
+        with contextlib.suppress(BlockingIOError):
+            while os.read(self._wake_r, 4096):
+                pass
+
+    def wait(self, timeout: float | None, want_input: bool) -> Literal["input", "interrupt", "timeout"]:
+        """Block until an input line (if wanted), a Ctrl+C, or the timeout."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while True:
+            if self.take_interrupt():
+                return "interrupt"
+            self._check_quit_key()
+            if want_input and (b"\n" in self.pending_input or self.input_eof):
+                return "input"
+            remaining = None if deadline is None else max(0.0, deadline - time.monotonic())
+            if remaining == 0.0:
+                return "timeout"
+            # Input is read even while the target runs (kd's input thread sees Ctrl+B), but
+            # lines are only executed at a prompt.
+            fds = [self._wake_r] + ([] if self.input_eof else [self.in_fd])
+            if self._outbuf:
+                self.flush()
+            ready, _, _ = select.select(fds, [], [], remaining)
+            if self._wake_r in ready:
+                self._drain_wake()  # the interrupt itself is counted by _on_sigint
+            if self.in_fd in ready:
+                data = os.read(self.in_fd, 65536)
+                if data:
+                    self.pending_input += data
+                else:
+                    self.input_eof = True
+
+    def _check_quit_key(self) -> None:
+        """Ctrl+B then Enter quits kd/cdb at once, whatever the target is doing."""
+        head, nl, _ = self.pending_input.rpartition(b"\n")
+        if nl and b"\x02" in head:
+            raise _Exit(0)
+
+    def read_line(self) -> str | None:
+        """The next typed line, or None at end of input."""
+        while self.wait(None, want_input=True) == "interrupt":
+            pass  # Ctrl+C at a prompt: nothing to break into, kd keeps waiting
+        if b"\n" not in self.pending_input:
+            return None
+        line, _, self.pending_input = self.pending_input.partition(b"\n")
+        return line.decode("utf-8", errors="replace").rstrip("\r")
+
+    def catch_interrupts(self) -> None:
+        """Count each SIGINT and wake ``wait``'s select through the self-pipe."""
+        signal.signal(signal.SIGINT, self._on_sigint)
+        signal.set_wakeup_fd(self._wake_w)

@@ -1,0 +1,202 @@
+"""The simulated target's run states: connecting, running, broken, rebooting, lost.
+
+kd prints nothing when the target resumes; it prints a banner when the target stops (a
+break-in, a breakpoint, a bugcheck), when it reboots ("Shutdown occurred at") and when the
+transport fails ("Retry sending the same data packet for 64 times"). :class:`TargetRun`
+plays those transitions -- the start-up banners per connection mode, the scenario's
+scripted events while the target runs, Ctrl+C as a break-in -- and leaves what happens at
+a prompt to :class:`~kdmcp.sim.debugger.SimDebugger`.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Iterator
+from typing import Literal
+
+from kdmcp.sim import texts
+from kdmcp.sim.console_io import ConsoleIO, _Exit
+from kdmcp.sim.options import KDNET_KEY_RE, SimOptions
+from kdmcp.sim.scenario import RunEvent, Scenario
+
+__all__ = ["BREAK_THREAD", "State", "TargetRun"]
+
+State = Literal["waiting", "running", "broken", "rebooting", "lost"]
+
+BREAK_THREAD = 2  # the canned process's break-in thread: cdb stops there after an attach or a Ctrl+C
+
+
+class TargetRun(ConsoleIO):
+    """The target's state and the loop that waits for its next event or the next prompt."""
+
+    def __init__(self, opts: SimOptions, scenario: Scenario, in_fd: int = 0, out_fd: int = 1) -> None:
+        super().__init__(in_fd, out_fd)
+        self.opts = opts
+        self.sc = scenario
+        self.state: State = "waiting"
+        self.kernel = opts.flavor == "kd"
+        self.cpu = 0
+        # cdb's current thread: the attach break runs on its own thread (2 in the canned
+        # process); a launch stops on the main thread (0).
+        self.thread = BREAK_THREAD if opts.mode == "attach" else 0
+        self.break_pending = False
+        self.lost_break_ins = scenario.lost_break_ins
+        self.script: list[RunEvent] = []
+        self.script_deadline: float | None = None
+        self.pid = opts.pid if opts.pid is not None else 0x1A2C
+        # The rest of a command line whose command let the target run: kd runs it at the next stop.
+        self.pending: Iterator[None] | None = None
+
+    def prompt_and_execute(self) -> None:
+        """At a prompt: show it, read a line and run it (the command side, in the subclass)."""
+        raise NotImplementedError
+
+    # ------------------------------------------------------------------ run
+
+    def run(self) -> int:
+        self.catch_interrupts()
+        try:
+            self.start()
+            while True:
+                self.step()
+        except _Exit as done:
+            self.flush()
+            return done.code
+        except (BrokenPipeError, ConnectionResetError):
+            return 1
+
+    def start(self) -> None:
+        o = self.opts
+        if o.server:
+            self.out(f"Server started.  Client can connect with any of these command lines\n"
+                     f"0: <debugger>.exe -remote {o.server}\n")
+        if o.mode == "kdnet":
+            self.out(texts.kdnet_waiting(o.symbol_path))
+            if self._kdnet_accepts():
+                self._schedule_connect(self.sc.connect.delay_ms)
+            return
+        if o.mode == "kdcom":
+            self.out(texts.VERSION_BANNER + "Opened \\\\.\\com1\nWaiting to reconnect...\n")
+            return  # no serial target is ever simulated
+        if o.mode == "local":
+            self.out(texts.local_kernel(self.sc, o.symbol_path))
+            self.enter_broken()
+            return
+        if o.mode == "dump":
+            path = o.dump_path or ""
+            if not os.path.exists(path):
+                self.out(texts.VERSION_BANNER + f"\nLoading Dump File [{path}]\n"
+                         f"Could not open dump file [{path}], Win32 error 0n2\n"
+                         '    "The system cannot find the file specified."\n')
+                raise _Exit(1)
+            self.out(texts.dump_loaded(self.sc, path, self.kernel, o.symbol_path))
+            self.enter_broken()
+            return
+        if o.mode == "attach":
+            self.out(texts.cdb_attach(self.pid))
+            self.enter_broken()
+            return
+        if o.mode == "launch":
+            self.out(texts.cdb_launch(o.command_line or "", self.pid))
+            self.enter_broken()
+            return
+        # remote client: joins a session whose target is already stopped
+        self.out(f"Connected to server with '{o.remote}'\n")
+        self.enter_broken()
+
+    def _kdnet_accepts(self) -> bool:
+        o, want = self.opts, self.sc.connect
+        if o.key is None or not KDNET_KEY_RE.fullmatch(o.key):
+            return False
+        if o.port is None or not 1 <= o.port <= 65535:
+            return False
+        if want.key is not None and o.key.lower() != want.key.lower():
+            return False
+        return want.port is None or o.port == want.port
+
+    # ------------------------------------------------------------ the loop
+
+    def _schedule_connect(self, delay_ms: int) -> None:
+        self.script = [RunEvent(after_ms=delay_ms, kind="exit", exit_code=-1)]  # -1: connect marker
+        self.script_deadline = time.monotonic() + delay_ms / 1000
+
+    def step(self) -> None:
+        if self.state == "broken":
+            self.prompt_and_execute()
+            return
+        timeout = None if self.script_deadline is None else max(0.0, self.script_deadline - time.monotonic())
+        what = self.wait(timeout, want_input=False)
+        if what == "interrupt":
+            if self.state == "running" and self.lost_break_ins:
+                self.lost_break_ins -= 1  # lost on the wire: the target never heard it
+                return
+            if self.state == "running":
+                if self.kernel:
+                    self.out(texts.kernel_break_in(self.sc))
+                else:
+                    self.out(texts.user_break_in(self.pid, 0x5D0))
+                    self.thread = BREAK_THREAD  # Ctrl+C injects a thread that breaks
+                self.enter_broken()
+            else:
+                self.break_pending = True  # kd breaks in as soon as the target is back
+            return
+        if what == "timeout" and self.script:
+            event = self.script.pop(0)
+            self.script_deadline = (
+                time.monotonic() + self.script[0].after_ms / 1000 if self.script else None
+            )
+            self.play(event)
+
+    def play(self, event: RunEvent) -> None:
+        if event.kind == "exit" and event.exit_code == -1:
+            self.connected()
+        elif event.kind == "dbgprint":
+            text = event.text if event.text.endswith("\n") else event.text + "\n"
+            self.out(text)
+        elif event.kind == "breakpoint":
+            self.out(texts.breakpoint_hit(event.breakpoint))
+            self.enter_broken()
+        elif event.kind == "bugcheck":
+            self.out(texts.bugcheck(self.sc, event.bugcheck_code, event.bugcheck_args))
+            self.enter_broken()
+        elif event.kind == "reboot":
+            self.reboot()
+        elif event.kind == "transport_loss":
+            self.transport_loss()
+        else:
+            raise _Exit(event.exit_code)
+
+    def connected(self) -> None:
+        self.out(texts.kdnet_connected(self.sc, self.opts.port or 0, self.opts.initial_break, self.opts.symbol_path))
+        self.state = "running"
+        self.script, self.script_deadline = [], None
+        if self.opts.initial_break or self.break_pending:
+            self.break_pending = False
+            self.out(texts.kernel_break_in(self.sc))
+            self.enter_broken()
+
+    def enter_broken(self) -> None:
+        self.state = "broken"
+        self.script, self.script_deadline = [], None
+        self.interrupts = 0
+
+    def go(self) -> None:
+        self.state = "running"
+        self.script = list(self.sc.on_go)
+        self.script_deadline = time.monotonic() + self.script[0].after_ms / 1000 if self.script else None
+
+    def reboot(self) -> None:
+        self.pending = None  # the rest of the line is lost with the target
+        self.out(texts.shutdown())
+        self.state = "rebooting"
+        self._schedule_connect(self.sc.reboot_delay_ms)
+
+    def transport_loss(self) -> None:
+        self.out(texts.TRANSPORT_LOSS)
+        self.state = "lost"
+        self.script, self.script_deadline = [], None
+        if self.sc.reconnect_after_loss_ms is not None:
+            self.out("Waiting to reconnect...\n")
+            self._schedule_connect(self.sc.reconnect_after_loss_ms)
+
