@@ -5,19 +5,14 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
-from kdmcp.engine import (
-    DebuggerSession,
-    KdnetTarget,
-    SessionConfig,
-    SessionManager,
-    Target,
-    build_plan,
-    simulator_command,
-)
-from kdmcp.secret import Secret
+# The engine (and pydantic under it) is imported where a fixture needs it, not here: every
+# pytest run loads this file first, the skip gate's child runs included, which need none of it.
+if TYPE_CHECKING:
+    from kdmcp.engine import DebuggerSession, KdnetTarget, SessionManager, Target
 
 pytest_plugins = ("tests.tiers",)  # the fast and process tiers, enforced (tests/tiers.py)
 
@@ -25,7 +20,7 @@ ROOT = Path(__file__).resolve().parent.parent
 SCENARIOS = ROOT / "fixtures" / "scenarios"
 GOOD_KEY = "1.2.3.4"
 
-SessionMaker = Callable[..., DebuggerSession]
+SessionMaker = Callable[..., "DebuggerSession"]
 
 # Secrets the tests use (KDNET keys, listener tokens): no byte kd-mcp emits may hold one.
 CANARIES = ("c4n4ryk3y0000", "k3yc4n4ry0000", "fr35hk3y00000", "t0kenAl1ce-0123456789", "t0kenB0b-fedcba98765")
@@ -102,6 +97,9 @@ def scenario(name: str) -> str:
 
 
 def kdnet(port: int = 50000, key: str = GOOD_KEY) -> KdnetTarget:
+    from kdmcp.engine import KdnetTarget
+    from kdmcp.secret import Secret
+
     return KdnetTarget(port=port, key=Secret(key))
 
 
@@ -119,6 +117,8 @@ def backend(request: pytest.FixtureRequest) -> str:
 @pytest.fixture
 def make_session(backend: str) -> Iterator[SessionMaker]:
     """Start sessions on the simulator over ``backend``; stop every one at teardown."""
+    from kdmcp.engine import DebuggerSession, SessionConfig, build_plan, simulator_command
+
     started: list[DebuggerSession] = []
 
     def make(
@@ -148,6 +148,8 @@ def make_session(backend: str) -> Iterator[SessionMaker]:
 
 @pytest.fixture
 def manager(backend: str) -> Iterator[SessionManager]:
+    from kdmcp.engine import SessionConfig, SessionManager
+
     mgr = SessionManager(SessionConfig(backend=backend))  # type: ignore[arg-type]
     yield mgr
     mgr.stop_all()

@@ -1,7 +1,7 @@
 """Every ``kd-mcp`` subcommand, given bad input, ends in one ``kd-mcp: error:`` line and its exit code.
 
 Each case runs ``kdmcp.cli.main`` in this process, as ``python -m kdmcp`` would run it (its own
-environment, stdin at end of input, SystemExit caught as the exit code): a traceback, a second
+environment, stdin at end of input, SystemExit caught as the exit code; tests/cli/conftest.py): a traceback, a second
 error line, or an exit code other than the documented one fails it. Starting a Python per case
 cost a second of CPU each (the MCP SDK's import) and told nothing more; a few cases still run as
 a real subprocess, and must say byte for byte what the in-process run says, which keeps the
@@ -12,19 +12,17 @@ start one fails here unless it is marked (the one that needs a port another sock
 from __future__ import annotations
 
 import argparse
-import io
-import logging
 import os
 import socket
 import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
-from typing import NamedTuple
 
 import pytest
 
-from kdmcp.cli import EXIT_CODES, EXIT_ENVIRONMENT, EXIT_USAGE, build_parser, main
+from kdmcp.cli import EXIT_CODES, EXIT_ENVIRONMENT, EXIT_USAGE, build_parser
+from tests.cli.conftest import Ran, RunMain
 
 TOKEN = "selftest-token-0123456789abcdef0123"
 KEY = "1.2.3.4"
@@ -115,51 +113,14 @@ def _env(tmp: Path) -> dict[str, str]:
     return env
 
 
-class Outcome(NamedTuple):
-    returncode: int
-    stderr: str
-
-
-def _run_subprocess(args: list[str], tmp: Path, port: int) -> Outcome:
+def _run_subprocess(args: list[str], tmp: Path, port: int) -> Ran:
     done = subprocess.run([sys.executable, "-m", "kdmcp", *_expand(args, tmp, port)],
                           stdin=subprocess.DEVNULL, capture_output=True, timeout=60, check=False, env=_env(tmp))
-    return Outcome(done.returncode, done.stderr.decode("utf-8", errors="replace"))
+    return Ran(done.returncode, done.stdout.decode("utf-8", errors="replace"),
+               done.stderr.decode("utf-8", errors="replace"))
 
 
-def _run_in_process(args: list[str], tmp: Path, port: int, monkeypatch: pytest.MonkeyPatch,
-                    capsys: pytest.CaptureFixture[str]) -> Outcome:
-    """``main`` as ``python -m kdmcp`` runs it: the subprocess's environment, stdin at its end.
-
-    ``serve`` installs its log handler on the root logger; this process's logging is put back,
-    so the next test's log capture is pytest's own.
-    """
-    argv = _expand(args, tmp, port)
-    for name in [*os.environ]:
-        monkeypatch.delenv(name)
-    for name, value in _env(tmp).items():
-        monkeypatch.setenv(name, value)
-    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(b"")))
-    root = logging.getLogger()
-    handlers, level = root.handlers[:], root.level
-    capsys.readouterr()
-    try:
-        code: object = main(argv)
-    except SystemExit as exc:  # argparse: usage errors, as ``raise SystemExit(main())`` would exit
-        code = exc.code
-    finally:
-        for handler in root.handlers[:]:
-            if handler not in handlers:
-                root.removeHandler(handler)
-                handler.close()
-        for handler in handlers:
-            if handler not in root.handlers:
-                root.addHandler(handler)
-        root.setLevel(level)
-    assert isinstance(code, int), code
-    return Outcome(code, capsys.readouterr().err)
-
-
-def _assert_one_error_line(command: str, done: Outcome, code: int) -> None:
+def _assert_one_error_line(command: str, done: Ran, code: int) -> None:
     errors = [line for line in done.stderr.splitlines() if line.startswith("kd-mcp: error:")]
     assert "Traceback" not in done.stderr, done.stderr
     assert len(errors) == 1, done.stderr
@@ -172,18 +133,15 @@ def _assert_one_error_line(command: str, done: Outcome, code: int) -> None:
     for n, c in enumerate(CASES)
 ])
 def test_bad_input_is_one_error_line_and_the_documented_code(
-    request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-    capsys: pytest.CaptureFixture[str], case: int,
+    request: pytest.FixtureRequest, tmp_path: Path, run_main: RunMain, case: int
 ) -> None:
     command, args, code = CASES[case]
     port = request.getfixturevalue("busy_port") if case in NEEDS_A_LISTENER else 0
-    _assert_one_error_line(command, _run_in_process(args, tmp_path, port, monkeypatch, capsys), code)
+    _assert_one_error_line(command, run_main(*_expand(args, tmp_path, port), env=_env(tmp_path)), code)
 
 
 @pytest.mark.process
-def test_the_real_command_says_what_the_in_process_run_says(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_the_real_command_says_what_the_in_process_run_says(tmp_path: Path, run_main: RunMain) -> None:
     """A sample of the cases through ``python -m kdmcp``: same code, same error line, no traceback."""
     by_line = {" ".join(case[1]): n for n, case in enumerate(CASES)}
     for n in (by_line[line] for line in THROUGH_A_SUBPROCESS):
@@ -192,8 +150,7 @@ def test_the_real_command_says_what_the_in_process_run_says(
         tmp.mkdir()
         real = _run_subprocess(args, tmp, 0)
         _assert_one_error_line(command, real, code)
-        with monkeypatch.context() as patch:
-            in_process = _run_in_process(args, tmp, 0, patch, capsys)
+        in_process = run_main(*_expand(args, tmp, 0), env=_env(tmp))
         said = [line for line in real.stderr.splitlines() if line.startswith("kd-mcp: error:")]
         assert in_process.returncode == real.returncode, command
         assert [line for line in in_process.stderr.splitlines() if line.startswith("kd-mcp: error:")] == said
