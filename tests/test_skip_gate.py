@@ -22,9 +22,12 @@ def run_child(tmp_path: Path, body: str, *args: str, ini: str = "") -> subproces
     (tmp_path / "test_child.py").write_text("import sys\n\nimport pytest\n\n\n" + body, encoding="utf-8")
     ini = "asyncio_default_fixture_loop_scope = function\n" + ini  # as pyproject.toml sets it
     (tmp_path / "pytest.ini").write_text("[pytest]\n" + ini, encoding="utf-8")
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    # Not a worker of this run's xdist, if it has one: the child is a run of its own.
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_XDIST")}
+    env["PYTHONPATH"] = str(ROOT)
+    # Plugins the gate does not touch stay out: hypothesis's alone is a third of a child's start-up.
     command = [sys.executable, "-m", "pytest", "-p", "tests.conftest", "-p", "no:cacheprovider",
-               f"--basetemp={tmp_path / 'basetemp'}", "-q", *args]
+               "-p", "no:hypothesispytest", "-p", "no:xdist", f"--basetemp={tmp_path / 'basetemp'}", "-q", *args]
     return subprocess.run(command, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120, check=False)
 
 

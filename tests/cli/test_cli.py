@@ -1,4 +1,8 @@
-"""The ``kd-mcp`` command: help, version, doctor, demo, state write and the simulator."""
+"""The ``kd-mcp`` command: help, version, doctor, demo, state write and the simulator.
+
+The simulator and the demo run as real ``python -m kdmcp`` children (the path end to end, process
+tier); the rest call ``main`` in this process (``run_main``, tests/cli/conftest.py), fast tier.
+"""
 
 from __future__ import annotations
 
@@ -14,8 +18,7 @@ import yaml
 
 from kdmcp import __version__
 from kdmcp.cli import main
-
-pytestmark = pytest.mark.process  # starts processes (tests/tiers.py)
+from tests.cli.conftest import RunMain
 
 CANARY = "c4n4ryk3y0000.aaaa.bbbb.cccc"
 
@@ -37,29 +40,31 @@ def test_version_and_help(capsys):
         assert command in out
 
 
+@pytest.mark.process  # starts processes (tests/tiers.py)
 def test_sim_subcommand_runs_the_simulator():
     done = run("sim", "kd", "-b", "-k", "net:port=50000,key=1.2.3.4", stdin=b".echo from the cli\nq\n")
     assert done.returncode == 0
     assert b"0: kd> from the cli\r\n0: kd> quit:\r\n" in done.stdout
 
 
-def test_doctor_simulated_is_healthy_and_writes_nothing_to_stdout():
-    done = run("doctor", "--simulate")
+def test_doctor_simulated_is_healthy_and_writes_nothing_to_stdout(run_main: RunMain):
+    done = run_main("doctor", "--simulate")
     assert done.returncode == 0, done.stderr
-    assert done.stdout == b""
-    assert b"kd.exe" in done.stderr and b"simulator" in done.stderr
+    assert done.stdout == ""
+    assert "kd.exe" in done.stderr and "simulator" in done.stderr
 
 
-def test_doctor_without_debugger_or_state_file_fails(tmp_path):
+def test_doctor_without_debugger_or_state_file_fails(tmp_path, run_main: RunMain):
     env = {**os.environ, "PATH": str(tmp_path), "KDMCP_STATE_FILE": str(tmp_path / "none.json"),
            "XDG_CONFIG_HOME": str(tmp_path), "COLUMNS": "400"}
-    done = run("doctor", env=env)
+    done = run_main("doctor", env=env)
     assert done.returncode == 1
-    said = b" ".join(done.stderr.split())
-    assert b"missing: looked in" in said and b"missing not found" not in said
-    assert b"kd-mcp --simulate" in said  # the way to try kd-mcp on a machine without kd
+    said = " ".join(done.stderr.split())
+    assert "missing: looked in" in said and "missing not found" not in said
+    assert "kd-mcp --simulate" in said  # the way to try kd-mcp on a machine without kd
 
 
+@pytest.mark.process  # starts processes (tests/tiers.py)
 def test_demo_runs_the_whole_loop_quickly():
     t0 = time.monotonic()
     done = run("demo", timeout=60)
@@ -72,13 +77,13 @@ def test_demo_runs_the_whole_loop_quickly():
     assert elapsed < 10
 
 
-def test_state_write_takes_the_key_from_the_environment_only(tmp_path):
+def test_state_write_takes_the_key_from_the_environment_only(tmp_path, run_main: RunMain):
     path = tmp_path / "state" / "kd-session.json"
     env = {**os.environ, "KDMCP_KDNET_KEY": CANARY}
-    done = run("state", "write", "--path", str(path), "--guest-host", "10.1.2.3", "--host-ip", "10.1.2.1",
+    done = run_main("state", "write", "--path", str(path), "--guest-host", "10.1.2.3", "--host-ip", "10.1.2.1",
                "--port", "50001", env=env)
     assert done.returncode == 0, done.stderr
-    assert CANARY.encode() not in done.stdout + done.stderr
+    assert CANARY not in done.stdout + done.stderr
     doc = yaml.safe_load(path.read_text())
     assert doc["key"] == CANARY and doc["port"] == 50001 and doc["schema"] == "winrm-kd-session-v1"
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
@@ -92,7 +97,7 @@ def test_state_write_takes_the_key_from_the_environment_only(tmp_path):
 CORPUS = os.path.join(os.path.dirname(__file__), "..", "..", "fixtures", "corpus")
 
 
-def test_parse_a_transcript_gives_one_block_per_prompt_line(tmp_path):
+def test_parse_a_transcript_gives_one_block_per_prompt_line(tmp_path, run_main: RunMain):
     transcript = tmp_path / "session.txt"
     transcript.write_text(
         "0: kd> r rip\nrip=fffff80062a05c20\n0: kd> lm m nt\nstart             end                 module name\n"
@@ -100,7 +105,7 @@ def test_parse_a_transcript_gives_one_block_per_prompt_line(tmp_path):
         "1: kd:x86> k\n # ChildEBP RetAddr\n00 8d5dfb4c 81a9e7d6 nt!KiSwapContext+0x19\n0:000> foo\n"
         "       ^ Syntax error in 'foo'\n"
     )
-    done = run("parse", str(transcript))
+    done = run_main("parse", str(transcript))
     assert done.returncode == 0, done.stderr
     blocks = json.loads(done.stdout)
     assert [(b["prompt"], b["command"]) for b in blocks] == [
@@ -109,30 +114,30 @@ def test_parse_a_transcript_gives_one_block_per_prompt_line(tmp_path):
     assert blocks[1]["record"]["modules"][0]["name"] == "nt"
 
 
-def test_parse_one_output_from_stdin_with_its_command():
-    done = run("parse", "--command", "r rip", stdin=b"rip=fffff80062a05c20\n")
+def test_parse_one_output_from_stdin_with_its_command(run_main: RunMain):
+    done = run_main("parse", "--command", "r rip", stdin=b"rip=fffff80062a05c20\n")
     assert done.returncode == 0, done.stderr
     record = json.loads(done.stdout)
     assert record["kind"] == "registers" and record["registers"] == {"rip": "0xfffff80062a05c20"}
 
 
-def test_parse_a_corpus_sample():
+def test_parse_a_corpus_sample(run_main: RunMain):
     sample = os.path.join(CORPUS, "stack", "04.txt")
-    blocks = json.loads(run("parse", sample).stdout)
+    blocks = json.loads(run_main("parse", sample).stdout)
     assert blocks[0]["command"] == "k" and len(blocks[0]["record"]["frames"]) == 16
 
 
-def test_transcript_show_keeps_brackets(tmp_path):
+def test_transcript_show_keeps_brackets(tmp_path, run_main: RunMain):
     """rich markup would eat "[unknown_session]": the cells are plain text."""
     transcript = tmp_path / "t.jsonl"
     transcript.write_text(
         '{"t": 1.0, "kind": "result", "tool": "stop_kd", "status": "error", "category": "unknown_session"}\n'
         '{"t": 1.5, "kind": "event", "session_id": "s1", "event": "dbgprint", "text": "[bold]x[/bold]"}\n'
     )
-    done = run("transcript", "show", str(transcript), env={**os.environ, "COLUMNS": "200"})
+    done = run_main("transcript", "show", str(transcript), env={**os.environ, "COLUMNS": "200"})
     assert done.returncode == 0, done.stderr
-    assert b"[unknown_session]" in done.stdout
-    assert b"[bold]x[/bold]" in done.stdout
+    assert "[unknown_session]" in done.stdout
+    assert "[bold]x[/bold]" in done.stdout
 
 
 def test_exit_codes_in_the_readme_are_the_cli_s():

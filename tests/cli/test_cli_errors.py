@@ -1,13 +1,17 @@
 """Every ``kd-mcp`` subcommand, given bad input, ends in one ``kd-mcp: error:`` line and its exit code.
 
-Each case runs the real command in a subprocess (bounded), as a user would: a traceback, a
-second error line, or an exit code other than the documented one fails it.
+Each case runs ``kdmcp.cli.main`` in this process, as ``python -m kdmcp`` would run it (its own
+environment, stdin at end of input, SystemExit caught as the exit code; tests/cli/conftest.py): a traceback, a second
+error line, or an exit code other than the documented one fails it. Starting a Python per case
+cost a second of CPU each (the MCP SDK's import) and told nothing more; a few cases still run as
+a real subprocess, and must say byte for byte what the in-process run says, which keeps the
+in-process harness honest. The fast tier refuses a process or a listener, so a case that would
+start one fails here unless it is marked (the one that needs a port another socket listens on).
 """
 
 from __future__ import annotations
 
 import argparse
-import concurrent.futures
 import os
 import socket
 import subprocess
@@ -18,8 +22,7 @@ from pathlib import Path
 import pytest
 
 from kdmcp.cli import EXIT_CODES, EXIT_ENVIRONMENT, EXIT_USAGE, build_parser
-
-pytestmark = pytest.mark.process  # starts processes (tests/tiers.py)
+from tests.cli.conftest import Ran, RunMain
 
 TOKEN = "selftest-token-0123456789abcdef0123"
 KEY = "1.2.3.4"
@@ -34,7 +37,7 @@ CASES: list[tuple[str, list[str], int]] = [
     ("serve", ["serve", "--simulate", "--scenario", "{tmp}/missing.yaml"], EXIT_ENVIRONMENT),
     ("serve", ["serve", "--simulate", "--listen", "nohostport"], EXIT_USAGE),
     ("serve", ["serve", "--simulate", "--listen", "127.0.0.1:99999"], EXIT_USAGE),
-    ("serve", ["serve", "--simulate", "--listen", "127.0.0.1:{port}"], EXIT_ENVIRONMENT),
+    ("serve", ["serve", "--simulate", "--listen", "127.0.0.1:{port}"], EXIT_ENVIRONMENT),  # needs BUSY
     ("serve", ["serve", "--simulate", "--listen", "127.0.0.1:0", "--token-file", "{tmp}/none.yaml"], EXIT_USAGE),
     ("serve", ["serve", "--simulate", "--transcript", "{file}/x.jsonl"], EXIT_ENVIRONMENT),
     ("doctor", ["doctor", "--config", "{tmp}/missing.yaml"], EXIT_USAGE),
@@ -69,7 +72,17 @@ CASES: list[tuple[str, list[str], int]] = [
 ]
 
 
-@pytest.fixture(scope="module")
+# Cases that need a port another socket listens on: the listener makes them process tier.
+NEEDS_A_LISTENER = {n for n, case in enumerate(CASES) if any("{port}" in arg for arg in case[1])}
+# Cases run as a real ``python -m kdmcp`` too, one per way an error reaches the line: argparse
+# (top level and a subcommand), a KdMcpError of each exit code, an OSError, and the simulator's own.
+THROUGH_A_SUBPROCESS = ("--bogus", "serve --log-level LOUD", "serve --simulate --scenario {tmp}/missing.yaml",
+                        "demo --scenario {tmp}/missing.yaml",
+                        "state write --path {file}/s.json --guest-host g --host-ip 10.0.0.1 --port 50000",
+                        "parse /nonexistent", "sim kd -kl --scenario {tmp}/missing.yaml")
+
+
+@pytest.fixture
 def busy_port() -> Iterator[int]:
     """A loopback port another socket is listening on."""
     with socket.socket() as sock:
@@ -92,36 +105,55 @@ def _expand(args: list[str], tmp: Path, port: int) -> list[str]:
     return out
 
 
-def _run(args: list[str], tmp: Path, port: int) -> subprocess.CompletedProcess[bytes]:
+def _env(tmp: Path) -> dict[str, str]:
     env = {**os.environ, "KDMCP_LISTEN_TOKEN": TOKEN, "KDMCP_KDNET_KEY": KEY, "XDG_CONFIG_HOME": str(tmp),
            "KDMCP_STATE_FILE": str(tmp / "none.json"), "COLUMNS": "200"}
     env.pop("KDMCP_CONFIG", None)
     env.pop("KDMCP_TRACEBACK", None)
-    return subprocess.run([sys.executable, "-m", "kdmcp", *_expand(args, tmp, port)],
-                          stdin=subprocess.DEVNULL, capture_output=True, timeout=60, check=False, env=env)
+    return env
 
 
-@pytest.fixture(scope="module")
-def outcomes(tmp_path_factory: pytest.TempPathFactory, busy_port: int) -> dict[int, subprocess.CompletedProcess[bytes]]:
-    """Every case, run a few at a time: each is a Python start-up, serially over a minute."""
-    dirs = [tmp_path_factory.mktemp(f"case{n}") for n in range(len(CASES))]
-    with concurrent.futures.ThreadPoolExecutor(max_workers=6) as pool:
-        futures = {n: pool.submit(_run, case[1], dirs[n], busy_port) for n, case in enumerate(CASES)}
-        return {n: future.result(timeout=120) for n, future in futures.items()}
+def _run_subprocess(args: list[str], tmp: Path, port: int) -> Ran:
+    done = subprocess.run([sys.executable, "-m", "kdmcp", *_expand(args, tmp, port)],
+                          stdin=subprocess.DEVNULL, capture_output=True, timeout=60, check=False, env=_env(tmp))
+    return Ran(done.returncode, done.stdout.decode("utf-8", errors="replace"),
+               done.stderr.decode("utf-8", errors="replace"))
 
 
-@pytest.mark.parametrize("case", range(len(CASES)), ids=[" ".join(c[1]) for c in CASES])
-def test_bad_input_is_one_error_line_and_the_documented_code(
-    outcomes: dict[int, subprocess.CompletedProcess[bytes]], case: int
-) -> None:
-    command, _, code = CASES[case]
-    done = outcomes[case]
-    err = done.stderr.decode("utf-8", errors="replace")
-    errors = [line for line in err.splitlines() if line.startswith("kd-mcp: error:")]
-    assert "Traceback" not in err, err
-    assert len(errors) == 1, err
-    assert done.returncode == code, (command, err)
+def _assert_one_error_line(command: str, done: Ran, code: int) -> None:
+    errors = [line for line in done.stderr.splitlines() if line.startswith("kd-mcp: error:")]
+    assert "Traceback" not in done.stderr, done.stderr
+    assert len(errors) == 1, done.stderr
+    assert done.returncode == code, (command, done.stderr)
     assert code in EXIT_CODES
+
+
+@pytest.mark.parametrize("case", [
+    pytest.param(n, marks=[pytest.mark.process] if n in NEEDS_A_LISTENER else [], id=" ".join(c[1]))
+    for n, c in enumerate(CASES)
+])
+def test_bad_input_is_one_error_line_and_the_documented_code(
+    request: pytest.FixtureRequest, tmp_path: Path, run_main: RunMain, case: int
+) -> None:
+    command, args, code = CASES[case]
+    port = request.getfixturevalue("busy_port") if case in NEEDS_A_LISTENER else 0
+    _assert_one_error_line(command, run_main(*_expand(args, tmp_path, port), env=_env(tmp_path)), code)
+
+
+@pytest.mark.process
+def test_the_real_command_says_what_the_in_process_run_says(tmp_path: Path, run_main: RunMain) -> None:
+    """A sample of the cases through ``python -m kdmcp``: same code, same error line, no traceback."""
+    by_line = {" ".join(case[1]): n for n, case in enumerate(CASES)}
+    for n in (by_line[line] for line in THROUGH_A_SUBPROCESS):
+        command, args, code = CASES[n]
+        tmp = tmp_path / f"case{n}"
+        tmp.mkdir()
+        real = _run_subprocess(args, tmp, 0)
+        _assert_one_error_line(command, real, code)
+        in_process = run_main(*_expand(args, tmp, 0), env=_env(tmp))
+        said = [line for line in real.stderr.splitlines() if line.startswith("kd-mcp: error:")]
+        assert in_process.returncode == real.returncode, command
+        assert [line for line in in_process.stderr.splitlines() if line.startswith("kd-mcp: error:")] == said
 
 
 def test_every_subcommand_has_a_bad_input_case() -> None:
@@ -149,6 +181,7 @@ def test_help_documents_every_exit_code(capsys: pytest.CaptureFixture[str]) -> N
         assert f"{code} {' '.join(meaning.split())}" in text
 
 
+@pytest.mark.process
 def test_port_in_use_names_the_address(busy_port: int) -> None:
     env = {**os.environ, "KDMCP_LISTEN_TOKEN": TOKEN}
     done = subprocess.run([sys.executable, "-m", "kdmcp", "--simulate", "--listen", f"127.0.0.1:{busy_port}"],

@@ -1,4 +1,8 @@
-"""``kd-mcp selftest --simulate``: the report, its verdicts, and the README's copy of it."""
+"""``kd-mcp selftest --simulate``: the report, its verdicts, and the README's copy of it.
+
+The runs that start debuggers are real ``python -m kdmcp selftest`` children (process tier); the
+refusal that starts nothing and the README check run in this process (fast tier).
+"""
 
 from __future__ import annotations
 
@@ -11,8 +15,9 @@ from pathlib import Path
 import pytest
 
 from kdmcp.cli import EXIT_CHECK_FAILED, EXIT_ENVIRONMENT, EXIT_OK
+from tests.cli.conftest import RunMain
 
-pytestmark = pytest.mark.process  # starts processes (tests/tiers.py)
+process = pytest.mark.process  # starts processes (tests/tiers.py)
 
 ROOT = Path(__file__).resolve().parents[2]
 VERDICT = re.compile(r"^(PASS|FAIL|SKIP)  (.+?) \[(.+?)\]: (.*)$", re.MULTILINE)
@@ -21,13 +26,19 @@ CHECKS = {"start and prompt detection", "command round trip", "pipe buffering (a
           "stop"}
 
 
-def selftest(*args: str) -> subprocess.CompletedProcess[str]:
+def _env() -> dict[str, str]:
     env = {**os.environ, "COLUMNS": "200"}
     env.pop("KDMCP_CONFIG", None)
+    return env
+
+
+def selftest(*args: str) -> subprocess.CompletedProcess[str]:
+    env = _env()
     return subprocess.run([sys.executable, "-m", "kdmcp", "selftest", *args], capture_output=True, text=True,
                           timeout=180, check=False, stdin=subprocess.DEVNULL, env=env)
 
 
+@process
 def test_selftest_on_the_simulator_passes_every_check() -> None:
     done = selftest("--simulate")
     assert done.returncode == EXIT_OK, done.stdout + done.stderr
@@ -44,12 +55,14 @@ def test_selftest_on_the_simulator_passes_every_check() -> None:
     assert "Traceback" not in done.stderr
 
 
+@process
 def test_selftest_of_kd_on_the_simulated_guest_passes() -> None:
     done = selftest("--simulate", "--debugger", "kd")
     assert done.returncode == EXIT_OK, done.stdout + done.stderr
     assert "prompt '0: kd> '" in done.stdout
 
 
+@process
 def test_a_failed_check_fails_the_run_with_the_reason_in_the_report() -> None:
     done = selftest("--simulate", "--dump", "/nonexistent/crash.dmp")
     assert done.returncode == EXIT_CHECK_FAILED
@@ -58,8 +71,8 @@ def test_a_failed_check_fails_the_run_with_the_reason_in_the_report() -> None:
     assert re.search(r"result: 0 passed, [1-9]\d* failed", done.stdout)
 
 
-def test_a_debugger_that_does_not_exist_is_one_error_line() -> None:
-    done = selftest("--debugger-path", "/nonexistent/cdb.exe")
+def test_a_debugger_that_does_not_exist_is_one_error_line(run_main: RunMain) -> None:
+    done = run_main("selftest", "--debugger-path", "/nonexistent/cdb.exe", env=_env())
     assert done.returncode == EXIT_ENVIRONMENT
     assert done.stdout == ""
     assert done.stderr.splitlines() == ["kd-mcp: error: debugger: --debugger-path /nonexistent/cdb.exe: no such file"]

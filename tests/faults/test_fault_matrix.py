@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import os
 import signal
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -71,13 +73,32 @@ class Harness:
             assert len(stored) == len(emitted) and stored == emitted
 
 
-@pytest.fixture
-async def harness(tmp_path, monkeypatch):
+@asynccontextmanager
+async def _serving(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, **config: Any) -> AsyncIterator[Harness]:
     # The simulator's fault commands (!hang, !crash…) are unknown extensions, which the
     # standard policy refuses: these tests are about the engine, so the policy is full.
-    app = make_app("faults", console_backend="pipe", policy="full")
+    app = make_app("faults", console_backend="pipe", policy="full", **config)
     async with in_memory(app) as client:
         yield Harness(app, client, tmp_path, monkeypatch)
+
+
+@pytest.fixture
+async def harness(tmp_path, monkeypatch):
+    async with _serving(tmp_path, monkeypatch) as serving:
+        yield serving
+
+
+# A stop gives resume, quit and terminate a third of timeouts.stop each before it escalates. A
+# debugger deaf to all of them spends each third in full (10 s in all by default), so the test
+# of that escalation uses 3 s: a second is ample for a SIGTERMed simulator to exit, and the
+# steps taken are the same.
+QUICK_STOP = {"stop": 3.0}
+
+
+@pytest.fixture
+async def quick_stop_harness(tmp_path, monkeypatch):
+    async with _serving(tmp_path, monkeypatch, timeouts=QUICK_STOP) as serving:
+        yield serving
 
 
 async def _waited(session: Any, predicate: Any, timeout: float = 20) -> bool:
@@ -105,7 +126,8 @@ async def test_debugger_killed_mid_command(harness):
     harness.assert_nothing_lost(witness)
 
 
-async def test_debugger_hangs_forever(harness):
+async def test_debugger_hangs_forever(quick_stop_harness):
+    harness = quick_stop_harness
     witness = await harness.start(50001)
     sid = await harness.start(50002)
     hung = await harness.call("kd_command", command="!hardhang", session_id=sid, timeout_s=0.5)
