@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import stat
 import subprocess
 import sys
-import time
 
 import pytest
 import yaml
@@ -65,16 +65,18 @@ def test_doctor_without_debugger_or_state_file_fails(tmp_path, run_main: RunMain
 
 
 @pytest.mark.process  # starts processes (tests/tiers.py)
-def test_demo_runs_the_whole_loop_quickly():
-    t0 = time.monotonic()
+def test_demo_runs_the_whole_loop_without_waiting_out_a_timeout():
     done = run("demo", timeout=60)
-    elapsed = time.monotonic() - t0
     assert done.returncode == 0, done.stdout.decode()[-2000:]
     text = done.stdout.decode()
     for step in ("start_from_state", "break_in", "kd_command", "resume_for_winrm", "stop_kd"):
         assert step in text
     assert "resumed target" in text and "done" in text
-    assert elapsed < 10
+    # Each step's header says how long it took ("╭─ break_in() — 4 ms ─"). A step that waited out
+    # a timeout would show at least the shortest one the demo uses (break_in's 10 s); how fast
+    # the demo is belongs to the benchmarks, not to this test.
+    step_ms = [int(ms) for ms in re.findall(r"— (\d+) ms ─", text)]
+    assert len(step_ms) >= 5 and max(step_ms) < 10_000, step_ms
 
 
 def test_state_write_takes_the_key_from_the_environment_only(tmp_path, run_main: RunMain):
