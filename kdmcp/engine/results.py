@@ -1,11 +1,16 @@
-"""What engine calls return: pydantic models the server turns into ``structuredContent``."""
+"""What engine calls return: pydantic models the server serves by field name.
+
+Events are not among their fields: a session's events reach a reader one way, by sequence
+number (``DebuggerSession.events_since``), so the server's per-caller cursor also sees what
+happened between calls (DbgPrint while the target ran) and nothing is delivered twice.
+"""
 
 from __future__ import annotations
 
 from pydantic import BaseModel
 
 from kdmcp.engine.commands import CommandKind
-from kdmcp.engine.events import DebuggerEvent, SessionState
+from kdmcp.engine.events import SessionState
 from kdmcp.parse.prompt import Prompt
 
 
@@ -15,12 +20,11 @@ class StartResult(BaseModel):
     prompt: Prompt | None
     command_line: str  # redacted: key=***
     banner: str
-    events: list[DebuggerEvent]
     exit_code: int | None
     elapsed_ms: float
 
 
-class CommandResult(BaseModel):
+class CommandOutput(BaseModel):
     """One command's output (capped inline; ``output_offset``/``output_end`` address all of it)."""
 
     command: str
@@ -31,7 +35,6 @@ class CommandResult(BaseModel):
     truncated: bool
     output_offset: int
     output_end: int
-    events: list[DebuggerEvent]
     elapsed_ms: float
 
 
@@ -39,7 +42,6 @@ class ContinueResult(BaseModel):
     state: SessionState
     confirmed: str  # "running" or "stopped" (the target stopped again at once)
     prompt: Prompt | None
-    events: list[DebuggerEvent]
     output_offset: int
     elapsed_ms: float
 
@@ -48,7 +50,6 @@ class BreakResult(BaseModel):
     state: SessionState
     already_broken: bool
     prompt: Prompt | None
-    events: list[DebuggerEvent]
     elapsed_ms: float
 
 

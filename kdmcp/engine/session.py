@@ -21,7 +21,7 @@ from kdmcp.engine.events import DebuggerEvent, SessionState
 from kdmcp.engine.launch import LaunchPlan
 from kdmcp.engine.machine import SessionMachine
 from kdmcp.engine.output_store import OutputStore
-from kdmcp.engine.results import BreakResult, CommandResult, ContinueResult, StartResult, StopResult
+from kdmcp.engine.results import BreakResult, CommandOutput, ContinueResult, StartResult, StopResult
 from kdmcp.errors import (
     CommandTimeout,
     DebuggerError,
@@ -123,7 +123,7 @@ class DebuggerSession:
             banner = self.store.read(0, self.config.inline_output_bytes)
             return StartResult(
                 session_id=self.session_id, state=self.state, prompt=self.prompt, command_line=self.plan.display,
-                banner=self._redact(banner.decode("utf-8", errors="replace")), events=list(self.machine.events),
+                banner=self._redact(banner.decode("utf-8", errors="replace")),
                 exit_code=self.exit_code, elapsed_ms=_ms(t0),
             )
 
@@ -247,7 +247,7 @@ class DebuggerSession:
         except ConsoleError as exc:
             raise DebuggerError(str(exc), session_id=self.session_id, state=self.state) from exc
 
-    def execute(self, command: str, timeout: float | None = None) -> CommandResult:
+    def execute(self, command: str, timeout: float | None = None) -> CommandOutput:
         """Run one command line and return its output once the debugger is at a prompt again.
 
         Immediate commands are followed by ``.echo <nonce>``: the command is complete when that
@@ -278,21 +278,20 @@ class DebuggerSession:
                 if result.confirmed == "stopped" and prompt_at is not None and prompt_at > result.output_offset:
                     end = prompt_at
                     output, truncated = self._command_text(result.output_offset, end, command, None)
-                return CommandResult(
+                return CommandOutput(
                     command=command, kind=kind, state=result.state, prompt=self.prompt, output=output,
                     truncated=truncated, output_offset=result.output_offset, output_end=end,
-                    events=result.events, elapsed_ms=result.elapsed_ms,
+                    elapsed_ms=result.elapsed_ms,
                 )
             return self._immediate(command, timeout)
         finally:
             self._command_lock.release()
 
-    def _immediate(self, command: str, timeout: float) -> CommandResult:
+    def _immediate(self, command: str, timeout: float) -> CommandOutput:
         t0 = time.monotonic()
         machine = self.machine
         with self._cond:
             self._check_ready()
-            seq0 = machine.seq
             start = self.store.size
             marker = machine.new_marker()
             pending = machine.command_sent(marker)
@@ -300,13 +299,12 @@ class DebuggerSession:
             self._write(command.encode("utf-8") + b"\n.echo " + marker + b"\n")
             done = self._read_until(lambda: pending.done or not machine.busy_command, timeout)
         with self._cond:
-            events = machine.events_after(seq0)
             if pending.done and pending.hit is not None:
                 end = pending.hit.output_end
                 text, truncated = self._command_text(start, end, command, marker)
-                return CommandResult(
+                return CommandOutput(
                     command=command, kind="immediate", state=self.state, prompt=self.prompt, output=text,
-                    truncated=truncated, output_offset=start, output_end=end, events=events,
+                    truncated=truncated, output_offset=start, output_end=end,
                     elapsed_ms=_ms(t0),
                 )
             end = self.store.size
@@ -354,7 +352,6 @@ class DebuggerSession:
         t0 = time.monotonic()
         with self._cond:
             self._check_ready()
-            seq0 = self.machine.seq
             start = self.store.size
             assert self._console is not None
             self.machine.go_sent((command + "\r\n").encode() if self._console.echoes_input else None)
@@ -364,7 +361,7 @@ class DebuggerSession:
         with self._cond:
             return ContinueResult(
                 state=self.state, confirmed="running" if self.state == SessionState.running else "stopped",
-                prompt=self.prompt, events=self.machine.events_after(seq0), output_offset=start,
+                prompt=self.prompt, output_offset=start,
                 elapsed_ms=_ms(t0),
             )
 
@@ -376,10 +373,8 @@ class DebuggerSession:
         t0 = time.monotonic()
         timeout = self.config.break_timeout if timeout is None else timeout
         with self._cond:
-            seq0 = self.machine.seq
             if self.state == SessionState.broken:
-                return BreakResult(state=self.state, already_broken=True, prompt=self.prompt, events=[],
-                                   elapsed_ms=_ms(t0))
+                return BreakResult(state=self.state, already_broken=True, prompt=self.prompt, elapsed_ms=_ms(t0))
             if self.state not in (SessionState.running, SessionState.busy):
                 self._check_ready()
             was_busy = self.state == SessionState.busy
@@ -401,8 +396,7 @@ class DebuggerSession:
             if not ok:
                 raise CommandTimeout(f"no prompt within {timeout:g}s of the break-in request",
                                      session_id=self.session_id, state=self.state)
-            return BreakResult(state=self.state, already_broken=False, prompt=self.prompt,
-                               events=self.machine.events_after(seq0), elapsed_ms=_ms(t0))
+            return BreakResult(state=self.state, already_broken=False, prompt=self.prompt, elapsed_ms=_ms(t0))
 
     def _interrupt(self) -> None:
         assert self._console is not None

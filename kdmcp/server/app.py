@@ -25,7 +25,7 @@ from kdmcp.engine import (
 )
 from kdmcp.engine.commands import validate
 from kdmcp.engine.launch import Flavor, kdnet_target
-from kdmcp.engine.results import CommandResult as EngineCommandResult
+from kdmcp.engine.results import CommandOutput
 from kdmcp.errors import DebuggerError, InvalidArgument, NotConnected, PolicyDenied
 from kdmcp.parse import RecordBase, parse
 from kdmcp.secret import Secret
@@ -285,7 +285,7 @@ class KdMcpApp:
         self,
         model: type[models.CommandT],
         session: DebuggerSession,
-        result: EngineCommandResult,
+        result: CommandOutput,
         record: RecordBase | None,
         **own: object,
     ) -> models.CommandT:

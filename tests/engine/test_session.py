@@ -101,19 +101,21 @@ def test_target_running_after_connect_without_initial_break(make_session):
     assert any(e.kind == "connected" for e in s.events_since(0))
     with pytest.raises(TargetRunning):
         s.execute("r")
+    seq = s.last_event_seq  # events reach a reader by sequence (engine/results.py)
     b = s.break_in()
     assert b.state == SessionState.broken and not b.already_broken
-    assert any(e.kind == "break_in" for e in b.events)
+    assert any(e.kind == "break_in" for e in s.events_since(seq))
     assert s.execute("r").state == SessionState.broken
 
 
 def test_a_lost_break_in_request_is_sent_again(make_session):
     s = make_session(scenario_name="lossy_break", initial_break=False, break_retry_s=0.1)
     assert s.state == SessionState.running
+    seq = s.last_event_seq  # events reach a reader by sequence (engine/results.py)
     b = s.break_in(timeout=5.0)
     assert b.state == SessionState.broken and not b.already_broken
     assert b.elapsed_ms >= 200  # two requests went unanswered before the third broke in
-    assert any(e.kind == "break_in" for e in b.events)
+    assert any(e.kind == "break_in" for e in s.events_since(seq))
     assert s.execute(".echo calm").output.strip() == "calm"
 
 
@@ -193,9 +195,10 @@ def test_cdb_attach_break_continue_and_quit_detaches(make_session):
     assert s.prompt is not None and s.prompt.text == "0:002> " and s.prompt.mode == "user"
     assert s.execute(".echo user mode").output.strip() == "user mode"
     assert s.go().state == SessionState.running
+    seq = s.last_event_seq  # events reach a reader by sequence (engine/results.py)
     b = s.break_in()
     assert b.state == SessionState.broken
-    assert [e.text for e in b.events if e.kind == "break_in"] == [
+    assert [e.text for e in s.events_since(seq) if e.kind == "break_in"] == [
         "(1092.5d0): Break instruction exception - code 80000003 (first chance)"  # pid 4242
     ]
     result = s.stop()
@@ -247,9 +250,10 @@ def test_go_confirms_running_then_break_in(make_session):
     s = make_session()
     c = s.go()
     assert c.state == SessionState.running and c.confirmed == "running"
+    seq = s.last_event_seq  # events reach a reader by sequence (engine/results.py)
     b = s.break_in()
     assert b.state == SessionState.broken
-    assert "break_in" in _kinds(b.events)
+    assert "break_in" in _kinds(s.events_since(seq))
     assert b.prompt is not None and b.prompt.text == "0: kd> "
     assert s.break_in().already_broken
 
@@ -403,11 +407,13 @@ def test_stop_kills_a_hard_hung_debugger(make_session):
 
 def test_break_in_reports_no_spurious_dbgprint(make_session):
     s = make_session(initial_break=False)
+    seq = s.last_event_seq  # events reach a reader by sequence (engine/results.py)
     b = s.break_in()
-    assert _kinds(b.events) == ["break_in"]
+    assert _kinds(s.events_since(seq)) == ["break_in"]
     s.go()
+    seq = s.last_event_seq  # events reach a reader by sequence (engine/results.py)
     b = s.break_in()
-    assert _kinds(b.events) == ["break_in"]
+    assert _kinds(s.events_since(seq)) == ["break_in"]
 
 
 # ------------------------------------------------------------ 100 MB: every byte stored, in order, with bounded memory
