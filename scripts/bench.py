@@ -125,7 +125,7 @@ def bench_break_continue(backend: str, n: int) -> tuple[float, float]:
     try:
         for _ in range(n):
             t0 = time.perf_counter()
-            s.continue_()
+            s.go()
             goes.append((time.perf_counter() - t0) * 1000)
             t0 = time.perf_counter()
             s.break_in()
