@@ -408,11 +408,11 @@ def test_stop_kills_a_hard_hung_debugger(make_session):
 def test_break_in_reports_no_spurious_dbgprint(make_session):
     s = make_session(initial_break=False)
     seq = s.last_event_seq  # events reach a reader by sequence (engine/results.py)
-    b = s.break_in()
+    assert s.break_in().state == SessionState.broken
     assert _kinds(s.events_since(seq)) == ["break_in"]
     s.go()
-    seq = s.last_event_seq  # events reach a reader by sequence (engine/results.py)
-    b = s.break_in()
+    seq = s.last_event_seq
+    assert s.break_in().state == SessionState.broken
     assert _kinds(s.events_since(seq)) == ["break_in"]
 
 
