@@ -16,7 +16,7 @@ from rich.panel import Panel
 
 from kdmcp.config import Config
 from kdmcp.server import KdMcpApp, ServerOptions, build_server
-from kdmcp.server.tools import read_error
+from kdmcp.server.render import read_error
 
 _STEPS: list[tuple[str, dict[str, Any], str]] = [
     ("start_from_state", {"timeout_s": 20}, "connect kd.exe to the guest named in the state file"),

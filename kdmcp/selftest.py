@@ -143,7 +143,7 @@ def _kdnet(parsed: argparse.Namespace, state_setting: str | None) -> KdnetTarget
 
     path, source = resolve_state_path(parsed.state_file, state_setting)
     if parsed.simulate and source == "default" and not path.exists():
-        from kdmcp.server.app import demo_state
+        from kdmcp.server.options import demo_state
 
         state = demo_state()
     else:

@@ -25,12 +25,6 @@ def test_command_kind(line, kind):
     assert command_kind(line) == kind
 
 
-def test_split_respects_quotes_and_blocks():
-    from kdmcp.parse.command_list import split_command_list
-
-    assert split_command_list('bp x "k; g"; .block { r; k }; lm') == ['bp x "k; g"', ".block { r; k }", "lm"]
-
-
 def test_validate():
     assert validate("r") is None
     assert validate("dt nt!_EPROCESS\tx") is None
