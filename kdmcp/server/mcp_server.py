@@ -19,6 +19,7 @@ import anyio
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.mcpserver.tools import Tool
 from mcp.shared.exceptions import MCPError
 from mcp_types import INVALID_PARAMS, CallToolResult, InputRequiredResult
 from pydantic import ValidationError
@@ -94,13 +95,14 @@ class ToolSurface:
 class KdMcpServer(MCPServer[Any]):
     """MCPServer whose errors, of every kind, are categorized results or protocol errors."""
 
-    def __init__(self, app: KdMcpApp) -> None:
+    def __init__(self, app: KdMcpApp, tools: list[Tool] | None = None) -> None:
         super().__init__(
             name="kd-mcp",
             version=__version__,
             instructions=INSTRUCTIONS,
             log_level="WARNING",
             middleware=[ToolSurface(app.options)],
+            tools=tools,
         )
         self.app = app
         self.tool_names: frozenset[str] = frozenset()  # what build_server registered

@@ -8,12 +8,14 @@ groups a client may be given are ``surface.TOOL_GROUPS`` (a test holds the two e
 
 from __future__ import annotations
 
+import functools
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal, TypeVar
 
 from mcp.server.mcpserver import Context
+from mcp.server.mcpserver.tools import Tool as ServedTool
 from mcp_types import CallToolResult, ToolAnnotations
 from pydantic import Field
 
@@ -94,11 +96,24 @@ def _served_description(doc: str | None) -> str | None:
     return doc.replace("\n    ", "\n        ") if doc is not None else None
 
 
+@functools.cache
+def _served_tools() -> tuple[ServedTool, ...]:
+    """The SDK's tool objects, built once per process.
+
+    Building them (an argument model and schemas per tool) cost 60-90 ms on every server; they
+    hold the module-level functions and their schemas only (each call finds its app through its
+    context), so every server of the process can share them.
+    """
+    return tuple(
+        ServedTool.from_function(tool.fn, description=_served_description(tool.fn.__doc__),
+                                 annotations=tool.annotations)
+        for tool in TOOLS.values()
+    )
+
+
 def build_server(app: KdMcpApp) -> KdMcpServer:
     """The MCP server with kd-mcp's tools registered on ``app``."""
-    server = KdMcpServer(app)
-    for tool in TOOLS.values():
-        server.add_tool(tool.fn, description=_served_description(tool.fn.__doc__), annotations=tool.annotations)
+    server = KdMcpServer(app, tools=list(_served_tools()))
     server.tool_names = frozenset(TOOLS)
     return server
 
