@@ -30,12 +30,12 @@ from kdmcp.errors import DebuggerError, InvalidArgument, NotConnected, PolicyDen
 from kdmcp.parse import RecordBase, parse
 from kdmcp.secret import Secret
 from kdmcp.server import health, models
-from kdmcp.server.options import DEMO_KEY, ServerOptions, demo_state
+from kdmcp.server.options import ServerOptions, demo_state
 from kdmcp.server.redaction import Redactor
 from kdmcp.server.transcript import Transcript
 from kdmcp.statefile import LoadedState, load_state, resolve_state_path
 
-__all__ = ["DEMO_KEY", "KdMcpApp", "ServerOptions", "demo_state"]
+__all__ = ["KdMcpApp"]
 
 _OUTPUT_READ_MAX = 1024 * 1024
 

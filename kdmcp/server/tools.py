@@ -23,10 +23,9 @@ from kdmcp.errors import KdMcpError
 from kdmcp.server import models
 from kdmcp.server.app import KdMcpApp
 from kdmcp.server.call import Call, app_of, run_tool
-from kdmcp.server.mcp_server import INSTRUCTIONS, KdMcpServer
-from kdmcp.server.render import error_result, read_error
+from kdmcp.server.mcp_server import KdMcpServer
 
-__all__ = ["INSTRUCTIONS", "TOOLS", "KdMcpServer", "build_server", "error_result", "read_error"]
+__all__ = ["TOOLS", "build_server"]
 
 log = logging.getLogger(__name__)
 

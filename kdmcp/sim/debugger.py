@@ -26,7 +26,7 @@ from kdmcp.sim.options import SimOptions
 from kdmcp.sim.scenario import Response, Scenario
 from kdmcp.sim.target import BREAK_THREAD, TargetRun
 
-__all__ = ["COMMAND_LINE_TOKEN", "SimDebugger", "_Exit"]
+__all__ = ["COMMAND_LINE_TOKEN", "SimDebugger"]
 
 # "gu" / "gc" stop again at once here (the simulated function returns at once).
 _STEP_OUT_RE = re.compile(r"g[uc](?:\s.*)?", re.IGNORECASE | re.DOTALL)

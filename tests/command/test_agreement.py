@@ -19,7 +19,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from kdmcp.command import PROFILES, CommandClass, RunEffect, check, classify, run_effect
-from kdmcp.sim.debugger import _Exit
+from kdmcp.sim.console_io import _Exit
 from tests.command.corpus import BYPASS, ORDINARY
 from tests.sim.test_interpreter import Recording
 

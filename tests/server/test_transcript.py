@@ -79,7 +79,7 @@ async def test_a_whole_session_is_transcribed_without_the_key(tmp_path):
 async def test_shutdown_with_a_transcript_frees_every_spill_file(tmp_path):
     """Ended sessions stay readable for the final session logs, then their spill files close."""
     from kdmcp.config import Config
-    from kdmcp.server.app import KdMcpApp, ServerOptions
+    from kdmcp.server import KdMcpApp, ServerOptions
     from tests.server.helpers import CANARY_KEY
 
     app = KdMcpApp(ServerOptions(config=Config(), simulate=True, transcript=str(tmp_path / "run.jsonl")))

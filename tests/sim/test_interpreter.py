@@ -13,7 +13,8 @@ from functools import cache
 import pytest
 
 from kdmcp.sim import scenario as scenario_mod
-from kdmcp.sim.debugger import SimDebugger, _Exit
+from kdmcp.sim.console_io import _Exit
+from kdmcp.sim.debugger import SimDebugger
 from kdmcp.sim.interpreter import EvalError, evaluate
 from kdmcp.sim.options import SimOptions
 
