@@ -7,7 +7,7 @@ all of it through ``read_output``.
 
 from __future__ import annotations
 
-from typing import Annotated, Any, TypeVar
+from typing import Annotated, Any, ClassVar, TypeVar
 
 from pydantic import BaseModel, Field, PlainSerializer, PlainValidator, TypeAdapter, WithJsonSchema
 from typing_extensions import Self
@@ -15,6 +15,10 @@ from typing_extensions import Self
 from kdmcp.engine import DebuggerEvent, SessionState
 from kdmcp.errors import ErrorCategory
 from kdmcp.parse import Prompt, Record, RecordBase
+from kdmcp.parse.models.base import SERVED
+
+# Milliseconds as served: a tenth is what a reader can use; more digits are noise to pay for.
+Millis = Annotated[float, PlainSerializer(lambda ms: round(ms, 1), return_type=float)]
 
 
 def output_id(session_id: str, start: int, end: int) -> str:
@@ -32,8 +36,14 @@ def served_fields(model: type[BaseModel], result: BaseModel) -> dict[str, Any]:
 
 
 def _record_json(record: RecordBase | None) -> dict[str, Any] | None:
-    # The raw text is the result's ``output`` already: served once.
-    return None if record is None else record.model_dump(mode="json", exclude={"raw"})
+    """The record as served: its kind first, then the fields that say something (nulls, defaults
+    and empty lists left out). The raw text and the command are the result's ``output`` and
+    ``command`` already: served once."""
+    if record is None:
+        return None
+    fields = record.model_dump(mode="json", exclude={"raw", "command"}, exclude_none=True, exclude_defaults=True,
+                               context=SERVED)
+    return {"kind": getattr(record, "kind", "text"), **fields}
 
 
 _RECORD: TypeAdapter[Record] = TypeAdapter(Record)
@@ -86,7 +96,7 @@ class SessionResult(BaseModel):
     events: list[DebuggerEvent] = Field(
         default_factory=list, description="what the debugger reported since the previous result for this session"
     )
-    elapsed_ms: float
+    elapsed_ms: Millis
 
     @classmethod
     def serve(
@@ -110,10 +120,10 @@ class StartResult(SessionResult):
 class CommandResult(SessionResult):
     command: str
     output: str
-    truncated: bool = Field(description="output was cut at the inline cap: read the rest with read_output")
-    output_id: str = Field(description="pass to read_output to read the whole output")
-    output_offset: int
-    output_end: int
+    truncated: bool = Field(default=False,
+                            description="output was cut at the inline cap: read the rest with read_output")
+    output_id: str = Field(description="pass to read_output to read the whole output (SESSION:START-END: "
+                           "where it lies in the session's output)")
     output_bytes: int
     record: ServedRecord = Field(
         default=None,
@@ -150,6 +160,9 @@ class ResumeResult(ContinueResult):
 
 
 class OutputChunk(BaseModel):
+    # ``text`` comes masked from ``Redactor.byte_range`` (judged against the whole store).
+    MASKED: ClassVar[tuple[str, ...]] = ("text",)
+
     session_id: str
     state: SessionState
     offset: int
@@ -164,7 +177,7 @@ class StopResult(BaseModel):
     state: SessionState
     actions: list[str] = Field(description="what was done, in order: resumed target, sent q, terminated, killed")
     exit_code: int | None
-    elapsed_ms: float
+    elapsed_ms: Millis
 
 
 class SessionSummary(BaseModel):
@@ -178,7 +191,7 @@ class SessionSummary(BaseModel):
 
 
 class SessionList(BaseModel):
-    sessions: list[SessionSummary]
+    sessions: list[SessionSummary] = Field(default_factory=list)
     max_sessions: int
 
 
@@ -202,4 +215,4 @@ class HealthResult(BaseModel):
     state_file_ok: bool
     state_file_error: str | None = None
     state_file_warnings: list[str] = Field(default_factory=list)
-    sessions: list[SessionSummary]
+    sessions: list[SessionSummary] = Field(default_factory=list)

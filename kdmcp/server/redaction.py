@@ -44,12 +44,18 @@ class Redactor:
         return self.secrets.json_text(line, cut_length=FIELD_LIMIT)
 
     def model(self, model: BaseModel) -> dict[str, Any]:
-        """The model as JSON data with every known secret masked, by value, in every string of it.
+        """The model as served JSON data — nulls, defaults and empty lists left out — with every
+        known secret masked, by value, in every string of it.
 
         Masked leaf by leaf, not as JSON text: a secret holding a quote cannot break the result.
+        Fields the model declares ``MASKED`` (text ``byte_range`` already masked against the
+        whole store) are not masked a second time: one pass over every outgoing byte.
         """
-        data: dict[str, Any] = self.secrets.data(model.model_dump(mode="json"))
-        return data
+        data = model.model_dump(mode="json", exclude_none=True, exclude_defaults=True)
+        premasked = {name: data.pop(name) for name in getattr(model, "MASKED", ()) if name in data}
+        masked: dict[str, Any] = self.secrets.data(data)
+        masked.update(premasked)
+        return masked
 
     def byte_range(
         self, read: Callable[[int, int], bytes], size: int, offset: int, end: int, *, final: bool

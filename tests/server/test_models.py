@@ -13,7 +13,7 @@ REGISTERS = "rax=0000000000000001 rbx=0000000000000002\r\nrip=fffff80062a05c20\r
 def _command(record: object) -> models.CommandResult:
     return models.CommandResult(
         session_id="s1", state=SessionState.broken, elapsed_ms=1.0, command="r", output=REGISTERS,
-        truncated=False, output_id=models.output_id("s1", 0, 9), output_offset=0, output_end=9, output_bytes=9,
+        truncated=False, output_id=models.output_id("s1", 0, 9), output_bytes=9,
         record=record,
     )
 

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from kdmcp.engine import DebuggerEvent
 from kdmcp.errors import CommandTimeout, DebuggerExited, InvalidArgument
+from kdmcp.secret import Secret
 from kdmcp.server import models
 from kdmcp.server.redaction import Redactor
 from kdmcp.server.render import error_of, error_result, from_exception, ok_result, read_error
@@ -31,9 +33,52 @@ def test_an_exception_becomes_its_category_and_typed_fields():
     assert plain == {"category": "invalid_argument", "message": "fix it"}
 
 
-def test_a_success_is_the_model_as_structured_content_and_as_text():
+def test_a_success_is_the_model_as_structured_content_and_a_text_rendering_of_it():
     summary = models.SessionList(sessions=[], max_sessions=4)
     result = ok_result(summary, Redactor())
-    assert not result.is_error and result.structured_content == {"sessions": [], "max_sessions": 4}
+    # Empty lists and defaults are left out of structuredContent; the text is not its JSON.
+    assert not result.is_error and result.structured_content == {"max_sessions": 4}
     assert read_error(result) is None
-    assert [block.text for block in result.content] == ['{"sessions": [], "max_sessions": 4}']
+    assert [block.text for block in result.content] == ["[0 sessions, at most 4]"]
+
+
+def _event(kind: str, text: str, seq: int = 1) -> DebuggerEvent:
+    return DebuggerEvent(seq=seq, kind=kind, text=text, offset=0, end_offset=len(text), time_unix=0.0)
+
+
+def test_a_command_result_is_a_header_the_raw_output_and_one_line_per_event():
+    result = models.CommandResult(
+        session_id="s1", state=SessionState.broken, prompt="0: kd> ", elapsed_ms=3.14159, command="k",
+        output="line one\r\nline two\r\n", output_id="s1:10-30", output_bytes=20,
+        events=[_event("breakpoint", "Breakpoint 0 hit\nnt!Foo:\n"), _event("dbgprint", "x" * 300, 2)],
+    )
+    served = ok_result(result, Redactor())
+    (block,) = served.content
+    assert block.text.split("\n") == [
+        '[s1 broken "0: kd> " 3.1 ms]', "line one\r", "line two",
+        "[event breakpoint] Breakpoint 0 hit…", "[event dbgprint] " + "x" * 200 + "…"]
+    data = served.structured_content
+    assert data["elapsed_ms"] == 3.1 and "truncated" not in data and "record" not in data
+    assert data["events"][0] == {"seq": 1, "kind": "breakpoint", "text": "Breakpoint 0 hit\nnt!Foo:\n",
+                                 "offset": 0, "end_offset": 25, "time_unix": 0.0}
+
+
+def test_the_header_says_where_the_rest_of_a_cut_output_is():
+    result = models.CommandResult(session_id="s1", state=SessionState.broken, elapsed_ms=200.0, command="!bulk",
+                                  output="abc", truncated=True, output_id="s1:0-99999", output_bytes=99999,
+                                  record_partial=True)
+    (block,) = ok_result(result, Redactor()).content
+    assert block.text.splitlines()[0] == (
+        "[s1 broken 200 ms truncated, 99999 B in all: read_output output_id=s1:0-99999]")
+
+
+def test_read_output_text_is_masked_once_and_not_again():
+    key = "1a2b3c4d5e6f7.2b3c4d5e6f7g8.3c4d5e6f7g8h9.4d5e6f7g8h9i0"
+    redactor = Redactor([Secret(key)])
+    # ``text`` comes from byte_range, masked against the whole store: a second pass would turn
+    # ``key=abc`` into ``key=***`` here, so the text shows it got exactly one. Other fields get theirs.
+    chunk = models.OutputChunk(session_id="s1", state=SessionState.broken, offset=0, next_offset=3,
+                               total_bytes=3, eof=True, text="*** key=abc")
+    data = ok_result(chunk, redactor).structured_content
+    assert data["text"] == "*** key=abc"
+    assert ok_result(chunk.model_copy(update={"session_id": key}), redactor).structured_content["session_id"] == "***"

@@ -95,15 +95,19 @@ async def test_command_validation_inside_a_live_session():
         assert not ok.is_error and ok.structured_content["output"].strip() == "fine"
 
 
-async def test_results_carry_structured_content_matching_the_text():
-    import json
-
+async def test_results_carry_structured_content_and_a_text_rendering_of_it():
+    """The text block is for the model: lines saying what the structured result says, not its JSON."""
     async with in_memory(make_app()) as client:
         health = await client.call_tool("health_check", {})
         assert not health.is_error
         data = health.structured_content
         assert data["simulated"] and data["debuggers"][0]["found"]
-        assert json.loads(health.content[0].text) == data
+        (block,) = health.content
+        lines = block.text.splitlines()
+        assert lines[0] == ("[ok simulated]" if data["ok"] else "[not ok simulated]")
+        assert [line.split(":")[0] for line in lines[1 : 1 + len(data["debuggers"])]] == [
+            d["name"] for d in data["debuggers"]]
+        assert not block.text.lstrip().startswith("{")
 
 
 @pytest.mark.process

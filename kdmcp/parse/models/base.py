@@ -2,9 +2,19 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, SerializationInfo
+
+# The serialisation context of a record's served form (``kdmcp/server/models.py``): what a
+# model's other fields already say is left out there (the raw text is served beside it).
+SERVED: dict[str, Any] = {"served": True}
+
+
+def is_served(info: SerializationInfo) -> bool:
+    """Whether this dump is the served form (``SERVED``), where derivable fields are left out."""
+    context = info.context
+    return isinstance(context, dict) and context.get("served") is True
 
 
 class StrictModel(BaseModel):

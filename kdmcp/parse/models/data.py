@@ -4,11 +4,11 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import Field
+from pydantic import Field, SerializationInfo, SerializerFunctionWrapHandler, model_serializer
 
-from kdmcp.parse.models.base import RecordBase, StrictModel
+from kdmcp.parse.models.base import RecordBase, StrictModel, is_served
 from kdmcp.parse.models.parts import Context, Instruction
 
 # --------------------------------------------------------------------------- registers
@@ -65,6 +65,14 @@ class TypeField(StrictModel):
     type: str | None = None  # layout dump, or the type printed after a pointer value
     depth: int = 0  # nesting under -r
     bitfield: bool = False
+
+    @model_serializer(mode="wrap")
+    def _served(self, handler: SerializerFunctionWrapHandler, info: SerializationInfo) -> dict[str, Any]:
+        """Served, ``bitfield`` is left out where the type says it (``Pos 3, 1 Bit``)."""
+        data: dict[str, Any] = handler(self)
+        if is_served(info) and self.bitfield and (self.type or "").startswith("Pos "):
+            del data["bitfield"]
+        return data
 
 
 class TypeDumpRecord(RecordBase):

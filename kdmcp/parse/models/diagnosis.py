@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import Field
+from pydantic import Field, SerializationInfo, SerializerFunctionWrapHandler, model_serializer
 
-from kdmcp.parse.models.base import RecordBase, StrictModel
+from kdmcp.parse.models.base import RecordBase, StrictModel, is_served
 from kdmcp.parse.models.parts import Context, ExceptionInfo, Frame, Instruction
 
 # --------------------------------------------------------------------------- analysis
@@ -44,6 +44,39 @@ class AnalysisRecord(RecordBase):
     trap_frame: Context | None = None
     key_values: dict[str, str] = Field(default_factory=dict)
     fields: dict[str, str] = Field(default_factory=dict)
+
+    @model_serializer(mode="wrap")
+    def _served(self, handler: SerializerFunctionWrapHandler, info: SerializationInfo) -> dict[str, Any]:
+        """Served, ``fields`` keeps only the sections no typed field holds parsed: the others'
+        text is in the result's ``output`` already (and parsed here), so it is not sent twice."""
+        data: dict[str, Any] = handler(self)
+        if is_served(info) and "fields" in data:
+            kept = {name: text for name, text in data["fields"].items()
+                    if name not in TYPED_SECTIONS or not getattr(self, TYPED_SECTIONS[name])}
+            if kept:
+                data["fields"] = kept
+            else:
+                del data["fields"]
+        return data
+
+
+# The sections of ``!analyze -v`` that a typed field holds parsed (``kdmcp/parse/analyze.py``).
+TYPED_SECTIONS = {
+    "STACK_TEXT": "stack",
+    "EXCEPTION_RECORD": "exception",
+    "FAULTING_IP": "faulting_ip",
+    "FOLLOWUP_IP": "followup_ip",
+    "KEY_VALUES_STRING": "key_values",
+    "FAULTING_SOURCE_LINE_NUMBER": "faulting_source_line",
+    "MODULE_NAME": "module_name",
+    "IMAGE_NAME": "image_name",
+    "SYMBOL_NAME": "symbol_name",
+    "PROCESS_NAME": "process_name",
+    "FAILURE_BUCKET_ID": "failure_bucket_id",
+    "FAILURE_ID_HASH": "failure_id_hash",
+    "STACK_COMMAND": "stack_command",
+    "FAULTING_SOURCE_FILE": "faulting_source_file",
+}
 
 
 # --------------------------------------------------------------------------- exceptions, errors

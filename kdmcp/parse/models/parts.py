@@ -6,9 +6,11 @@ a trap frame and an event all hold a ``Context``; so these live apart from any o
 
 from __future__ import annotations
 
-from pydantic import Field
+from typing import Any
 
-from kdmcp.parse.models.base import StrictModel
+from pydantic import Field, SerializationInfo, SerializerFunctionWrapHandler, model_serializer
+
+from kdmcp.parse.models.base import StrictModel, is_served
 
 
 class Frame(StrictModel):
@@ -31,6 +33,17 @@ class Frame(StrictModel):
     inline: bool = False
     trap_frame: str | None = None  # "(TrapFrame @ ffffd48f`77af9e40)"
     annotations: tuple[str, ...] = ()  # "(FPO: [Non-Fpo])", "(CONV: cdecl)"
+
+    @model_serializer(mode="wrap")
+    def _served(self, handler: SerializerFunctionWrapHandler, info: SerializationInfo) -> dict[str, Any]:
+        """Served, the call site is left out when it only spells ``module!function+offset``
+        (kd prints ``nt!KiIdleLoop+0x54``): a third of a frame's bytes, said twice."""
+        data: dict[str, Any] = handler(self)
+        if is_served(info) and self.module and self.function:
+            spelled = f"{self.module}!{self.function}" + (f"+{self.offset}" if self.offset else "")
+            if data.get("call_site") == spelled:
+                del data["call_site"]
+        return data
 
 
 class MemoryReference(StrictModel):
