@@ -9,7 +9,9 @@ groups a client may be given are ``surface.TOOL_GROUPS`` (a test holds the two e
 from __future__ import annotations
 
 import functools
+import inspect
 import logging
+import typing
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal, TypeVar
@@ -17,13 +19,14 @@ from typing import Annotated, Any, Literal, TypeVar
 from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.tools import Tool as ServedTool
 from mcp_types import CallToolResult, ToolAnnotations
-from pydantic import Field
+from pydantic import BaseModel, Field
 
 from kdmcp.errors import KdMcpError
 from kdmcp.server import models
 from kdmcp.server.app import KdMcpApp
 from kdmcp.server.call import Call, app_of, run_tool
 from kdmcp.server.mcp_server import KdMcpServer
+from kdmcp.server.schema import compact_schema, served_annotations
 
 __all__ = ["TOOLS", "build_server"]
 
@@ -34,7 +37,7 @@ Ctx = Context[Any, Any] | None
 
 SessionId = Annotated[
     str | None,
-    Field(description="the session to use; may be omitted when exactly one session is live", max_length=64),
+    Field(description="default: the only live session", max_length=64),
 ]
 # How many items of each list a typed read returns (its counts say how many there were).
 LIST_LIMIT = 200
@@ -88,11 +91,20 @@ def _tool(annotations: ToolAnnotations) -> Callable[[ToolFn], ToolFn]:
     return register
 
 
-def _served_description(doc: str | None) -> str | None:
-    """The description as served since the tools were nested in ``build_server``: the SDK serves
-    the docstring as written, so its continuation lines keep that deeper indentation (the
-    rendering change of issue 12 is the place to serve ``inspect.cleandoc`` instead)."""
-    return doc.replace("\n    ", "\n        ") if doc is not None else None
+def _served(tool: Tool) -> ServedTool:
+    """One tool as ``tools/list`` serves it: the docstring without its indentation, the compact
+    argument schema, the hints that say something (``schema.py``), and no ``outputSchema``.
+
+    No output schema, by choice (docs/results.md): a command's record is an open object (one of
+    some sixty kinds), so a schema could not describe it; the parts it could describe (the
+    state, the events) would be repeated in every tool, as MCP has no schema shared between
+    tools — 73 % of the surface once; and a published schema makes every client validate every
+    result. The results' fields are documented from the models instead (``result_model``).
+    """
+    served = ServedTool.from_function(tool.fn, description=inspect.cleandoc(tool.fn.__doc__ or ""),
+                                      annotations=served_annotations(tool.annotations), structured_output=False)
+    served.parameters = compact_schema(served.parameters)
+    return served
 
 
 @functools.cache
@@ -103,11 +115,14 @@ def _served_tools() -> tuple[ServedTool, ...]:
     hold the module-level functions and their schemas only (each call finds its app through its
     context), so every server of the process can share them.
     """
-    return tuple(
-        ServedTool.from_function(tool.fn, description=_served_description(tool.fn.__doc__),
-                                 annotations=tool.annotations)
-        for tool in TOOLS.values()
-    )
+    return tuple(_served(tool) for tool in TOOLS.values())
+
+
+def result_model(name: str) -> type[BaseModel]:
+    """The model of what tool ``name`` returns (its return annotation): what docs/results.md lists."""
+    hint = typing.get_type_hints(TOOLS[name].fn, include_extras=True)["return"]
+    model: type[BaseModel] = typing.get_args(hint)[1]
+    return model
 
 
 def build_server(app: KdMcpApp) -> KdMcpServer:
