@@ -96,13 +96,15 @@ class Secret:
 class _Known:
     """One secret value with its search patterns; renders as ``***`` like the value itself."""
 
-    __slots__ = ("folded", "folded_bytes", "nbytes", "pattern", "pattern_bytes")
+    __slots__ = ("folded", "folded_bytes", "folded_json", "nbytes", "pattern", "pattern_bytes")
 
     def __init__(self, value: str) -> None:
         raw = value.encode("utf-8")
         self.folded = value.lower()
         self.folded_bytes = raw.lower()
         self.nbytes = len(raw)
+        # How the value reads inside a JSON string (quotes, backslashes escaped), in lower case.
+        self.folded_json = json.dumps(value)[1:-1].lower()
         # The lookahead finds overlapping occurrences too ("aXa" twice in "aXaXa").
         self.pattern = re.compile(f"(?=({re.escape(value)}))", re.IGNORECASE | re.ASCII)
         self.pattern_bytes = re.compile(b"(?=(" + re.escape(raw) + b"))", re.IGNORECASE)
@@ -217,7 +219,10 @@ class SecretSet:
         A field that the same object marks cut (see ``_CUT_WHEN_TRUNCATED``) has a tail that
         starts a secret masked too, and so has the end of a string parsed from it (``record``).
         """
-        return _mask_data(value, self._known, ())
+        known = self._known
+        if _clean(value, known):
+            return value
+        return _mask_data(value, known, ())
 
     def json_text(self, text: str, *, cut_length: int | None = None) -> str:
         """A JSON document masked leaf by leaf and re-serialised (plain text if it is not JSON).
@@ -275,6 +280,31 @@ class SecretSet:
             pos = stop
         pieces.append(buf[pos - lo : end - lo].decode("utf-8", errors="replace"))
         return "".join(pieces), end
+
+
+# What a JSON document holds when some string in it may be cut (``_mask_data``'s cut rules).
+_CUT_MARKS = ('"truncated": true', *(f'"{name}"' for name in _ALWAYS_CUT))
+
+
+def _clean(value: Any, known: Sequence[_Known]) -> bool:
+    """Whether JSON-shaped ``value`` certainly holds nothing to mask: one C-speed serialisation
+    and substring tests, where the leaf-by-leaf walk costs a few µs per string (a register dump
+    has a hundred).
+
+    Exact where it says clean: for ASCII text the lower-cased document holds each secret's
+    escaped, lower-cased spelling wherever a string holds the secret (JSON escapes character by
+    character), and ``key=`` likewise; a document with a field that may be cut (truncated
+    output, a banner, partial output) is never called clean, as a cut tail may start a key.
+    """
+    try:
+        document = json.dumps(value, ensure_ascii=False)
+    except (TypeError, ValueError):
+        return False
+    if not document.isascii():
+        return False
+    low = document.lower()
+    return not (any(k.folded_json in low for k in known) or any(word in low for word in _ASSIGNMENT_WORDS)
+                or any(mark in low for mark in _CUT_MARKS))
 
 
 def _mask_data(value: Any, known: Sequence[_Known], tails: Sequence[str], cut_length: int | None = None) -> Any:

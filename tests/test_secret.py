@@ -64,3 +64,22 @@ def test_a_key_in_any_case_inside_a_large_text_is_masked() -> None:
     masked = SecretSet([Secret(KEY)]).text(text)
     assert KEY.upper() not in masked and "hunter22" not in masked
     assert masked.count(secret.MASK) == 2
+
+
+_leaf = st.one_of(_texts(), st.integers(), st.booleans(), st.none())
+_json = st.recursive(_leaf, lambda inner: st.one_of(
+    st.lists(inner, max_size=4),
+    st.dictionaries(st.one_of(st.sampled_from(["truncated", "output", "banner", "record", "text", "k"]), _texts()),
+                    inner, max_size=4)), max_leaves=12)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_json)
+def test_data_called_clean_is_data_the_walk_would_not_change(value: object) -> None:
+    known = SecretSet([Secret(KEY), Secret('q"uo\\te\u00e9x')])
+    assert known.data(value) == secret._mask_data(value, known._known, ())
+
+
+def test_a_clean_document_comes_back_as_it_was_without_a_walk() -> None:
+    data = {"registers": {f"r{i}": f"0x{i:016x}" for i in range(100)}, "state": "broken"}
+    assert SecretSet([Secret(KEY)]).data(data) is data
