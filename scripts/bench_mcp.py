@@ -27,6 +27,7 @@ import contextlib
 import json
 import os
 import re
+import signal
 import statistics
 import subprocess
 import sys
@@ -481,6 +482,8 @@ def main() -> int:
         help="the peer's venv (default: <user cache>/kd-mcp/bench-peer-venv; created if missing)",
     )
     args = parser.parse_args()
+    # A TERM unwinds like Ctrl+C, so the context managers stop every server and debugger started.
+    signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
     python = None
     if args.peer or args.peer_venv:
         venv = args.peer_venv or Path(platformdirs.user_cache_dir("kd-mcp")) / "bench-peer-venv"
