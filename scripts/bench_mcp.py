@@ -233,7 +233,14 @@ async def _read_output(client: Client, sid: str, done: Any) -> int:
         data = chunk.structured_content or {}
         text = str(data.get("text", "")) if "text" in data else _text(chunk)
         total += len(text.encode())
-        offset = int(data.get("next_offset", offset + len(text.encode())))
+        # The next page's offset, counted the way the request counts it: with an output_id the
+        # request's offset is within that output, while the answer's offset and next_offset are
+        # where the page sits in the session's whole output (so next_offset itself, sent back,
+        # would skip the output's start offset on every page).
+        if "next_offset" in data:
+            offset += int(data["next_offset"]) - int(data.get("offset", offset))
+        else:
+            offset += len(text.encode())
         if data.get("eof", not text) or not text:
             return total
 
@@ -290,7 +297,8 @@ async def measure_mcp(sides: list[Side], quick: bool) -> dict[str, dict[str, Any
                     t1 = time.perf_counter()
                     delivered = await _read_output(client, sid, done)
                     paging = time.perf_counter() - t1
-                    figures["ours"][f"bulk_reference_bytes_{mb}mb"] = delivered
+                    # What the server says the output holds, to check the pages against.
+                    figures["ours"][f"bulk_output_bytes_{mb}mb"] = int(_field(done, "output_bytes") or delivered)
                     figures["ours"][f"read_output_s_{mb}mb"] = round(paging, 3)
                     figures["ours"][f"read_output_mb_s_{mb}mb"] = round(delivered / 2**20 / paging, 2)
                 else:  # the peer has no paging: what its run command returns is all the client gets
@@ -299,7 +307,7 @@ async def measure_mcp(sides: list[Side], quick: bool) -> dict[str, dict[str, Any
                 figures[side.name][f"bulk_delivered_bytes_{mb}mb"] = delivered
                 figures[side.name][f"bulk_s_{mb}mb"] = round(elapsed, 3)
                 figures[side.name][f"bulk_delivered_mb_s_{mb}mb"] = round(delivered / 2**20 / elapsed, 2)
-            reference = figures[sides[0].name].get(f"bulk_reference_bytes_{mb}mb") or mb * 2**20
+            reference = figures["ours"].get(f"bulk_output_bytes_{mb}mb") or mb * 2**20
             for side in sides:
                 delivered = figures[side.name][f"bulk_delivered_bytes_{mb}mb"]
                 figures[side.name][f"bulk_delivered_fraction_{mb}mb"] = round(delivered / reference, 4)
@@ -408,6 +416,8 @@ def measure_engine(scenario: Path, python: Path | None, quick: bool) -> dict[str
 
 
 def _ratios(ours_: dict[str, Any], peer_: dict[str, Any]) -> dict[str, float]:
+    # Our pipe backend is set against the peer's engine too: pipes are the peer's transport.
+    peer_ = peer_ | {f"{key}_pipe": peer_[key] for key in ("engine_r_p50_ms", "engine_r_p99_ms") if key in peer_}
     return {
         key: round(value / peer_[key], 3)
         for key, value in ours_.items()
