@@ -154,7 +154,9 @@ def ours(scenario: Path) -> Side:
     async def open_(client: Client) -> str:
         started = await client.call_tool("start_kd", {"port": 50000, "key": KEY, "initial_break": True})
         assert not started.is_error, started.content
-        return str((started.structured_content or {})["session_id"])
+        sid = _field(started, "session_id")
+        assert sid is not None, _text(started)[:500]
+        return str(sid)
 
     async def run(client: Client, sid: str, command: str) -> Any:
         result = await client.call_tool("kd_command", {"command": command, "session_id": sid, "timeout_s": 300})
@@ -484,12 +486,16 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.add_argument("--quick", action="store_true", help="fewer rounds, 10 MB only")
-    parser.add_argument("--peer", action="store_true", help=f"side by side with {PEER_PACKAGE} {PEER_VERSION}")
+    parser.add_argument(
+        "--peer",
+        action="store_true",
+        help=f"side by side with {PEER_PACKAGE} {PEER_VERSION} (POSIX: its kd is a sh script)",
+    )
     parser.add_argument(
         "--peer-venv",
         type=Path,
         default=None,
-        help="the peer's venv (default: <user cache>/kd-mcp/bench-peer-venv; created if missing)",
+        help="the peer's venv; implies --peer (default: <user cache>/kd-mcp/bench-peer-venv; created if missing)",
     )
     args = parser.parse_args()
     # A TERM unwinds like Ctrl+C, so the context managers stop every server and debugger started.
