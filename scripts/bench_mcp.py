@@ -235,12 +235,9 @@ async def _read_output(client: Client, sid: str, done: Any) -> int:
         data = chunk.structured_content or {}
         text = str(data.get("text", "")) if "text" in data else _text(chunk)
         total += len(text.encode())
-        # The next page's offset, counted the way the request counts it: with an output_id the
-        # request's offset is within that output, while the answer's offset and next_offset are
-        # where the page sits in the session's whole output (so next_offset itself, sent back,
-        # would skip the output's start offset on every page).
+        # next_offset answers in the request's frame (within the output_id's output): sent back as is.
         if "next_offset" in data:
-            offset += int(data["next_offset"]) - int(data.get("offset", offset))
+            offset = int(data["next_offset"])
         else:
             offset += len(text.encode())
         if data.get("eof", not text) or not text:

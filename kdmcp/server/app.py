@@ -381,6 +381,7 @@ class KdMcpApp:
         self, session_id: str | None, output_id: str | None, offset: int, limit: int, *, owner: str | None = None
     ) -> models.OutputChunk:
         end_cap: int | None = None
+        base = 0  # where the caller's offsets count from: an output_id's start, else the session's
         if output_id is not None:
             sid, _, span = output_id.partition(":")
             start_text, _, end_text = span.partition("-")
@@ -389,7 +390,8 @@ class KdMcpApp:
             if session_id is not None and session_id != sid:
                 raise InvalidArgument(f"output_id {output_id!r} belongs to session {sid}, not {session_id}")
             session_id = sid
-            offset += int(start_text)
+            base = int(start_text)
+            offset += base
             end_cap = int(end_text)
         session = self._session(session_id, owner, include_ended=True)
         total = session.store.size
@@ -398,12 +400,13 @@ class KdMcpApp:
         stop = total if end_cap is None else min(end_cap, total)
         end = min(stop, offset + min(limit, _OUTPUT_READ_MAX))
         text, next_offset = self._masked_range(session, offset, end)
+        # Offsets answer in the frame the caller asked in, so next_offset is what to send back.
         return models.OutputChunk(
             session_id=session.session_id,
             state=session.state,
-            offset=offset,
-            next_offset=next_offset,
-            total_bytes=total,
+            offset=offset - base,
+            next_offset=next_offset - base,
+            total_bytes=stop - base,
             eof=next_offset >= stop,
             text=text,
         )

@@ -165,9 +165,10 @@ class OutputChunk(BaseModel):
 
     session_id: str
     state: SessionState
+    # In the request's frame: from the output_id's start when one was given, else the session's.
     offset: int
-    next_offset: int
-    total_bytes: int
+    next_offset: int = Field(description="the offset to read next (same frame as the request's offset)")
+    total_bytes: int = Field(description="bytes stored so far: of the output_id's output, else the session's")
     eof: bool = Field(description="no more bytes stored yet past next_offset")
     text: str
 

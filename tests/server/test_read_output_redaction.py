@@ -168,7 +168,9 @@ def test_every_window_masks_every_byte_of_every_secret(layout, data):
             forged = f"{session.session_id}:{start}-{end}"  # the window as a forged output_id
             chunk = app.read_output(None, forged, 0, 10 * len(full) + 1)
             text, next_offset = expected_read(full, (CANARY_KEY, TOKEN), start, end, final=False)
-            assert (chunk.text, chunk.next_offset) == (text, next_offset), (start, end)
+            # Offsets answer in the request's frame: from the output_id's start.
+            assert (chunk.text, start + chunk.next_offset) == (text, next_offset), (start, end)
+            assert (chunk.offset, chunk.total_bytes) == (0, end - start)
             assert chunk.eof == (next_offset == end)
             plain = app.read_output(session.session_id, None, start, length)  # the same by offset and limit
             assert (plain.text, plain.next_offset) == (text, next_offset)
@@ -198,3 +200,22 @@ async def test_forged_output_ids_around_the_key_never_show_any_of_it():
             assert not chunk.is_error, chunk.structured_content
             text, _ = expected_read(full, (CANARY_KEY,), a, b, final=False)
             assert chunk.structured_content["text"] == text, (a, b)
+
+
+def test_paging_an_output_id_by_next_offset_reads_exactly_that_output():
+    """A client sends back the next_offset it got, with the same output_id, until eof."""
+    app, session = store_app()
+    try:
+        session.store.append(b"before|" + bytes(range(65, 91)) * 40 + b"|after")
+        start, end = 7, 7 + 26 * 40
+        offset, pieces = 0, []
+        while True:
+            chunk = app.read_output(None, f"{session.session_id}:{start}-{end}", offset, 100)
+            assert chunk.offset == offset and chunk.total_bytes == end - start
+            pieces.append(chunk.text)
+            offset = chunk.next_offset
+            if chunk.eof:
+                break
+        assert "".join(pieces) == (bytes(range(65, 91)) * 40).decode() and offset == end - start
+    finally:
+        app.shutdown()
