@@ -11,6 +11,9 @@ import threading
 import time
 from pathlib import Path
 
+# The parsers and record models are built on the first command, not at start-up (kdmcp.parse's
+# lazy attributes; docs/performance.md, "Cold start").
+from kdmcp import parse as parsing
 from kdmcp.command import DEFAULT_NETWORK_ROOTS, Profile, check, launch_flags
 from kdmcp.discovery import find_debugger
 from kdmcp.engine import (
@@ -27,7 +30,7 @@ from kdmcp.engine.commands import validate
 from kdmcp.engine.launch import Flavor, kdnet_target
 from kdmcp.engine.results import CommandOutput
 from kdmcp.errors import DebuggerError, InvalidArgument, NotConnected, PolicyDenied
-from kdmcp.parse import RecordBase, parse
+from kdmcp.parse.record_base import RecordBase
 from kdmcp.secret import Secret
 from kdmcp.server import health, models
 from kdmcp.server.options import ServerOptions, demo_state
@@ -278,7 +281,7 @@ class KdMcpApp:
         session = self._session(session_id, owner)
         self.enforce_policy(command, owner, session.session_id)
         result = session.execute(command, timeout_s)
-        record = parse(result.command, result.output) if result.kind == "immediate" else None
+        record = parsing.parse(result.command, result.output) if result.kind == "immediate" else None
         return self._served_command(models.CommandResult, session, result, record)
 
     def _served_command(
@@ -309,7 +312,7 @@ class KdMcpApp:
         session = self._session(session_id, owner)
         self.enforce_policy(command, owner, session.session_id)
         result = session.execute(command, timeout_s)
-        record = parse(result.command, result.output) if result.kind == "immediate" else None
+        record = parsing.parse(result.command, result.output) if result.kind == "immediate" else None
         lists: dict[str, models.ListCount] = {}
         if record is not None:
             cut: dict[str, list[object]] = {}

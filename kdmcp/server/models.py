@@ -7,6 +7,7 @@ all of it through ``read_output``.
 
 from __future__ import annotations
 
+import functools
 from typing import Annotated, Any, ClassVar, TypeVar
 
 from pydantic import BaseModel, Field, PlainSerializer, PlainValidator, TypeAdapter, WithJsonSchema
@@ -14,8 +15,8 @@ from typing_extensions import Self
 
 from kdmcp.engine import DebuggerEvent, SessionState
 from kdmcp.errors import ErrorCategory
-from kdmcp.parse import Prompt, Record, RecordBase
-from kdmcp.parse.models.base import SERVED
+from kdmcp.parse.prompt import Prompt
+from kdmcp.parse.record_base import SERVED, RecordBase
 
 # Milliseconds as served: a tenth is what a reader can use; more digits are noise to pay for.
 Millis = Annotated[float, PlainSerializer(lambda ms: round(ms, 1), return_type=float)]
@@ -46,7 +47,13 @@ def _record_json(record: RecordBase | None) -> dict[str, Any] | None:
     return {"kind": getattr(record, "kind", "text"), **fields}
 
 
-_RECORD: TypeAdapter[Record] = TypeAdapter(Record)
+@functools.cache
+def _record_adapter() -> TypeAdapter[Any]:
+    """The ``Record`` union's validator, built on first use: building it (and importing every
+    record model) is a quarter of a second a client would wait for at start-up."""
+    from kdmcp.parse.models import Record
+
+    return TypeAdapter(Record)
 
 
 def _record_in(value: object) -> RecordBase | None:
@@ -55,7 +62,8 @@ def _record_in(value: object) -> RecordBase | None:
     if value is None or isinstance(value, RecordBase):
         return value
     if isinstance(value, dict):
-        return _RECORD.validate_python({**value, "raw": ""})
+        record: RecordBase = _record_adapter().validate_python({**value, "raw": ""})
+        return record
     raise ValueError("a record is a parsed record or its served object")
 
 

@@ -37,7 +37,7 @@ def test_every_model_is_exported_and_forbids_unknown_fields() -> None:
 # ------------------------------------------------------------- the served form (SERVED)
 
 def _served(model: BaseModel) -> dict[str, object]:
-    from kdmcp.parse.models.base import SERVED
+    from kdmcp.parse.record_base import SERVED
 
     return model.model_dump(mode="json", exclude_none=True, exclude_defaults=True, context=SERVED)
 

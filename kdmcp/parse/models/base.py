@@ -1,34 +1,12 @@
-"""The base of every record model: strict fields, and what every record carries."""
+"""The base of every record model (``kdmcp/parse/record_base.py``), and the record of text no parser read."""
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, SerializationInfo
+from kdmcp.parse.record_base import SERVED, RecordBase, StrictModel, is_served
 
-# The serialisation context of a record's served form (``kdmcp/server/models.py``): what a
-# model's other fields already say is left out there (the raw text is served beside it).
-SERVED: dict[str, Any] = {"served": True}
-
-
-def is_served(info: SerializationInfo) -> bool:
-    """Whether this dump is the served form (``SERVED``), where derivable fields are left out."""
-    context = info.context
-    return isinstance(context, dict) and context.get("served") is True
-
-
-class StrictModel(BaseModel):
-    """Base for every model here: unknown fields are a bug, not data."""
-
-    model_config = ConfigDict(extra="forbid")
-
-
-class RecordBase(StrictModel):
-    """Fields every record has."""
-
-    command: str = ""
-    raw: str
-    warnings: list[str] = Field(default_factory=list)
+__all__ = ["SERVED", "RecordBase", "StrictModel", "TextRecord", "is_served"]
 
 
 class TextRecord(RecordBase):
