@@ -40,9 +40,11 @@ INSTRUCTIONS = f"""\
 kd-mcp drives Microsoft's kernel debugger (kd.exe) and cdb.exe.
 Typical loop: start_from_state (connect using the WinRM companion's state file) -> break_in ->
 kd_command (any kd command; one per call) -> resume_for_winrm (let the guest run so WinRM
-answers) -> break_in again. Every result reports the session state after the call; events
-(DbgPrint, breakpoints, bugchecks, reboots) that arrived since the previous call are attached.
-Long outputs are cut inline: read the rest with read_output(output_id). An error's text starts
+answers) -> break_in again. A result's text is a header line [session state "prompt" elapsed]
+(the state after the call), the debugger's own output, and a line per event (DbgPrint,
+breakpoints, bugchecks, reboots) since the previous call; structuredContent has the same typed,
+with the output parsed as record. A cut output's header names the output_id to pass to
+read_output for the rest. An error's text starts
 error[category]: message (other fields follow as JSON). Categories: {category_list()}.
 """
 
