@@ -19,10 +19,11 @@ from collections.abc import Callable, Sequence
 from pydantic import BaseModel, ConfigDict
 
 from kdmcp.engine.events import EVENT_TEXT_LIMIT, DebuggerEvent, EventKind, SessionState
+from kdmcp.engine.masking import redact_output
 from kdmcp.engine.recognizer import EventHit, MarkerHit, StreamRecognizer
 from kdmcp.errors import DebuggerExited, KdMcpError, NotConnected, SessionBusy, TargetRunning
 from kdmcp.parse.prompt import Prompt
-from kdmcp.secret import Secret, redact
+from kdmcp.secret import Secret
 
 __all__ = ["PendingMarker", "SessionMachine", "Transition"]
 
@@ -312,7 +313,7 @@ class SessionMachine:
         ev = DebuggerEvent(
             seq=self.seq,
             kind=kind,
-            text=redact(text[:EVENT_TEXT_LIMIT], self._secrets),
+            text=redact_output(text[:EVENT_TEXT_LIMIT], self._secrets),
             offset=start,
             end_offset=end,
             time_unix=self._clock(),
