@@ -15,8 +15,7 @@ import collections
 import secrets as _random
 import time
 from collections.abc import Callable, Sequence
-
-from pydantic import BaseModel, ConfigDict
+from dataclasses import dataclass
 
 from kdmcp.engine.events import EVENT_TEXT_LIMIT, DebuggerEvent, EventKind, SessionState
 from kdmcp.engine.masking import redact_output
@@ -34,10 +33,13 @@ _TARGET_GONE: set[EventKind] = {"reboot", "transport_lost", "reconnecting", "wai
 _UPTIME = b"System Uptime:"
 
 
-class Transition(BaseModel):
-    """One thing the bytes said: the state before and after, and the event that said it (if any)."""
+@dataclass(frozen=True, slots=True)
+class Transition:
+    """One thing the bytes said: the state before and after, and the event that said it (if any).
 
-    model_config = ConfigDict(frozen=True)
+    A dataclass, not a model: the machine makes one per state change (one per command), and
+    nothing serialises it.
+    """
 
     before: SessionState
     after: SessionState

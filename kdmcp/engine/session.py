@@ -9,10 +9,9 @@ command hangs. What the bytes mean is the machine's business, not this module's.
 
 from __future__ import annotations
 
-import contextlib
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 
 from kdmcp.console import BackendName, Console, ConsoleClosed, ConsoleError, SpawnSpec, open_console
 from kdmcp.engine.commands import command_kind, strip_echo, validate
@@ -199,7 +198,7 @@ class DebuggerSession:
     def _read_until(self, predicate: Callable[[], bool], timeout: float) -> bool:
         """``wait_for``, but this thread reads the console itself while it waits.
 
-        The caller has announced itself with ``_reading()``, so the pump stands aside.
+        The caller has announced itself (``_readers``), so the pump stands aside.
         Without this, every command pays a wake-up of the caller by the pump thread,
         several times the cost of a pipe round trip.
         """
@@ -217,25 +216,16 @@ class DebuggerSession:
             # Output already there (the pump may have stopped mid-way) returns at once.
             self._drain_once(min(remaining, _PUMP_WAKE_S), pump=False)
 
-    @contextlib.contextmanager
-    def _reading(self) -> Iterator[None]:
-        """Announce that this thread reads the console (nestable); the pump stands aside.
-
-        A command announces itself *before* writing, so the pump cannot wake up on the
-        answer and take it first.
-        """
+    def _done_reading(self) -> None:
+        """Undo a reader's announcement (``self._readers += 1``, made under the lock *before*
+        writing, so the pump cannot wake up on the answer and take it first)."""
         with self._cond:
-            self._readers += 1
-        try:
-            yield
-        finally:
-            with self._cond:
-                self._readers -= 1
-                self._cond.notify_all()
-                if not self._readers and self.state != SessionState.broken:
-                    # The output is the pump's again (a running target, a timed-out command).
-                    # At a prompt the debugger prints nothing: the pump sleeps on.
-                    self._pump_cond.notify()
+            self._readers -= 1
+            self._cond.notify_all()
+            if not self._readers and self.state != SessionState.broken:
+                # The output is the pump's again (a running target, a timed-out command).
+                # At a prompt the debugger prints nothing: the pump sleeps on.
+                self._pump_cond.notify()
 
     def _ingest(self, data: bytes) -> None:
         """Store a chunk and let the state machine say what it means (lock held)."""
@@ -305,14 +295,18 @@ class DebuggerSession:
             start = self.store.size
             marker = machine.new_marker()
             pending = machine.command_sent(marker)
-        with self._reading():
+            self._readers += 1  # this thread reads the answer; the pump stands aside
+        try:
             self._write(command.encode("utf-8") + b"\n.echo " + marker + b"\n")
             done = self._read_until(lambda: pending.done or not machine.busy_command, timeout)
+        finally:
+            self._done_reading()
         with self._cond:
             if pending.done and pending.hit is not None:
                 end = pending.hit.output_end
                 text, truncated = self._command_text(start, end, command, marker)
-                return CommandOutput(
+                # Every field is already of its type (built right here): skip re-validating them.
+                return CommandOutput.model_construct(
                     command=command, kind="immediate", state=self.state, prompt=self.prompt, output=text,
                     truncated=truncated, output_offset=start, output_end=end,
                     elapsed_ms=_ms(t0),
