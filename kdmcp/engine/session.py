@@ -305,8 +305,7 @@ class DebuggerSession:
             if pending.done and pending.hit is not None:
                 end = pending.hit.output_end
                 text, truncated = self._command_text(start, end, command, marker)
-                # Every field is already of its type (built right here): skip re-validating them.
-                return CommandOutput.model_construct(
+                return CommandOutput(
                     command=command, kind="immediate", state=self.state, prompt=self.prompt, output=text,
                     truncated=truncated, output_offset=start, output_end=end,
                     elapsed_ms=_ms(t0),
