@@ -6,7 +6,8 @@
 Figures: small-command round trip through the engine next to a raw pipe round trip to a
 trivial echo child (the floor); capture throughput for 1/10/100 MB and the 10x-size time
 ratio (linear cost shows as ~10); break-in and go-confirmation latency; the peak RSS of a
-fresh process that captures 100 MB through the engine.
+fresh process that captures 100 MB through the engine; the policy verdict the server asks
+for before every command (``--policy``: that section alone).
 """
 
 from __future__ import annotations
@@ -24,6 +25,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from kdmcp.command import DEFAULT_NETWORK_ROOTS, check  # noqa: E402
+from kdmcp.command.policy import _classify_cached  # noqa: E402
 from kdmcp.engine import (  # noqa: E402
     DebuggerSession,
     KdnetTarget,
@@ -31,6 +34,7 @@ from kdmcp.engine import (  # noqa: E402
     build_plan,
     simulator_command,
 )
+from kdmcp.engine.commands import validate  # noqa: E402
 from kdmcp.secret import Secret  # noqa: E402
 
 FAULTS = str(ROOT / "fixtures" / "scenarios" / "faults.yaml")
@@ -136,6 +140,37 @@ def bench_break_continue(backend: str, n: int) -> tuple[float, float]:
     return statistics.median(breaks), statistics.median(goes)
 
 
+# Plain commands agents send most, then two lines the full reader has to take apart.
+POLICY_LINES = {
+    "r": "r", "k": "k", "lm": "lm", "dt": "dt nt!_EPROCESS", "process": "!process 0 0",
+    "block": ".block { r; k }; lm", "bp": 'bp nt!NtCreateFile "kb; g"',
+}
+
+
+def bench_policy(rounds: int) -> dict[str, float]:
+    """µs per verdict as the server asks for it (``validate`` then ``check``), per line.
+
+    ``first``: the line's first read (the reader's cache cleared before each call);
+    ``cached``: the same line again. Each figure is the best of ``rounds`` rounds of 200
+    calls, the lines interleaved round by round, so a busy machine's slow spells count
+    against no line in particular.
+    """
+    best: dict[str, float] = {}
+    for _ in range(rounds):
+        for key, line in POLICY_LINES.items():
+            for kind in ("first", "cached"):
+                t0 = time.perf_counter()
+                for _ in range(200):
+                    if kind == "first":
+                        _classify_cached.cache_clear()
+                    validate(line)
+                    check(line, "standard", DEFAULT_NETWORK_ROOTS)
+                us = (time.perf_counter() - t0) / 200 * 1e6
+                name = f"policy_{kind}_us_{key}"
+                best[name] = min(us, best.get(name, us))
+    return best
+
+
 def rss_child() -> None:
     """Run in a fresh process: capture 100 MB and print this process's peak RSS in MB."""
     s = _session("pexpect" if sys.platform != "win32" else "pipe")
@@ -178,6 +213,7 @@ def run(quick: bool) -> dict[str, float]:
     figures["capture_mb_s_100mb_pipe"] = 100 / bench_capture("pipe", 100)
     figures["break_in_ms"], figures["continue_ms"] = bench_break_continue(backend, 10 if quick else 30)
     figures["peak_rss_mb_100mb"] = peak_rss_100mb()
+    figures.update(bench_policy(10 if quick else 30))
     try:
         sys.path.insert(0, str(ROOT / "scripts"))
         from bench_parse import measure  # type: ignore[import-not-found]
@@ -192,13 +228,15 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.add_argument("--quick", action="store_true", help="fewer iterations")
+    parser.add_argument("--policy", action="store_true", help="only the policy verdict figures")
     parser.add_argument("--rss-child", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.rss_child:
         rss_child()
         return 0
     t0 = time.perf_counter()
-    figures = run(args.quick)
+    figures = bench_policy(30) if args.policy else run(args.quick)
+    figures = {k: round(v, 3) for k, v in figures.items()}
     figures["bench_seconds"] = round(time.perf_counter() - t0, 1)
     if args.json:
         print(json.dumps(figures))

@@ -41,7 +41,6 @@ from kdmcp.command.tables import (
     _HOST_FILE_READ,
     _KNOWN_EXTENSION_MODULES,
     _LD_RE,
-    _LETTER_RULES,
     _LSE_RE,
     _LSF_RE,
     _MEMORY_WRITE,
@@ -58,6 +57,7 @@ from kdmcp.command.tables import (
     _TEMP_REGISTER_RE,
     _UNKNOWN,
     _Z_RE,
+    LETTER_RULES_BY_FIRST,
     PRINT_ONLY_RE,
 )
 
@@ -226,12 +226,29 @@ def bang(w: Walker, piece: str) -> None:
         w.add(piece, _UNKNOWN, f"'!{name}' is not an extension command kd-mcp knows")
 
 
+# First letters of the commands with handlers of their own below (bp/bu/bm/ba/bs/bsc, sx*, dx,
+# r*, as/aS/ad/al, z, p*/t*, j, lse/lsf/ld): any other piece goes straight to the rule table.
+_HANDLED_FIRST = frozenset("bsdrazptjl")
+
+
 def letter(w: Walker, piece: str) -> None:
     """Commands whose name is letters: ``k``, ``dd``, ``bp``, ``r``, ``dx``..."""
+    first = piece[0].lower()  # an ASCII letter or '#' (single_command's test)
+    if first in _HANDLED_FIRST and _handled(w, piece):
+        return
+    for pattern, command_class, reason in LETTER_RULES_BY_FIRST[first]:
+        if pattern.match(piece):
+            w.add(piece, command_class, reason)
+            return
+    w.add(piece, _UNKNOWN, "not a command kd-mcp knows")
+
+
+def _handled(w: Walker, piece: str) -> bool:
+    """The letter commands with handlers of their own; False when ``piece`` is none of them."""
     m = _BREAKPOINT_RE.match(piece) or _BREAKPOINT_EDIT_RE.match(piece)
     if m is not None:
         breakpoint_strings(w, piece, piece[m.end() :])
-        return
+        return True
     m = _SX_RE.match(piece)
     if m is not None:
         if m.group("op"):
@@ -239,47 +256,43 @@ def letter(w: Walker, piece: str) -> None:
         else:
             w.add(piece, _READ, "lists exception and event settings")
         strings_and_words(w, piece, piece[m.end() :], command_flags=("-c", "-c2"), deferred=True)
-        return
+        return True
     m = _DX_RE.match(piece)
     if m is not None:
         dx(w, piece, piece[m.end() :])
-        return
+        return True
     m = _REGISTER_RE.match(piece)
     if m is not None:
         register(w, piece, piece[m.end() :])
-        return
+        return True
     if _ALIAS_SET_RE.match(piece):
         alias_command(w, piece, piece)
-        return
+        return True
     if _ALIAS_OTHER_RE.match(piece):
         w.add(piece, _READ, "lists or deletes aliases")
-        return
+        return True
     m = _Z_RE.match(piece)
     if m is not None:
         z_command(w, piece, piece[m.end() :])
-        return
+        return True
     m = _STEP_RE.match(piece)
     if m is not None:
         w.add(piece, _EXECUTION, "steps or traces the target (a command string after it is checked on its own)")
         strings_and_words(w, piece, piece[m.end() :], command_flags=())
-        return
+        return True
     if J_RE.match(piece):
         w.walk(read_list(piece, w.lex, None, w.depth))
-        return
+        return True
     if _LSE_RE.match(piece):
         w.add(piece, _HOST_EXEC, "starts a source editor on the debugger host")
-        return
+        return True
     if _LSF_RE.match(piece):
         w.add(piece, _HOST_FILE_READ, "loads a source file from the debugger host")
-        return
+        return True
     if _LD_RE.match(piece) and re.search(r"/f\b", piece, re.IGNORECASE):
         w.add(piece, _HOST_FILE_READ, "loads symbols from a named file on the debugger host")
-        return
-    for pattern, command_class, reason in _LETTER_RULES:
-        if pattern.match(piece):
-            w.add(piece, command_class, reason)
-            return
-    w.add(piece, _UNKNOWN, "not a command kd-mcp knows")
+        return True
+    return False
 
 
 def register(w: Walker, piece: str, args: str) -> None:

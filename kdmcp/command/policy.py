@@ -38,7 +38,7 @@ from functools import lru_cache
 from pydantic import BaseModel, ConfigDict
 
 from kdmcp.command.classes import PROFILE_ALLOWS, SEVERITY, CommandClass, Profile, RunEffect, strongest
-from kdmcp.command.lexing import Lexing, lexings_for, match_close
+from kdmcp.command.lexing import KD_LEXING, Lexing, lexings_for, match_close
 from kdmcp.command.tables import (
     _ALIAS_LINE_START_RE,
     _ALIAS_USE_RE,
@@ -72,6 +72,13 @@ _HOST_EXEC = CommandClass.HOST_EXEC
 _MAX_ALIAS_VARIANTS = 4  # alias values we substitute into one line (and 2 levels of that)
 _MAX_LINE = 16384  # characters; kd's own command lines are far shorter
 _SHOWN_PIECE = 160  # characters of a piece quoted in a verdict message
+# A line none of the line-wide checks can fire on: printable ASCII and tabs (no control or
+# non-ASCII character, no line break) without '"' or a backslash (so every reading of quotes
+# and escapes is the same one, KD_LEXING), '$' (no alias of any kind: ${x}, $u0,
+# $CurrentDumpFile) or '@' (no @@c++( ) sub-expression). Everything else about the line --
+# ';' lists, blocks, .if, j, .foreach, bp strings, selectors, extensions -- is still read by
+# the walker, exactly as on the full path.
+_PLAIN_LINE_RE = re.compile(r"[\t !#%-?A-\[\]-~]*")
 
 
 class Verdict(BaseModel):
@@ -108,6 +115,28 @@ def run_effect(command: str) -> RunEffect:
 @lru_cache(maxsize=2048)
 def _classify_cached(command: str, roots: tuple[str, ...]) -> tuple[Finding, ...]:
     """The findings of one line; cached because the engine and the policy both ask, and agents repeat lines."""
+    if len(command) <= _MAX_LINE and _PLAIN_LINE_RE.fullmatch(command) and command.strip():
+        return _classify_plain(command, roots)
+    return _classify_full(command, roots)
+
+
+def _classify_plain(line: str, roots: tuple[str, ...]) -> tuple[Finding, ...]:
+    """:func:`_classify_full` on a line :data:`_PLAIN_LINE_RE` accepts, without the checks that cannot fire.
+
+    On such a line there is one line, one lexing (:func:`lexings_for` gives ``KD_LEXING``),
+    and the control-character, non-ASCII, C++ sub-expression and alias scans find nothing,
+    so the findings are the walker's alone. ``tests/command/test_policy.py`` checks that both
+    paths agree on every line.
+    """
+    parser = Walker(KD_LEXING, roots=roots)
+    parser.parse_list(line, 0)
+    if not parser.findings:  # only separators: kd may treat it like an empty line
+        return (Finding(piece=line, command_class=_UNKNOWN, reason="a line with no command in it"),)
+    return tuple(parser.findings) if len(parser.findings) == 1 else tuple(dict.fromkeys(parser.findings))
+
+
+def _classify_full(command: str, roots: tuple[str, ...]) -> tuple[Finding, ...]:
+    """Every reading of every line in ``command``, with the line-wide checks."""
     if not command.strip():
         reason = "an empty line makes kd repeat the last command"
         return (Finding(piece=command, command_class=_UNKNOWN, reason=reason),)

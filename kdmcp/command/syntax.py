@@ -170,6 +170,9 @@ class _Reader:
 
     def command_end(self, text: str, i: int) -> tuple[int, str | None]:
         """Where the command at ``text[i]`` ends: the next ``;`` outside the quotes that protect one."""
+        if text.find('"', i) < 0:  # no string can open: the next ';' ends it
+            stop = text.find(";", i)
+            return (len(text) if stop < 0 else stop), None
         head = strip_selectors(text[i : i + _HEAD_WINDOW])
         quote_aware = _QUOTE_AWARE_RE.match(head) is not None
         echo_arg: int | None = None

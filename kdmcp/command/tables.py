@@ -149,6 +149,56 @@ _LETTER_RULES: tuple[tuple[re.Pattern[str], CommandClass, str], ...] = (
     (re.compile(r"#"), _READ, "searches disassembly"),
 )
 
+
+def _first_letter(pattern: re.Pattern[str]) -> str | None:
+    """The character every match of ``pattern`` starts with (lower case), or None when that is not plain.
+
+    Plain: the pattern (inside ``_head``'s ``(?:``) opens with a letter or ``#`` that is not
+    optional and has no top-level alternative. Under ``IGNORECASE | ASCII`` such a letter
+    matches itself in either case and nothing else. ``tests/command/test_leaf_rules.py``
+    checks this against the regex parser's own reading of every rule.
+    """
+    source = pattern.pattern.removeprefix("(?:")
+    head = source[:1]
+    if not (head.isascii() and (head.isalpha() or head == "#")) or source[1:2] in ("?", "*", "{"):
+        return None
+    if _has_shallow_alternative(pattern.pattern):
+        return None
+    return head.lower()
+
+
+def _has_shallow_alternative(source: str) -> bool:
+    """A ``|`` outside any group, or in the first group (``_head``'s), which could start a match elsewhere."""
+    depth, i = 0, 0
+    while i < len(source):
+        ch = source[i]
+        if ch == "\\":
+            i += 2
+            continue
+        if ch == "[":
+            j = i + 1 + (source[i + 1 : i + 2] == "^")
+            j += source[j : j + 1] == "]"  # a ']' right after '[' (or '[^') is a member
+            close = source.find("]", j)
+            i = len(source) if close < 0 else close + 1
+            continue
+        if ch == "(":
+            depth += 1
+        elif ch == ")":
+            depth -= 1
+        elif ch == "|" and depth <= 1:
+            return True
+        i += 1
+    return False
+
+
+# The rules a piece starting with each character can match, in _LETTER_RULES order (a rule
+# whose first character is not plain is in every list): letter() tries a handful, not 27.
+_LETTER_RULE_FIRSTS = tuple(_first_letter(rule[0]) for rule in _LETTER_RULES)
+LETTER_RULES_BY_FIRST: dict[str, tuple[tuple[re.Pattern[str], CommandClass, str], ...]] = {
+    ch: tuple(rule for rule, first in zip(_LETTER_RULES, _LETTER_RULE_FIRSTS, strict=True) if first in (None, ch))
+    for ch in "abcdefghijklmnopqrstuvwxyz#"
+}
+
 # Dot commands classified by name alone (lower case; handlers exist for a few others).
 _DOT_COMMANDS: dict[str, tuple[CommandClass, str]] = {
     # the debugger host
@@ -370,9 +420,17 @@ _REBOOT_EFFECT_RE = re.compile(r"\.(?:reboot|restart)(?!\w).*", re.IGNORECASE | 
 _QUIT_EFFECT_RE = re.compile(r"q[qd]?", re.IGNORECASE)
 
 
+# What a command with a run effect can start with: a selector (stripped first), or the first
+# character of q/qq/qd, .reboot/.restart, g*, wt (each matches only its ASCII cases).
+_EFFECT_HEADS = "~|qQ.gGwW"
+
+
 def leaf_effect(piece: str) -> RunEffect:
     """The run effect of one simple command (selectors stripped): quit, reboot, run, or none."""
-    text = strip_selectors(piece.strip())
+    text = piece.strip()
+    if text[:1] not in _EFFECT_HEADS:  # ("" is in every string: an empty piece takes the long way)
+        return RunEffect.IMMEDIATE
+    text = strip_selectors(text)
     if _QUIT_EFFECT_RE.fullmatch(text):
         return RunEffect.ENDS
     if _REBOOT_EFFECT_RE.fullmatch(text):

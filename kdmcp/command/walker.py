@@ -287,6 +287,8 @@ class Walker:
 
     def network_words(self, piece: str, text: str) -> None:
         """Every word of ``text`` that names a network location outside the allowed roots."""
+        if "/" not in text and "\\" not in text and ":" not in text:
+            return  # every form NETWORK_WORD_RE knows has two slashes or a scheme's ':'
         for m in NETWORK_WORD_RE.finditer(text):
             path = m.group("path")
             if not under_allowed_root(path, self.roots):

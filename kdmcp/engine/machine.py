@@ -15,14 +15,14 @@ import collections
 import secrets as _random
 import time
 from collections.abc import Callable, Sequence
-
-from pydantic import BaseModel, ConfigDict
+from dataclasses import dataclass
 
 from kdmcp.engine.events import EVENT_TEXT_LIMIT, DebuggerEvent, EventKind, SessionState
+from kdmcp.engine.masking import redact_output
 from kdmcp.engine.recognizer import EventHit, MarkerHit, StreamRecognizer
 from kdmcp.errors import DebuggerExited, KdMcpError, NotConnected, SessionBusy, TargetRunning
 from kdmcp.parse.prompt import Prompt
-from kdmcp.secret import Secret, redact
+from kdmcp.secret import Secret
 
 __all__ = ["PendingMarker", "SessionMachine", "Transition"]
 
@@ -33,10 +33,13 @@ _TARGET_GONE: set[EventKind] = {"reboot", "transport_lost", "reconnecting", "wai
 _UPTIME = b"System Uptime:"
 
 
-class Transition(BaseModel):
-    """One thing the bytes said: the state before and after, and the event that said it (if any)."""
+@dataclass(frozen=True, slots=True)
+class Transition:
+    """One thing the bytes said: the state before and after, and the event that said it (if any).
 
-    model_config = ConfigDict(frozen=True)
+    A dataclass, not a model: the machine makes one per state change (one per command), and
+    nothing serialises it.
+    """
 
     before: SessionState
     after: SessionState
@@ -312,7 +315,7 @@ class SessionMachine:
         ev = DebuggerEvent(
             seq=self.seq,
             kind=kind,
-            text=redact(text[:EVENT_TEXT_LIMIT], self._secrets),
+            text=redact_output(text[:EVENT_TEXT_LIMIT], self._secrets),
             offset=start,
             end_offset=end,
             time_unix=self._clock(),

@@ -9,10 +9,9 @@ command hangs. What the bytes mean is the machine's business, not this module's.
 
 from __future__ import annotations
 
-import contextlib
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 
 from kdmcp.console import BackendName, Console, ConsoleClosed, ConsoleError, SpawnSpec, open_console
 from kdmcp.engine.commands import command_kind, strip_echo, validate
@@ -20,6 +19,7 @@ from kdmcp.engine.config import SessionConfig
 from kdmcp.engine.events import DebuggerEvent, SessionState
 from kdmcp.engine.launch import LaunchPlan
 from kdmcp.engine.machine import SessionMachine
+from kdmcp.engine.masking import redact_output
 from kdmcp.engine.output_store import OutputStore
 from kdmcp.engine.results import BreakResult, CommandOutput, ContinueResult, StartResult, StopResult
 from kdmcp.errors import (
@@ -32,7 +32,6 @@ from kdmcp.errors import (
     TargetRunning,
 )
 from kdmcp.parse.prompt import Prompt
-from kdmcp.secret import redact
 
 _READ_CHUNK = 65536
 _COALESCE_FROM = 2048  # a shorter read means the debugger had nothing more queued
@@ -54,7 +53,12 @@ class DebuggerSession:
         self.plan = plan
         self.config = config or SessionConfig()
         self._factory = console_factory
-        self._cond = threading.Condition()
+        # One lock, two wait queues: callers wait on _cond (woken after every chunk), the pump
+        # on _pump_cond (woken only when it has to read again). Waking the pump on every chunk
+        # cost a command several thread switches while the pump had nothing to do.
+        lock = threading.RLock()
+        self._cond = threading.Condition(lock)
+        self._pump_cond = threading.Condition(lock)
         self._command_lock = threading.Lock()
         self._io_lock = threading.Lock()  # held while reading the console and ingesting
         self._readers = 0  # callers reading the console themselves (the pump stands aside)
@@ -96,7 +100,7 @@ class DebuggerSession:
         return self.store.read(offset, length)
 
     def _redact(self, text: str) -> str:
-        return redact(text, self.plan.secrets)
+        return redact_output(text, self.plan.secrets)
 
     # --------------------------------------------------------------- start
 
@@ -146,7 +150,7 @@ class DebuggerSession:
                     # and prints nothing: stand aside, so the caller that sends the next
                     # command does not race the pump for its answer. At a prompt, still look
                     # for unsolicited output (a remote session's other clients) now and then.
-                    if self._cond.wait(_PUMP_WAKE_S) or self._readers or self._stop_pump:
+                    if self._pump_cond.wait(_PUMP_WAKE_S) or self._readers or self._stop_pump:
                         continue  # woken by a change: look at the state again
                     wait = 0.0
             self._drain_once(wait, pump=True)
@@ -188,18 +192,18 @@ class DebuggerSession:
                 if data:
                     self._ingest(data)
                 self._cond.notify_all()
+                if self._eof:
+                    self._pump_cond.notify()  # the pump records the exit
 
     def _read_until(self, predicate: Callable[[], bool], timeout: float) -> bool:
         """``wait_for``, but this thread reads the console itself while it waits.
 
-        The caller has announced itself with ``_reading()``, so the pump stands aside.
+        The caller has announced itself (``_readers``), so the pump stands aside.
         Without this, every command pays a wake-up of the caller by the pump thread,
         several times the cost of a pipe round trip.
         """
         deadline = time.monotonic() + max(0.0, timeout)
-        wait = 0.0  # first pass: take what is already there (the pump may have stopped mid-way)
         while True:
-            self._drain_once(wait, pump=False)
             with self._cond:
                 if predicate():
                     return True
@@ -209,23 +213,19 @@ class DebuggerSession:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 return False
-            wait = min(remaining, _PUMP_WAKE_S)
+            # Output already there (the pump may have stopped mid-way) returns at once.
+            self._drain_once(min(remaining, _PUMP_WAKE_S), pump=False)
 
-    @contextlib.contextmanager
-    def _reading(self) -> Iterator[None]:
-        """Announce that this thread reads the console (nestable); the pump stands aside.
-
-        A command announces itself *before* writing, so the pump cannot wake up on the
-        answer and take it first.
-        """
+    def _done_reading(self) -> None:
+        """Undo a reader's announcement (``self._readers += 1``, made under the lock *before*
+        writing, so the pump cannot wake up on the answer and take it first)."""
         with self._cond:
-            self._readers += 1
-        try:
-            yield
-        finally:
-            with self._cond:
-                self._readers -= 1
-                self._cond.notify_all()
+            self._readers -= 1
+            self._cond.notify_all()
+            if not self._readers and self.state != SessionState.broken:
+                # The output is the pump's again (a running target, a timed-out command).
+                # At a prompt the debugger prints nothing: the pump sleeps on.
+                self._pump_cond.notify()
 
     def _ingest(self, data: bytes) -> None:
         """Store a chunk and let the state machine say what it means (lock held)."""
@@ -295,9 +295,12 @@ class DebuggerSession:
             start = self.store.size
             marker = machine.new_marker()
             pending = machine.command_sent(marker)
-        with self._reading():
+            self._readers += 1  # this thread reads the answer; the pump stands aside
+        try:
             self._write(command.encode("utf-8") + b"\n.echo " + marker + b"\n")
             done = self._read_until(lambda: pending.done or not machine.busy_command, timeout)
+        finally:
+            self._done_reading()
         with self._cond:
             if pending.done and pending.hit is not None:
                 end = pending.hit.output_end
@@ -355,7 +358,8 @@ class DebuggerSession:
             start = self.store.size
             assert self._console is not None
             self.machine.go_sent((command + "\r\n").encode() if self._console.echoes_input else None)
-            self._cond.notify_all()  # wake the pump: the target's output is the pump's to read
+            self._cond.notify_all()
+            self._pump_cond.notify()  # the target's output is the pump's to read
         self._write(command.encode("utf-8") + b"\n")
         self.wait_for(lambda: self.state != SessionState.running, self.config.go_settle_s)
         with self._cond:
@@ -452,7 +456,9 @@ class DebuggerSession:
                     self._console.terminate(force=True)
                     actions.append("killed")
                     self.wait_for(lambda: self.state == SessionState.exited, timeout / 3)
-        self._stop_pump = True
+        with self._cond:
+            self._stop_pump = True
+            self._pump_cond.notify()
         if self._pump is not None:
             self._pump.join(timeout=5.0)
         return StopResult(actions=actions, state=self.state, exit_code=self.exit_code, elapsed_ms=_ms(t0))

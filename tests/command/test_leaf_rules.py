@@ -5,7 +5,11 @@ Each test names the kd behaviour it relies on; the bypass corpora are in corpus.
 
 from __future__ import annotations
 
+import re
+
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from kdmcp.command import CommandClass, classify
 from tests.command.helpers import (
@@ -190,3 +194,97 @@ def test_extension_modules() -> None:
     assert classes("!kdexts.pool @rcx") == {READ}
     assert classes("!wdfkd.wdfdriverinfo") == {UNKNOWN}
     assert classes("!x.pool") == {CODE_LOAD}
+
+
+# ------------------------------------------------------------------ letter(): rules by first letter
+
+
+def _parsed_first(pattern: str) -> set[str] | None:
+    """The characters a match can start with, as the regex parser reads ``pattern`` (None: not plain)."""
+    import sys
+
+    if sys.version_info >= (3, 11):
+        from re import _constants as c
+        from re import _parser as p
+    else:  # pragma: no cover
+        import sre_constants as c
+        import sre_parse as p
+
+    def first(items: list[tuple[object, object]]) -> set[str] | None:
+        if not items:
+            return None
+        op, av = items[0]
+        if op is c.LITERAL:
+            return {chr(av)}  # type: ignore[arg-type]
+        if op is c.SUBPATTERN:
+            return first(list(av[3]))  # type: ignore[index]
+        if op is c.BRANCH:
+            sets = [first(list(b)) for b in av[1]]  # type: ignore[index]
+            return None if any(s is None for s in sets) else set().union(*sets)  # type: ignore[arg-type]
+        if op in (c.MAX_REPEAT, c.MIN_REPEAT) and av[0] >= 1:  # type: ignore[index]
+            return first(list(av[2]))  # type: ignore[index]
+        return None
+
+    return first(list(p.parse(pattern)))
+
+
+def test_rule_first_letters_are_the_regex_parsers():
+    from kdmcp.command.tables import _LETTER_RULE_FIRSTS, _LETTER_RULES
+
+    for (pattern, _, _), derived in zip(_LETTER_RULES, _LETTER_RULE_FIRSTS, strict=True):
+        if derived is None:
+            continue
+        parsed = _parsed_first(pattern.pattern)
+        assert parsed is not None and {ch.lower() for ch in parsed} == {derived}, pattern.pattern
+        assert pattern.flags & re.ASCII or not derived.isalpha(), pattern.pattern  # no Unicode case folds
+        for ch in map(chr, range(32, 127)):
+            if ch.lower() != derived:
+                assert pattern.match(ch + "x 1") is None and pattern.match(ch) is None, (pattern.pattern, ch)
+
+
+def test_handlers_start_with_their_letters():
+    from kdmcp.command import leaf_rules, tables
+
+    handlers = [tables._BREAKPOINT_RE, tables._BREAKPOINT_EDIT_RE, tables._SX_RE, tables._DX_RE, tables._REGISTER_RE,
+                tables._ALIAS_SET_RE, tables._ALIAS_OTHER_RE, tables._Z_RE, tables._STEP_RE, leaf_rules.J_RE,
+                tables._LSE_RE, tables._LSF_RE, tables._LD_RE]
+    for pattern in handlers:
+        parsed = _parsed_first(pattern.pattern)
+        assert parsed is not None and {ch.lower() for ch in parsed} <= leaf_rules._HANDLED_FIRST, pattern.pattern
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    st.sampled_from(list("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ#")),
+    st.text(alphabet=st.sampled_from(list("abcdefgilmnpqrstuvwxz0123456789 _-+[]#/'")), max_size=8),
+)
+def test_rules_by_first_letter_pick_what_the_whole_table_picks(head: str, tail: str) -> None:
+    from kdmcp.command.tables import _LETTER_RULES, LETTER_RULES_BY_FIRST
+
+    piece = head + tail
+    whole = next((rule for rule in _LETTER_RULES if rule[0].match(piece)), None)
+    indexed = next((rule for rule in LETTER_RULES_BY_FIRST[head.lower()] if rule[0].match(piece)), None)
+    assert indexed == whole, piece
+
+
+def test_run_effect_heads_cover_every_effect_pattern():
+    import sys
+
+    from kdmcp.command import tables
+
+    every = "".join(map(chr, range(sys.maxunicode + 1)))
+    for pattern in (tables._QUIT_EFFECT_RE, tables._REBOOT_EFFECT_RE, tables._GO_EFFECT_RE, tables._TRACE_EFFECT_RE):
+        parsed = _parsed_first(pattern.pattern)
+        assert parsed is not None and parsed <= set(tables._EFFECT_HEADS), pattern.pattern
+        head = re.compile(re.escape(next(iter(parsed))), pattern.flags)  # its first character, same flags
+        assert {m.group() for m in head.finditer(every)} <= set(tables._EFFECT_HEADS), pattern.pattern
+
+
+def test_network_words_need_a_slash_or_a_colon():
+    from kdmcp.command.tables import NETWORK_WORD_RE
+
+    # walker.network_words skips text without '/', '\\' or ':': each alternative here needs one.
+    forms = r"(?:[\\/]{2}|[\\/]\?\?[\\/]UNC[\\/]|(?:file|https?|ftps?|smb|webdav)\s*:)"
+    assert f"(?P<path>{forms}" in NETWORK_WORD_RE.pattern
+    for text in ["\\\\host\\s", "//host/s", "http://x", "FILE :x", "\\??\\UNC\\h\\s", "smb:x"]:
+        assert NETWORK_WORD_RE.search(text) and any(ch in text for ch in "/\\:")

@@ -367,3 +367,74 @@ def test_classify_never_fails_and_never_returns_nothing(text: str) -> None:
 @given(st.text(alphabet=st.sampled_from(list(".!$;{}()\"'\\~|*ejqgr shl<>a@")), max_size=60))
 def test_kd_punctuation_soup_never_fails(text: str) -> None:
     assert classify(text)
+
+
+# ------------------------------------------------------------------ the plain-line fast path
+
+# Lines the fast path takes and lines it must leave to the full reader, with the tricky parts
+# the walker still reads on the fast path (';' lists, blocks, j, z, .foreach, selectors).
+FAST_PATH_LINES = [
+    *COMMON_READS, *(s[0] for s in SAMPLES), *ORDINARY, *(line for line, *_ in BYPASS),
+    "r", "k", "lm", "dt nt!_EPROCESS", "!process 0 0", "r rax=1", "r; g", "k;;k", " ; ", ";", "\t r \t",
+    ".block { r; k }; lm", ".block { .shell x }", ".shell dir", "!!dir", ".foreach (x {k}) { r }",
+    "j 1 'r';'.shell x'", "j (1) 'k'", "z(1)", "r; z(@rax)", "as x .shell", "aS x y", "ad *", "al",
+    "bp nt!NtCreateFile", "bp nt!NtCreateFile 'kb; g'", "~*e r", "~*e .shell x", "|1s", "~3 kb",
+    ".if (1) { r } .else { .load x }", ".sympath srv*c:\\s*https://msdl.microsoft.com/download/symbols",
+    ".sympath c:\\x;.shell x", "$$ comment; .shell x", "r $t0=1", "${x}", "${/d:x}", "as x r; .block { ${x} }",
+    "r @@c++(x=1)", "?? x = 1", "dx Debugger.Utility.Control.ExecuteCommand(\"r\")", 'bp x "kb; g"',
+    '.echo "a; .shell b"', "r\r\nk", "r\x01", "r\u00e9", "r" + "x" * 17000, "", "   ", "{", "}", "{ r",
+    ".do { r } (1)", ".for (r $t0=0; @$t0<2; r $t0=@$t0+1) { k }", ".while (1) { g }", "sxe -c 'k' ld",
+    "wt", "gu", ".reboot", "q", "qd", "ed @rsp 0", "!bang", "~", "|", "* comment ; .shell x",
+]  # fmt: skip
+
+
+def _verdicts(line: str, roots: tuple[str, ...]) -> list[tuple[bool, str]]:
+    return [(v.allowed, v.message) for v in (check(line, p, roots) for p in PROFILES)]
+
+
+def _assert_same_as_full(line: str) -> None:
+    from kdmcp.command import policy
+
+    for roots in (policy.DEFAULT_NETWORK_ROOTS, ("\\\\share",)):
+        policy._classify_cached.cache_clear()
+        fast = policy._classify_cached(line, roots)
+        full = policy._classify_full(line, roots)
+        assert fast == full, line
+        assert [f.effect for f in fast] == [f.effect for f in full]
+        policy._classify_cached.cache_clear()
+        with_fast = _verdicts(line, roots)
+        policy._classify_cached.cache_clear()
+        original = policy._classify_cached
+        try:
+            policy._classify_cached = policy._classify_full  # type: ignore[assignment]
+            assert _verdicts(line, roots) == with_fast, line
+        finally:
+            policy._classify_cached = original
+
+
+@pytest.mark.parametrize("line", FAST_PATH_LINES)
+def test_fast_path_gives_the_full_readers_findings(line: str) -> None:
+    _assert_same_as_full(line)
+
+
+def test_fast_path_takes_plain_lines_only():
+    from kdmcp.command.policy import _PLAIN_LINE_RE
+
+    for line in ["r", "k", "lm", "dt nt!_EPROCESS", "!process 0 0", ".block { r; k }; lm", "j 1 'r';'k'"]:
+        assert _PLAIN_LINE_RE.fullmatch(line), line
+    for line in ['bp x "kb"', "${x}", "$$ c", "r @@c++(1)", "c:\\x", "r\n", "r\x01", "r\u00e9", "r\u3000"]:
+        assert not _PLAIN_LINE_RE.fullmatch(line), line
+
+
+_SOUP = [
+    *".!$;{}()\"'\\~|*ejqgrzkbplmtdxs =@,/:_-0123456789\t",
+    ".block", ".if", ".else", ".foreach", ".for", ".while", ".do", ".shell", ".load", "as", "aS", "ad",
+    "bp", "bu", "j", "z", "~*e", "!process", "!!", "${x}", "$$", ".sympath", "srv*", "\\\\host\\s", "g", "q",
+    "sxe -c", "dx", "r rax=", " ; ", "{ ", " }", "'", '"',
+]
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(st.sampled_from(_SOUP), max_size=14).map("".join) | st.text(max_size=40))
+def test_fast_path_agrees_with_the_full_reader(line: str) -> None:
+    _assert_same_as_full(line)
