@@ -96,15 +96,17 @@ class Secret:
 class _Known:
     """One secret value with its search patterns; renders as ``***`` like the value itself."""
 
-    __slots__ = ("folded", "folded_bytes", "folded_json", "nbytes", "pattern", "pattern_bytes")
+    __slots__ = ("casefolded", "folded", "folded_bytes", "folded_json", "nbytes", "pattern", "pattern_bytes")
 
     def __init__(self, value: str) -> None:
         raw = value.encode("utf-8")
         self.folded = value.lower()
         self.folded_bytes = raw.lower()
         self.nbytes = len(raw)
-        # How the value reads inside a JSON string (quotes, backslashes escaped), in lower case.
-        self.folded_json = json.dumps(value)[1:-1].lower()
+        # The prefilters' needles (``_text_spans``, ``_clean``): the value case-folded, and as it
+        # reads inside a JSON string (quotes, backslashes, controls escaped), case-folded.
+        self.casefolded = value.casefold()
+        self.folded_json = json.dumps(value, ensure_ascii=False)[1:-1].casefold()
         # The lookahead finds overlapping occurrences too ("aXa" twice in "aXaXa").
         self.pattern = re.compile(f"(?=({re.escape(value)}))", re.IGNORECASE | re.ASCII)
         self.pattern_bytes = re.compile(b"(?=(" + re.escape(raw) + b"))", re.IGNORECASE)
@@ -124,19 +126,24 @@ def _merged(spans: Iterable[tuple[int, int]]) -> list[tuple[int, int]]:
     return out
 
 
+def _prefilter(text: str, known: Sequence[_Known]) -> tuple[list[_Known], bool]:
+    """The secrets that may occur in ``text``, and whether a ``key=``-style assignment may.
+
+    The patterns cost ~100 ms per MiB (the lookahead tries every position), a case-folded copy
+    and a substring search ~1 ms. Exact, not a heuristic: every character a secret's pattern
+    (``IGNORECASE | ASCII``) or the assignment pattern (``IGNORECASE``) matches to a needle's
+    character case-folds to what that character folds to, and ``str.casefold`` folds each
+    character on its own, so any match is a substring of ``text.casefold()`` once the needle is
+    folded too (tests/test_secret.py checks every code point against the patterns).
+    """
+    folded = text.casefold()
+    assignments = "=" in text and any(word in folded for word in _ASSIGNMENT_WORDS)
+    return [k for k in known if k.casefolded in folded], assignments
+
+
 def _text_spans(text: str, known: Sequence[_Known]) -> list[tuple[int, int]]:
-    # A literal prefilter first: the patterns cost ~100 ms per MiB (the lookahead tries every
-    # position), a lower-cased copy and a substring search ~1 ms. It is exact for ASCII text,
-    # kd's output nearly always: an ASCII-case-insensitive match of a secret (or a Unicode one
-    # of ``key=``) in ASCII text is its lower-case spelling in the lower-cased text, and a
-    # secret with a non-ASCII character cannot match ASCII text at all. Other text takes the
-    # patterns, as before.
-    assignments = True
-    if text.isascii():
-        low = text.lower()
-        known = [k for k in known if k.folded in low]
-        assignments = any(word in low for word in _ASSIGNMENT_WORDS)
-    spans = [m.span(1) for k in known for m in k.pattern.finditer(text)]
+    candidates, assignments = _prefilter(text, known)
+    spans = [m.span(1) for k in candidates for m in k.pattern.finditer(text)]
     if assignments:
         spans += [m.span(1) for m in _ASSIGNMENT_RE.finditer(text)]
     return spans
@@ -179,8 +186,17 @@ def _mask_str(text: str, known: Sequence[_Known], *, cut: bool = False, tails: S
 
 
 def redact(text: str, secrets: Iterable[Secret] = ()) -> str:
-    """Mask every occurrence of each secret's value (any case), then any ``key=``-style assignment."""
-    return _mask_str(text, [_Known(s.reveal()) for s in secrets if s.reveal()])
+    """Mask every occurrence of each secret's value (any case), then any ``key=``-style assignment.
+
+    Text with nothing to mask (``_prefilter``) is returned as it is, the same object: the
+    engine masks every command's output with this, and a register dump has nothing to mask.
+    """
+    values = [v for v in (s.reveal() for s in secrets) if v]
+    folded = text.casefold()
+    if not any(v.casefold() in folded for v in values) and not (
+            "=" in text and any(word in folded for word in _ASSIGNMENT_WORDS)):
+        return text
+    return _mask_str(text, [_Known(v) for v in values])
 
 
 class SecretSet:
@@ -291,18 +307,17 @@ def _clean(value: Any, known: Sequence[_Known]) -> bool:
     and substring tests, where the leaf-by-leaf walk costs a few µs per string (a register dump
     has a hundred).
 
-    Exact where it says clean: for ASCII text the lower-cased document holds each secret's
-    escaped, lower-cased spelling wherever a string holds the secret (JSON escapes character by
-    character), and ``key=`` likewise; a document with a field that may be cut (truncated
-    output, a banner, partial output) is never called clean, as a cut tail may start a key.
+    Exact where it says clean: JSON escapes character by character and case folding folds
+    character by character (``_prefilter``), so the case-folded document holds each secret's
+    escaped, case-folded spelling wherever a string (or a key) holds the secret, and ``key=``
+    likewise; a document with a field that may be cut (truncated output, a banner, partial
+    output) is never called clean, as a cut tail may start a key.
     """
     try:
         document = json.dumps(value, ensure_ascii=False)
     except (TypeError, ValueError):
         return False
-    if not document.isascii():
-        return False
-    low = document.lower()
+    low = document.casefold()
     return not (any(k.folded_json in low for k in known) or any(word in low for word in _ASSIGNMENT_WORDS)
                 or any(mark in low for mark in _CUT_MARKS))
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import sys
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -83,3 +84,58 @@ def test_data_called_clean_is_data_the_walk_would_not_change(value: object) -> N
 def test_a_clean_document_comes_back_as_it_was_without_a_walk() -> None:
     data = {"registers": {f"r{i}": f"0x{i:016x}" for i in range(100)}, "state": "broken"}
     assert SecretSet([Secret(KEY)]).data(data) is data
+
+
+# ------------------------------------------------- the case-folding prefilter is exact
+# Every code point once (surrogates included: a str may hold them).
+_ALL = "".join(map(chr, range(sys.maxunicode + 1)))
+
+
+def test_the_assignment_words_are_the_patterns():
+    for word in secret._ASSIGNMENT_WORDS:
+        assert word[:-1] in secret._ASSIGNMENT_RE.pattern
+
+
+def test_every_character_the_assignment_pattern_matches_folds_onto_the_needle():
+    for letter in sorted(set("".join(secret._ASSIGNMENT_WORDS))):
+        pattern = re.compile(f"(?i){re.escape(letter)}")
+        for m in pattern.finditer(_ALL):
+            assert m.group().casefold() == letter, (letter, hex(ord(m.group())))
+
+
+def test_every_character_a_secret_pattern_matches_folds_like_the_secret():
+    # KDNET keys are base 36 with dots; listener tokens are URL-safe base64.
+    for ch in "abcdefghijklmnopqrstuvwxyz0123456789.-_":  # each pattern ignores case
+        pattern = secret._Known(ch * 7).pattern
+        single = re.compile(pattern.pattern.replace(re.escape(ch * 7), re.escape(ch)), pattern.flags)
+        for m in single.finditer(_ALL):
+            assert m.group(1).casefold() == ch.casefold(), (ch, hex(ord(m.group(1))))
+
+
+_TRICKY = "kKeEyYpPaAsSwWoOrRdDtTnN=\u212a\u017f\u0130\u0131\u00df\u03a3\u03c2 ,\"'\r\n0123456789.x"
+_SHORT_KEY = "1.2.3.4abcd"
+_PIECES = ["key=", "KEY=v", "pa\u017f\u017fword=x", "To\u212aen=1", _SHORT_KEY, _SHORT_KEY.upper(), "rax=1 "]
+
+
+def _unprefiltered_redact(text: str, secrets: list[Secret]) -> str:
+    known = [secret._Known(s.reveal()) for s in secrets]
+    return secret._render(text, _unfiltered_spans(text, known))
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.text(alphabet=st.sampled_from(list(_TRICKY)), max_size=60)
+    | st.text(max_size=40)
+    | st.builds(lambda a, b, c: a + b + c, st.text(max_size=10), st.sampled_from(_PIECES), st.text(max_size=10)),
+    st.lists(st.sampled_from([_SHORT_KEY, "abcdefgh.ij", "Secret-Token_123", "\u03a3\u03c3\u03c2abcd"]), max_size=2),
+)
+def test_redact_with_its_prefilter_is_the_patterns_alone(text: str, values: list[str]) -> None:
+    secrets = [Secret(v) for v in values]
+    assert secret.redact(text, secrets) == _unprefiltered_redact(text, secrets)
+
+
+def test_plain_register_output_comes_back_as_the_same_object():
+    text = "rax=0000000000000001 rbx=0000000000000000\r\nrip=fffff80362a05c20 iopl=0 efl=00000246\r\n"
+    assert secret.redact(text, [Secret(_SHORT_KEY)]) is text
+    assert secret.redact("key=abc", []) == "key=***"
+    assert secret.redact(f"x {_SHORT_KEY.upper()} y", [Secret(_SHORT_KEY)]) == "x *** y"

@@ -18,11 +18,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from kdmcp.engine.events import EVENT_TEXT_LIMIT, DebuggerEvent, EventKind, SessionState
-from kdmcp.engine.masking import redact_output
 from kdmcp.engine.recognizer import EventHit, MarkerHit, StreamRecognizer
 from kdmcp.errors import DebuggerExited, KdMcpError, NotConnected, SessionBusy, TargetRunning
 from kdmcp.parse.prompt import Prompt
-from kdmcp.secret import Secret
+from kdmcp.secret import Secret, redact
 
 __all__ = ["PendingMarker", "SessionMachine", "Transition"]
 
@@ -315,7 +314,7 @@ class SessionMachine:
         ev = DebuggerEvent(
             seq=self.seq,
             kind=kind,
-            text=redact_output(text[:EVENT_TEXT_LIMIT], self._secrets),
+            text=redact(text[:EVENT_TEXT_LIMIT], self._secrets),
             offset=start,
             end_offset=end,
             time_unix=self._clock(),

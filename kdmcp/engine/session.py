@@ -19,7 +19,6 @@ from kdmcp.engine.config import SessionConfig
 from kdmcp.engine.events import DebuggerEvent, SessionState
 from kdmcp.engine.launch import LaunchPlan
 from kdmcp.engine.machine import SessionMachine
-from kdmcp.engine.masking import redact_output
 from kdmcp.engine.output_store import OutputStore
 from kdmcp.engine.results import BreakResult, CommandOutput, ContinueResult, StartResult, StopResult
 from kdmcp.errors import (
@@ -32,6 +31,7 @@ from kdmcp.errors import (
     TargetRunning,
 )
 from kdmcp.parse.prompt import Prompt
+from kdmcp.secret import redact
 
 _READ_CHUNK = 65536
 _COALESCE_FROM = 2048  # a shorter read means the debugger had nothing more queued
@@ -100,7 +100,7 @@ class DebuggerSession:
         return self.store.read(offset, length)
 
     def _redact(self, text: str) -> str:
-        return redact_output(text, self.plan.secrets)
+        return redact(text, self.plan.secrets)
 
     # --------------------------------------------------------------- start
 
