@@ -124,7 +124,7 @@ def _chunk(data: Data) -> str:
 
 def _stop(data: Data) -> str:
     code = f"exit code {data['exit_code']}" if "exit_code" in data else ""
-    return _join(header(data, code, _ms(data["elapsed_ms"])), ", ".join(data["actions"]), [])
+    return _join(header(data, code), ", ".join(data["actions"]), [])
 
 
 def _summary_line(s: Data) -> str:

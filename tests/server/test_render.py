@@ -82,3 +82,10 @@ def test_read_output_text_is_masked_once_and_not_again():
     data = ok_result(chunk, redactor).structured_content
     assert data["text"] == "*** key=abc"
     assert ok_result(chunk.model_copy(update={"session_id": key}), redactor).structured_content["session_id"] == "***"
+
+
+def test_a_stop_says_its_elapsed_time_once_and_what_it_did():
+    stop = models.StopResult(session_id="s1", state=SessionState.exited, actions=["resumed target", "sent q"],
+                             exit_code=0, elapsed_ms=170.0)
+    (block,) = ok_result(stop, Redactor()).content
+    assert block.text == "[s1 exited 170 ms exit code 0]\nresumed target, sent q"
