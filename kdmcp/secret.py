@@ -137,8 +137,12 @@ def _prefilter(text: str, known: Sequence[_Known]) -> tuple[list[_Known], bool]:
     folded too (tests/test_secret.py checks every code point against the patterns).
     """
     folded = text.casefold()
-    assignments = "=" in text and any(word in folded for word in _ASSIGNMENT_WORDS)
-    return [k for k in known if k.casefolded in folded], assignments
+    return [k for k in known if k.casefolded in folded], _may_assign(text, folded)
+
+
+def _may_assign(text: str, folded: str) -> bool:
+    """Whether ``text`` (case-folded: ``folded``) may hold a ``key=``-style assignment."""
+    return "=" in text and any(word in folded for word in _ASSIGNMENT_WORDS)
 
 
 def _text_spans(text: str, known: Sequence[_Known]) -> list[tuple[int, int]]:
@@ -193,8 +197,7 @@ def redact(text: str, secrets: Iterable[Secret] = ()) -> str:
     """
     values = [v for v in (s.reveal() for s in secrets) if v]
     folded = text.casefold()
-    if not any(v.casefold() in folded for v in values) and not (
-            "=" in text and any(word in folded for word in _ASSIGNMENT_WORDS)):
+    if not _may_assign(text, folded) and not any(v.casefold() in folded for v in values):
         return text
     return _mask_str(text, [_Known(v) for v in values])
 
