@@ -37,6 +37,7 @@ from kdmcp.parse.disasm import INSTRUCTION_RE, match_label, parse_instruction_pa
 from kdmcp.parse.exceptions import exception_from_lines
 from kdmcp.parse.frames import frames_from_lines
 from kdmcp.parse.models import AnalysisRecord
+from kdmcp.parse.models.diagnosis import SIMPLE_SECTIONS
 from kdmcp.parse.registers import context_from_lines
 
 # A section key at column 0: "PROCESS_NAME:", "TAG_NOT_DEFINED_202b:", "Followup:", "Timeline:".
@@ -94,17 +95,6 @@ _LAST_EVENT_EXR_RE = re.compile(r"\(\.exr (?:-1|0xf{8}(?:f{8})?)\)")
 # STACK_COMMAND that first switches to the faulting thread: "~7s ; kb", "~0s; .ecxr ; kb"
 _THREAD_SWITCH_RE = re.compile(r"~\d+s\b")
 
-# Named fields copied from sections.
-_SIMPLE_FIELDS = {
-    "MODULE_NAME": "module_name",
-    "IMAGE_NAME": "image_name",
-    "SYMBOL_NAME": "symbol_name",
-    "PROCESS_NAME": "process_name",
-    "FAILURE_BUCKET_ID": "failure_bucket_id",
-    "FAILURE_ID_HASH": "failure_id_hash",
-    "STACK_COMMAND": "stack_command",
-    "FAULTING_SOURCE_FILE": "faulting_source_file",
-}
 
 
 def _split_sections(lines: list[str]) -> tuple[list[str], list[tuple[str, str, list[str]]], list[str]]:
@@ -268,8 +258,8 @@ def parse_analysis(command: str, raw: str) -> AnalysisRecord | None:
             _key_values(body, record["key_values"])
         elif key == "FAULTING_SOURCE_LINE_NUMBER":
             record["faulting_source_line"] = to_int(value)
-        elif key in _SIMPLE_FIELDS and value:
-            record.setdefault(_SIMPLE_FIELDS[key], value)
+        elif key in SIMPLE_SECTIONS and value:
+            record.setdefault(SIMPLE_SECTIONS[key], value)
     fields: dict[str, str] = record["fields"]
     fields.update((key, "\n".join(parts)) for key, parts in texts.items())
     _derive(record, fields)

@@ -60,14 +60,8 @@ class AnalysisRecord(RecordBase):
         return data
 
 
-# The sections of ``!analyze -v`` that a typed field holds parsed (``kdmcp/parse/analyze.py``).
-TYPED_SECTIONS = {
-    "STACK_TEXT": "stack",
-    "EXCEPTION_RECORD": "exception",
-    "FAULTING_IP": "faulting_ip",
-    "FOLLOWUP_IP": "followup_ip",
-    "KEY_VALUES_STRING": "key_values",
-    "FAULTING_SOURCE_LINE_NUMBER": "faulting_source_line",
+# Sections of ``!analyze -v`` whose value ``kdmcp/parse/analyze.py`` copies into a field as is.
+SIMPLE_SECTIONS = {
     "MODULE_NAME": "module_name",
     "IMAGE_NAME": "image_name",
     "SYMBOL_NAME": "symbol_name",
@@ -76,6 +70,16 @@ TYPED_SECTIONS = {
     "FAILURE_ID_HASH": "failure_id_hash",
     "STACK_COMMAND": "stack_command",
     "FAULTING_SOURCE_FILE": "faulting_source_file",
+}
+# Every section a typed field holds parsed: those, and the ones analyze.py parses.
+TYPED_SECTIONS = {
+    "STACK_TEXT": "stack",
+    "EXCEPTION_RECORD": "exception",
+    "FAULTING_IP": "faulting_ip",
+    "FOLLOWUP_IP": "followup_ip",
+    "KEY_VALUES_STRING": "key_values",
+    "FAULTING_SOURCE_LINE_NUMBER": "faulting_source_line",
+    **SIMPLE_SECTIONS,
 }
 
 
