@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, SerializationInfo
+from pydantic import BaseModel, ConfigDict, Field, SerializationInfo, SerializerFunctionWrapHandler, model_serializer
 
 # The serialisation context of a record's served form (``kdmcp/server/models.py``): what a
 # model's other fields already say is left out there (the raw text is served beside it).
@@ -29,11 +29,27 @@ class StrictModel(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
+class ServedForm(StrictModel):
+    """A model whose served form (``SERVED``) leaves out what its other fields already say.
+
+    The one serializer that does it; each model says what in ``leave_out_derived``. Only the
+    models that have something to leave out take it: a wrap serializer costs every dump.
+    """
+
+    def leave_out_derived(self, data: dict[str, Any]) -> None:
+        """Remove from ``data`` (this model's dump) the fields the others already say."""
+
+    @model_serializer(mode="wrap")
+    def _served(self, handler: SerializerFunctionWrapHandler, info: SerializationInfo) -> dict[str, Any]:
+        data: dict[str, Any] = handler(self)
+        if is_served(info):
+            self.leave_out_derived(data)
+        return data
+
+
 class RecordBase(StrictModel):
     """Fields every record has."""
 
     command: str = ""
     raw: str
     warnings: list[str] = Field(default_factory=list)
-
-

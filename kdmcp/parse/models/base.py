@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Literal
 
-from kdmcp.parse.record_base import SERVED, RecordBase, StrictModel, is_served
+from kdmcp.parse.record_base import SERVED, RecordBase, ServedForm, StrictModel, is_served
 
-__all__ = ["SERVED", "RecordBase", "StrictModel", "TextRecord", "is_served"]
+__all__ = ["SERVED", "RecordBase", "ServedForm", "StrictModel", "TextRecord", "is_served"]
 
 
 class TextRecord(RecordBase):

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import Field, SerializationInfo, SerializerFunctionWrapHandler, model_serializer
+from pydantic import Field
 
-from kdmcp.parse.models.base import RecordBase, StrictModel, is_served
+from kdmcp.parse.models.base import RecordBase, ServedForm, StrictModel
 from kdmcp.parse.models.parts import Context, Instruction
 
 # --------------------------------------------------------------------------- registers
@@ -56,7 +56,7 @@ class DisassemblyRecord(RecordBase):
 # --------------------------------------------------------------------------- dt
 
 
-class TypeField(StrictModel):
+class TypeField(ServedForm):
     """One ``+0x010 Name : value`` line of ``dt``."""
 
     offset: str
@@ -66,13 +66,10 @@ class TypeField(StrictModel):
     depth: int = 0  # nesting under -r
     bitfield: bool = False
 
-    @model_serializer(mode="wrap")
-    def _served(self, handler: SerializerFunctionWrapHandler, info: SerializationInfo) -> dict[str, Any]:
+    def leave_out_derived(self, data: dict[str, Any]) -> None:
         """Served, ``bitfield`` is left out where the type says it (``Pos 3, 1 Bit``)."""
-        data: dict[str, Any] = handler(self)
-        if is_served(info) and self.bitfield and (self.type or "").startswith("Pos "):
+        if self.bitfield and (self.type or "").startswith("Pos "):
             del data["bitfield"]
-        return data
 
 
 class TypeDumpRecord(RecordBase):

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import Field, SerializationInfo, SerializerFunctionWrapHandler, model_serializer
+from pydantic import Field
 
-from kdmcp.parse.models.base import RecordBase, StrictModel, is_served
+from kdmcp.parse.models.base import RecordBase, ServedForm, StrictModel
 from kdmcp.parse.models.parts import Context, ExceptionInfo, Frame, Instruction
 
 # --------------------------------------------------------------------------- analysis
@@ -22,7 +22,7 @@ class Bugcheck(StrictModel):
     description: str | None = None
 
 
-class AnalysisRecord(RecordBase):
+class AnalysisRecord(RecordBase, ServedForm):
     """``!analyze -v``, kernel and user mode, pre-2019 and current layouts."""
 
     kind: Literal["analysis"] = "analysis"
@@ -45,19 +45,16 @@ class AnalysisRecord(RecordBase):
     key_values: dict[str, str] = Field(default_factory=dict)
     fields: dict[str, str] = Field(default_factory=dict)
 
-    @model_serializer(mode="wrap")
-    def _served(self, handler: SerializerFunctionWrapHandler, info: SerializationInfo) -> dict[str, Any]:
+    def leave_out_derived(self, data: dict[str, Any]) -> None:
         """Served, ``fields`` keeps only the sections no typed field holds parsed: the others'
         text is in the result's ``output`` already (and parsed here), so it is not sent twice."""
-        data: dict[str, Any] = handler(self)
-        if is_served(info) and "fields" in data:
+        if "fields" in data:
             kept = {name: text for name, text in data["fields"].items()
                     if name not in TYPED_SECTIONS or not getattr(self, TYPED_SECTIONS[name])}
             if kept:
                 data["fields"] = kept
             else:
                 del data["fields"]
-        return data
 
 
 # Sections of ``!analyze -v`` whose value ``kdmcp/parse/analyze.py`` copies into a field as is.

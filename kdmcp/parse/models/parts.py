@@ -8,12 +8,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import Field, SerializationInfo, SerializerFunctionWrapHandler, model_serializer
+from pydantic import Field
 
-from kdmcp.parse.models.base import StrictModel, is_served
+from kdmcp.parse.models.base import ServedForm, StrictModel
 
 
-class Frame(StrictModel):
+class Frame(ServedForm):
     """One stack frame, as ``k*``, ``!thread``, ``STACK_TEXT`` or ``!heap -p -a`` print it."""
 
     index: int | None = None
@@ -34,16 +34,13 @@ class Frame(StrictModel):
     trap_frame: str | None = None  # "(TrapFrame @ ffffd48f`77af9e40)"
     annotations: tuple[str, ...] = ()  # "(FPO: [Non-Fpo])", "(CONV: cdecl)"
 
-    @model_serializer(mode="wrap")
-    def _served(self, handler: SerializerFunctionWrapHandler, info: SerializationInfo) -> dict[str, Any]:
+    def leave_out_derived(self, data: dict[str, Any]) -> None:
         """Served, the call site is left out when it only spells ``module!function+offset``
         (kd prints ``nt!KiIdleLoop+0x54``): a third of a frame's bytes, said twice."""
-        data: dict[str, Any] = handler(self)
-        if is_served(info) and self.module and self.function:
+        if self.module and self.function:
             spelled = f"{self.module}!{self.function}" + (f"+{self.offset}" if self.offset else "")
             if data.get("call_site") == spelled:
                 del data["call_site"]
-        return data
 
 
 class MemoryReference(StrictModel):
