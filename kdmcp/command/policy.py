@@ -130,9 +130,12 @@ def _classify_plain(line: str, roots: tuple[str, ...]) -> tuple[Finding, ...]:
     """
     parser = Walker(KD_LEXING, roots=roots)
     parser.parse_list(line, 0)
-    if not parser.findings:  # only separators: kd may treat it like an empty line
-        return (Finding(piece=line, command_class=_UNKNOWN, reason="a line with no command in it"),)
-    return tuple(parser.findings) if len(parser.findings) == 1 else tuple(dict.fromkeys(parser.findings))
+    return tuple(dict.fromkeys(_or_no_command(line, parser.findings)))
+
+
+def _or_no_command(line: str, findings: list[Finding]) -> list[Finding]:
+    """``findings``, or the finding of a line that holds only separators (kd may treat it like an empty line)."""
+    return findings or [Finding(piece=line, command_class=_UNKNOWN, reason="a line with no command in it")]
 
 
 def _classify_full(command: str, roots: tuple[str, ...]) -> tuple[Finding, ...]:
@@ -160,10 +163,7 @@ def _classify_full(command: str, roots: tuple[str, ...]) -> tuple[Finding, ...]:
                     Finding(piece=line, command_class=_UNKNOWN, reason="an empty line makes kd repeat the last command")
                 )
             continue
-        line_findings = _classify_line(line, 0, roots)
-        if not line_findings:  # only separators: kd may treat it like an empty line
-            line_findings = [Finding(piece=line, command_class=_UNKNOWN, reason="a line with no command in it")]
-        findings.extend(line_findings)
+        findings.extend(_or_no_command(line, _classify_line(line, 0, roots)))
     return tuple(dict.fromkeys(findings))
 
 
