@@ -19,6 +19,7 @@ from kdmcp.parse.models import Frame, ThreadInfo, WaitObject
 
 Corpus = Any  # the session fixture from conftest.py
 
+
 def _as_input(value: Any) -> Any:
     """What validation would have been given: each model as a dict of its set fields."""
     if isinstance(value, BaseModel):

@@ -25,8 +25,11 @@ def test_gle_reads_last_error_and_status() -> None:
     assert (record.facility, record.code, record.decimal) == ("Win32", "0x2", 2)
     assert record.message == "The system cannot find the file specified."
     assert (record.last_status, record.last_status_message) == ("0xc0000034", "Object Name not found.")
-    ok = parse("!gle", "LastErrorValue: (Win32) 0 (0) - The operation completed successfully.\n"
-               "LastStatusValue: (NTSTATUS) 0 - STATUS_SUCCESS\n")
+    ok = parse(
+        "!gle",
+        "LastErrorValue: (Win32) 0 (0) - The operation completed successfully.\n"
+        "LastStatusValue: (NTSTATUS) 0 - STATUS_SUCCESS\n",
+    )
     assert (ok.code, ok.decimal, ok.last_status) == ("0x0", 0, "0x0")
 
 

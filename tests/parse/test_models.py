@@ -11,9 +11,29 @@ from kdmcp.parse.models import RECORD_KINDS, Record, RecordBase
 
 # the published kinds, in the union's order (the server's output schema lists them so)
 PUBLISHED_KINDS = (
-    "stack", "registers", "modules", "processes", "threads", "analysis", "memory", "disassembly",
-    "breakpoints", "target", "type_dump", "object", "exception_record", "error_code", "error",
-    "text", "events", "expression", "symbols", "symbol_path", "symbol_load", "locals", "data_model",
+    "stack",
+    "registers",
+    "modules",
+    "processes",
+    "threads",
+    "analysis",
+    "memory",
+    "disassembly",
+    "breakpoints",
+    "target",
+    "type_dump",
+    "object",
+    "exception_record",
+    "error_code",
+    "error",
+    "text",
+    "events",
+    "expression",
+    "symbols",
+    "symbol_path",
+    "symbol_load",
+    "locals",
+    "data_model",
 )
 
 
@@ -35,6 +55,7 @@ def test_every_model_is_exported_and_forbids_unknown_fields() -> None:
 
 
 # ------------------------------------------------------------- the served form (SERVED)
+
 
 def _served(model: BaseModel) -> dict[str, object]:
     from kdmcp.parse.record_base import SERVED
@@ -62,9 +83,12 @@ def test_a_served_type_field_leaves_out_a_bitfield_flag_its_type_says() -> None:
 
 
 def test_a_served_analysis_keeps_only_the_sections_no_typed_field_holds() -> None:
-    record = models.AnalysisRecord(raw="", module_name="myfault", stack=[models.Frame(call_site="nt!X")],
-                                   fields={"MODULE_NAME": "myfault", "STACK_TEXT": "...", "IMAGE_NAME": "x.sys",
-                                           "BUGCHECK_STR": "AV"})
+    record = models.AnalysisRecord(
+        raw="",
+        module_name="myfault",
+        stack=[models.Frame(call_site="nt!X")],
+        fields={"MODULE_NAME": "myfault", "STACK_TEXT": "...", "IMAGE_NAME": "x.sys", "BUGCHECK_STR": "AV"},
+    )
     # IMAGE_NAME stays: its typed field (image_name) is not set, so the section is all there is.
     assert _served(record)["fields"] == {"IMAGE_NAME": "x.sys", "BUGCHECK_STR": "AV"}
     assert record.model_dump()["fields"]["STACK_TEXT"] == "..."

@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from pydantic import TypeAdapter
 
 from kdmcp.parse import RECORD_KINDS, Record, parse, parse_transcript
+from tests.parse.samples.corpus import CORPUS_DIR, FAMILY_INDEX
 
 # One command per family (and some that route nowhere).
 COMMANDS = [
@@ -126,6 +127,17 @@ REAL_LINES = [
 ]
 
 
+# The family samples (fixtures/corpus/families/): each family's commands and the lines of its
+# samples, so every family the typed tools stand on is fed its own real output, mangled.
+FAMILY_SAMPLES: dict[str, tuple[list[str], list[str]]] = {}
+for _entry in FAMILY_INDEX:
+    _commands, _lines = FAMILY_SAMPLES.setdefault(_entry["family"], ([], []))
+    if _entry["command"] not in _commands:
+        _commands.append(_entry["command"])
+    _text = (CORPUS_DIR / _entry["file"]).read_bytes().decode("utf-8", errors="replace")
+    _lines.extend(line for line in _text.splitlines() if line.strip() and line not in _lines)
+COMMANDS.extend(sorted({c for commands, _ in FAMILY_SAMPLES.values() for c in commands} - set(COMMANDS)))
+
 # built once: a TypeAdapter of the whole union costs milliseconds, and the property runs 300 times
 ADAPTER: TypeAdapter[Record] = TypeAdapter(Record)
 
@@ -151,21 +163,25 @@ def test_arbitrary_command_never_raises(command: str, text: str) -> None:
     _check(command, text)
 
 
+def _mangled(lines: list[str]) -> st.SearchStrategy[str]:
+    return st.one_of(
+        st.sampled_from(lines),
+        st.sampled_from(lines).flatmap(lambda line: st.integers(0, len(line)).map(lambda n: line[:n])),
+        st.sampled_from(lines).flatmap(
+            lambda line: st.tuples(st.integers(0, len(line)), st.text(max_size=5)).map(
+                lambda t: line[: t[0]] + t[1] + line[t[0] :]
+            )
+        ),
+    )
+
+
+_mangled_line = _mangled(REAL_LINES)
+
+
 @settings(max_examples=150, deadline=None)
 @given(st.sampled_from(COMMANDS), st.binary(max_size=2000))
 def test_invalid_utf8_decoded_with_replace(command: str, data: bytes) -> None:
     _check(command, data.decode("utf-8", errors="replace"))
-
-
-_mangled_line = st.one_of(
-    st.sampled_from(REAL_LINES),
-    st.sampled_from(REAL_LINES).flatmap(lambda line: st.integers(0, len(line)).map(lambda n: line[:n])),
-    st.sampled_from(REAL_LINES).flatmap(
-        lambda line: st.tuples(st.integers(0, len(line)), st.text(max_size=5)).map(
-            lambda t: line[: t[0]] + t[1] + line[t[0] :]
-        )
-    ),
-)
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -176,6 +192,29 @@ def test_mangled_real_output_never_raises(command: str, lines: list[str], eol: s
     # every record survives a JSON round trip through the discriminated union
     again = ADAPTER.validate_json(ADAPTER.dump_json(record))
     assert again == record
+
+
+@st.composite
+def _family_output(draw: st.DrawFn) -> tuple[str, str]:
+    """A family, one of its commands, and its samples' lines shuffled, cut and mangled."""
+    family = draw(st.sampled_from(sorted(FAMILY_SAMPLES)))
+    commands, lines = FAMILY_SAMPLES[family]
+    command = draw(st.sampled_from(commands))
+    body = draw(st.lists(_mangled(lines), max_size=30))
+    return command, draw(st.sampled_from(["\n", "\r\n"])).join(body)
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_family_output())
+def test_mangled_family_output_never_raises_nor_loses_text(case: tuple[str, str]) -> None:
+    command, text = case
+    record = _check(command, text)
+    assert ADAPTER.validate_json(ADAPTER.dump_json(record)) == record
+
+
+def test_every_family_is_fed_to_the_properties() -> None:
+    assert len(FAMILY_SAMPLES) >= 12, sorted(FAMILY_SAMPLES)
+    assert all(commands and lines for commands, lines in FAMILY_SAMPLES.values())
 
 
 @settings(max_examples=150, deadline=None)

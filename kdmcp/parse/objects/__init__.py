@@ -28,42 +28,21 @@ OBJECT_EXTENSIONS = frozenset(_HANDLERS) | frozenset({"prcb", "token", "sd", "sy
 
 _EXTENSION_RE = re.compile(r"^\s*!(?:\w+\.)?(?P<name>\w+)")
 
+# the record's tables (every list field but ``warnings``), read from the model: a family that adds
+# a typed table to ``ObjectRecord`` needs no second list here
+_TABLES: tuple[str, ...] = tuple(
+    name for name, info in ObjectRecord.model_fields.items() if info.default_factory is list and name != "warnings"
+)
+
 
 def parse_object(command: str, raw: str) -> ObjectRecord | None:
     """An ``ObjectRecord`` for a known object extension; ``None`` if nothing was recognised."""
     m = _EXTENSION_RE.match(command)
     name = m.group("name").lower() if m is not None else "unknown"
     handler = _HANDLERS.get(name, generic_fields)
-    out: dict[str, Any] = {
-        "command": command,
-        "raw": raw,
-        "object_type": name,
-        "fields": {},
-        "entries": [],
-        "irp_stack": [],
-        "dispatch_routines": [],
-        "devices": [],
-        "directory": [],
-        "pool_blocks": [],
-        "pte_levels": [],
-        "frames": [],
-        "warnings": [],
-    }
+    out: dict[str, Any] = {"command": command, "raw": raw, "object_type": name, "fields": {}, "warnings": []}
+    out.update((table, []) for table in _TABLES)
     handler(split_lines(raw), out)
-    found = any(
-        out[k]
-        for k in (
-            "fields",
-            "entries",
-            "irp_stack",
-            "dispatch_routines",
-            "devices",
-            "directory",
-            "pool_blocks",
-            "pte_levels",
-            "frames",
-        )
-    ) or out.get("address")
-    if not found:
+    if not (out["fields"] or any(out[table] for table in _TABLES) or out.get("address")):
         return None
     return ObjectRecord.model_validate(out)
