@@ -44,6 +44,16 @@ _LAST_EVENT_RE = re.compile(r"^\s*Last event:\s*(?:(?P<thread>[0-9a-fA-F]+\.[0-9
 # "Last event: Exception C00000FD, second chance"
 _OLD_LAST_EVENT_RE = re.compile(r"^Exception (?P<code>[0-9a-fA-F]{8}), (?P<chance>first|second) chance$")
 
+# The facts only ``.exr`` / ``.lastevent`` print (an ``!analyze`` EXCEPTION_RECORD has no field
+# for them): "NumberParameters: 2" (decimal; the NT4-era kernel layout of the bug check 0x1E page
+# zero-pads it to eight hex digits, "NumberParameters: 00000002"), that layout's
+# "Exception Record @ FE40CD88:" and "  Chained Record: 00000000", and the line under
+# ".lastevent"'s event: "  debugger time: Thu Jul 30 19:23:53.169 2015 (UTC + 2:00)".
+_PARAM_COUNT_RE = re.compile(r"^\s*NumberParameters:\s*(?P<count>[0-9a-fA-F]+)\s*$")
+_RECORD_AT_RE = re.compile(r"^\s*Exception Record @ (?P<addr>[0-9a-fA-F`]+):")
+_CHAINED_RE = re.compile(r"^\s*Chained Record:\s*(?P<addr>[0-9a-fA-F`]+)")
+_DEBUGGER_TIME_RE = re.compile(r"^\s*debugger time:\s*(?P<time>\S(?:.*\S)?)")
+
 # ".jdinfo": "----- Exception occurred on thread 0:15c8"
 _JD_THREAD_RE = re.compile(r"^-+\s*Exception occurred on thread (?P<thread>\S+)")
 
@@ -86,15 +96,33 @@ def exception_from_lines(lines: list[str]) -> dict[str, Any]:
 def event_fields(m: re.Match[str]) -> dict[str, Any]:
     """code/description/first_chance (and pid/tid) of an ``EXCEPTION_EVENT_RE`` match."""
     chance = m.group("chance").lower()
-    fields: dict[str, Any] = {
-        "code": addr(m.group("code")),
-        "description": m.group("desc"),
-        "first_chance": True if chance.startswith("first chance") else (False if "second" in chance else None),
-    }
+    # a dump says "(first/second chance not available)": neither, so unknown
+    first: bool | None = None
+    if chance.startswith("first chance"):
+        first = True
+    elif "second" in chance and "not available" not in chance:
+        first = False
+    fields: dict[str, Any] = {"code": addr(m.group("code")), "description": m.group("desc"), "first_chance": first}
     if m.group("pid"):
         fields["process_id"] = "0x" + m.group("pid").lower()
         fields["thread_id"] = "0x" + m.group("tid").lower()
     return fields
+
+
+def _record_only_fields(lines: list[str]) -> dict[str, Any]:
+    """The facts of ``_PARAM_COUNT_RE`` and the lines after it found in ``lines``."""
+    found: dict[str, Any] = {}
+    for line in lines:
+        if (m := _PARAM_COUNT_RE.match(line)) is not None:
+            count = m.group("count")
+            found["parameter_count"] = int(count, 16) if len(count) == 8 else int(count)
+        elif (m := _RECORD_AT_RE.match(line)) is not None:
+            found["record_address"] = addr(m.group("addr"))
+        elif (m := _CHAINED_RE.match(line)) is not None:
+            found["chained_record"] = addr(m.group("addr"))
+        elif (m := _DEBUGGER_TIME_RE.match(line)) is not None:
+            found["debugger_time"] = m.group("time")
+    return found
 
 
 def parse_exception_record(command: str, raw: str) -> ExceptionRecordRecord | None:
@@ -123,7 +151,7 @@ def parse_exception_record(command: str, raw: str) -> ExceptionRecordRecord | No
             thread = jd.group("thread")
     if not info and thread is None:
         return None
-    record: dict[str, Any] = {"command": command, "raw": raw, "thread": thread, **info}
+    record: dict[str, Any] = {"command": command, "raw": raw, "thread": thread, **info, **_record_only_fields(lines)}
     if command.strip().lower().startswith(".jdinfo"):
         record["context"] = context_from_lines(lines)
     return ExceptionRecordRecord.model_validate(record)

@@ -49,9 +49,46 @@ def _connect_08(c: Corpus) -> None:
     assert r.context.symbol == "CrashAV_x64!wmain+0x14"
 
 
+def _exceptions_01(c: Corpus) -> None:
+    # a dump: "(first/second chance not available)" is neither chance
+    r = c.output_record("families/exceptions/01.txt")
+    assert r.kind == "exception_record"
+    assert (r.thread, r.code, r.description) == ("15ae8.133b4", "0xe0434f4d", "CLR exception")
+    assert r.first_chance is None
+    assert r.debugger_time == "Thu Jul 30 19:23:53.169 2015 (UTC + 2:00)"
+
+
+def _exceptions_02(c: Corpus) -> None:
+    r = c.output_record("families/exceptions/02.txt")
+    assert (r.address, r.symbol, r.code, r.description) == ("0x000007fe9b17f963", None, "0xe0434f4d", "CLR exception")
+    assert r.flags == "0x00000000" and r.parameter_count == 0 and r.parameters == []
+
+
+def _exceptions_03(c: Corpus) -> None:
+    # NT4-era kernel layout: a header with the record's address, "Chained Record", a hex count
+    r = c.record("families/exceptions/03.txt", ".exr fe40cd88             first DWORD is the exception record")
+    assert (r.record_address, r.code, r.flags, r.chained_record) == (
+        "0xfe40cd88",
+        "0xc0000005",
+        "0x00000000",
+        "0x00000000",
+    )
+    assert r.address == "0x8013cd0a" and r.description is None
+    assert r.parameter_count == 2 and r.parameters == ["0x00000000", "0x0362cfff"]
+
+
+def _exceptions_04(c: Corpus) -> None:
+    r = c.record("families/exceptions/04.txt", ".lastevent")
+    assert (r.code, r.first_chance, r.thread, r.debugger_time) == ("0xc00000fd", False, None, None)
+
+
 CHECKS: dict[str, Callable[[Corpus], None]] = {
     "exceptions_errors/01.txt": _exceptions_errors_01,
     "connect/08.txt": _connect_08,
+    "families/exceptions/01.txt": _exceptions_01,
+    "families/exceptions/02.txt": _exceptions_02,
+    "families/exceptions/03.txt": _exceptions_03,
+    "families/exceptions/04.txt": _exceptions_04,
 }
 
 

@@ -172,6 +172,23 @@ def _stack_05(c: Corpus) -> None:
     assert c.block("stack/05.txt", "k").prompt.thread == 0
 
 
+def _exceptions_05(c: Corpus) -> None:
+    # .ecxr (cdb 6.12, x86 minidump): the exception's context, a checksum warning before the
+    # symbol line, two symbol-load errors after the instruction
+    r = c.record("families/exceptions/05.txt", ".ecxr")
+    assert r.kind == "registers"
+    assert (r.registers["eax"], r.registers["ecx"], r.registers["eip"]) == ("0x09bfff01", "0x2b2b2b2b", "0x00d44c59")
+    assert r.registers["efl"] == "0x00010202" and r.segments["fs"] == "0x0053"
+    assert r.symbol == "js_32_dm_windows_62f79d676e0e!JSObject::allocKindForTenure+0x9"
+    assert (r.address, r.mnemonic, r.operands) == ("0x00d44c59", "mov", "edi,dword ptr [ecx]")
+    assert r.memory_reference.address == "0x2b2b2b2b" and r.memory_reference.value == "????????"
+    assert r.warnings == [
+        "*** WARNING: Unable to verify checksum for js-32-dm-windows-62f79d676e0e.exe",
+        "*** ERROR: Symbol file could not be found.  Defaulted to export symbols for ntdll.dll -",
+        "*** ERROR: Symbol file could not be found.  Defaulted to export symbols for kernel32.dll -",
+    ]
+
+
 CHECKS: dict[str, Callable[[Corpus], None]] = {
     "registers/01.txt": _registers_01,
     "registers/02.txt": _registers_02,
@@ -181,6 +198,7 @@ CHECKS: dict[str, Callable[[Corpus], None]] = {
     "registers/06.txt": _registers_06,
     "registers/07.txt": _registers_07,
     "stack/05.txt": _stack_05,
+    "families/exceptions/05.txt": _exceptions_05,
 }
 
 

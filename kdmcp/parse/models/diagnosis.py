@@ -49,8 +49,11 @@ class AnalysisRecord(RecordBase, ServedForm):
         """Served, ``fields`` keeps only the sections no typed field holds parsed: the others'
         text is in the result's ``output`` already (and parsed here), so it is not sent twice."""
         if "fields" in data:
-            kept = {name: text for name, text in data["fields"].items()
-                    if name not in TYPED_SECTIONS or not getattr(self, TYPED_SECTIONS[name])}
+            kept = {
+                name: text
+                for name, text in data["fields"].items()
+                if name not in TYPED_SECTIONS or not getattr(self, TYPED_SECTIONS[name])
+            }
             if kept:
                 data["fields"] = kept
             else:
@@ -89,6 +92,13 @@ class ExceptionRecordRecord(RecordBase, ExceptionInfo):
     kind: Literal["exception_record"] = "exception_record"
     thread: str | None = None
     context: Context | None = None
+    # what .exr / .lastevent print beyond ExceptionInfo: "NumberParameters: 0" (the count, also
+    # when no Parameter[n] line follows), the NT4-era "Exception Record @ FE40CD88:" and
+    # "Chained Record: 00000000", and .lastevent's "debugger time: ..." line
+    parameter_count: int | None = None
+    record_address: str | None = None
+    chained_record: str | None = None
+    debugger_time: str | None = None
 
 
 class ErrorCodeRecord(RecordBase):

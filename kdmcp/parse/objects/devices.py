@@ -22,11 +22,15 @@ _IRP_HEAD_RE = re.compile(
 # " Mdl = 82b020d8 Thread 8c622118:  Irp stack trace." / " No Mdl Thread 00000000:  Irp stack trace."
 _IRP_MDL_RE = re.compile(r"^\s*(?:Mdl\s*=\s*(?P<mdl>[0-9a-fA-F`]+)|No Mdl).*?\bThread\s+(?P<thread>[0-9a-fA-F`]+):")
 # ">[  3,34]  40 e1 828517a8 00000000 842511e0-00000000 Success Error Cancel pending"
-_IRP_LOC_RE = re.compile(r"^(?P<cur>[> ])\[\s*(?P<major>[0-9a-fA-F]+),\s*(?P<minor>[0-9a-fA-F]+)\]\s+(?P<cols>.*)$")
+# Published blocks are often indented as a whole (the bug check 0x9F page: "    >[IRP_MJ_POWER(16), ...]",
+# "     [N/A(0), N/A(0)]"), so the marker is read after any indentation.
+_IRP_LOC_RE = re.compile(r"^\s*(?P<cur>>)?\[\s*(?P<major>[0-9a-fA-F]+),\s*(?P<minor>[0-9a-fA-F]+)\]\s+(?P<cols>.*)$")
 # ">[IRP_MJ_DEVICE_CONTROL(e), N/A(0)]" (Windows 8+ layout; columns on the next line). An
 # unused or already-completed location prints its major as N/A too: " [N/A(0), N/A(0)]",
 # and the current one can be ">[N/A(f), N/A(6)]"; each still has its own Args line.
-_IRP_LOC_NAMED_RE = re.compile(r"^(?P<cur>[> ])\[(?P<major>(?:IRP_MJ_\w+|N/A)\([0-9a-fA-F]+\)),\s*(?P<minor>[^\]]*)\]$")
+_IRP_LOC_NAMED_RE = re.compile(
+    r"^\s*(?P<cur>>)?\[(?P<major>(?:IRP_MJ_\w+|N/A)\([0-9a-fA-F]+\)),\s*(?P<minor>[^\]]*)\]$"
+)
 # "40 e1 828517a8 00000000 842511e0-00000000 Success Error Cancel pending"
 _IRP_COLS_RE = re.compile(
     r"^\s*(?P<flags>[0-9a-fA-F]+)\s+(?P<control>[0-9a-fA-F]+)\s+(?P<device>[0-9a-fA-F`]+)\s+(?P<file>[0-9a-fA-F`]+)"
@@ -138,11 +142,37 @@ _SNAKE = {
 }
 
 
+# "Processed 1 device objects." (the end of "!drvobj <drv> 7"'s "Device Object stacks:")
+_PROCESSED_RE = re.compile(r"^\s*Processed (?P<count>\d+) device objects?\.")
+# "!devstack ffffc38f27034e10 :" (one embedded stack's heading under "Device Object stacks:")
+_EMBEDDED_DEVSTACK_RE = re.compile(r"^\s*!devstack [0-9a-fA-F`]+ :")
+
+
+def _device_list_line(line: str, out: dict[str, Any]) -> bool:
+    """The addresses of one line under "Device Object list:" into ``entries``; False if the line
+    is not a list of addresses (the list is over). Several can share a line: "ffffb60758e21810
+    ffffb60757a67c60" (Microsoft docs, the JavaScript DeviceExtensionInformation example)."""
+    tokens = line.split()
+    if not tokens or not all(re.fullmatch(ADDR, t) for t in tokens):
+        return False
+    out["entries"].extend({"device": addr(t)} for t in tokens)
+    return True
+
+
 def _drvobj(lines: list[str], out: dict[str, Any]) -> None:
+    """``!drvobj``: the header and name, the device list (flag 1), the driver's routines and
+    dispatch table (flag 2), and the device stacks flag 4 adds ("Device Object stacks:", each an
+    embedded ``!devstack`` table read into ``devices``, as fengjixuchui/AurumRE's README prints
+    them for ``!drvobj Aurum 7``)."""
     fields: dict[str, str] = out["fields"]
     expect_name = False
     in_devices = False
+    stack = _DevstackReader(out)
     for line in lines:
+        if in_devices:
+            if _device_list_line(line, out):
+                continue
+            in_devices = False
         m = _OBJECT_FOR_RE.match(line)
         if m is not None:
             if m.group("addr"):
@@ -150,8 +180,16 @@ def _drvobj(lines: list[str], out: dict[str, Any]) -> None:
             expect_name = True
             continue
         if expect_name and line.strip():
-            out["name"] = line.strip()
-            expect_name = False
+            # the name is a "\Driver\..." path; a symbol load the lookup triggered can print its
+            # complaint first ("*** ERROR: Symbol file could not be found.  Defaulted to export")
+            if line.strip().startswith("\\"):
+                out["name"] = line.strip()
+                expect_name = False
+            else:
+                out["warnings"].append(line.strip())
+            continue
+        if line.startswith("Device Object list"):
+            in_devices = True
             continue
         m = _DRV_ROUTINE_RE.match(line)
         if m is not None:
@@ -171,13 +209,12 @@ def _drvobj(lines: list[str], out: dict[str, Any]) -> None:
                 }
             )
             continue
-        if line.startswith("Device Object list"):
-            in_devices = True
+        m = _PROCESSED_RE.match(line)
+        if m is not None:
+            fields["processed_device_objects"] = m.group("count")
             continue
-        if in_devices and line.strip():
-            for token in line.split():
-                if re.fullmatch(ADDR, token):
-                    out["entries"].append({"device": addr(token)})
+        if _EMBEDDED_DEVSTACK_RE.match(line) is None:
+            stack.line(line)
 
 
 # " 0000000e \Driver\PnpManager DriverObject ffffe0007b727e60"
@@ -264,37 +301,87 @@ def _devobj(lines: list[str], out: dict[str, Any]) -> None:
 
 # "> ffffe00089c575a0  \Driver\PnpManager 00000000  0000004e". A long driver name runs
 # into DevExt ("\Driver\sysvad_tabletaudiosampleffffe00088386ba0  0000007a"), also when no
-# object name follows ("> fffffa80058b1b70  \Driver\TdiDriverTest00000000").
+# object name follows ("> fffffa80058b1b70  \Driver\TdiDriverTest00000000"). Published
+# blocks may be indented as a whole ("    > fffffa8007b13440  \Driver\usbhub ...", the bug
+# check 0x9F page), so the marker is read after the indentation.
 _DEVSTACK_RE = re.compile(
-    r"^(?P<cur>[> ])\s*(?P<dev>[0-9a-fA-F`]{8,17})\s+(?P<drv>\\\S+?)"
+    r"^\s*(?:(?P<cur>>)\s*)?(?P<dev>[0-9a-fA-F`]{8,17})\s+(?P<drv>\\\S+?)"
     r"(?:\s+|(?=[0-9a-fA-F]{16}(?:\s|$)|[0-9a-fA-F]{8}(?:\s|$)))"
     r"(?P<ext>[0-9a-fA-F`]{8,17})?\s*(?P<name>\S.*)?$"
 )
+# The start of a row whose driver name the extension had not printed yet when a symbol load
+# it triggered printed its complaint: the address alone ("> ffffe000...  "), or the address
+# with the complaint on the same line; the rest of the row ("\Driver\foo  ffffe000...  Name")
+# comes on a line after the complaint(s).
+_DEVSTACK_HEAD_RE = re.compile(r"^\s*(?:(?P<cur>>)\s*)?(?P<dev>[0-9a-fA-F`]{8,17})\s*(?P<noise>\*\*\*.*)?$")
+_DEVSTACK_REST_RE = re.compile(r"^\s*\\\S+")
 # What !devstack prints in the ObjectName column when it cannot read the name: a complaint
 # of the extension, not a name ("InfoMask field not found for _OBJECT_HEADER at fffffa80...",
 # "Cannot read info offset from nt!ObpInfoMaskToOffset").
 _DEVSTACK_COMPLAINT_RE = re.compile(r"InfoMask field not found\b|Cannot read\b")
-_DEVNODE_RE = re.compile(r"^!DevNode (?P<addr>[0-9a-fA-F`]+)")
+# The column heading, new (" !DevObj           !DrvObj ...") and old (" !DevObj   !DrvObj ...").
+_DEVSTACK_HEADING_RE = re.compile(r"^\s*!DevObj\s+!DrvObj\b")
+_DEVNODE_RE = re.compile(r"^\s*!DevNode (?P<addr>[0-9a-fA-F`]+)")
 _IS_RE = re.compile(r'^\s*(?P<key>\w+) is "(?P<value>[^"]*)"')
+# A debugger or extension complaint between the rows ("*** ERROR: Module load completed but
+# symbols could not be loaded for foo.sys", "Unable to ...", "Could not ..."): a warning.
+_DEVSTACK_NOISE_RE = re.compile(r"^\s*(?:\*\*\*|Unable to\b|Could not\b|Cannot\b|Error\b|WARNING\b)")
+
+
+class _DevstackReader:
+    """The rows of a ``!devstack`` table, line by line, into ``out["devices"]``; complaints into
+    ``out["warnings"]``. It keeps the start of a row that symbol-load messages split (see
+    ``_DEVSTACK_HEAD_RE``) until the rest of the row comes."""
+
+    def __init__(self, out: dict[str, Any]) -> None:
+        self.out = out
+        self.pending: tuple[bool, str] | None = None
+
+    def row(self, m: re.Match[str], current: bool) -> None:
+        name = m.group("name")
+        if name is not None and _DEVSTACK_COMPLAINT_RE.match(name):
+            self.out["warnings"].append(name)
+            name = None
+        self.out["devices"].append(
+            {
+                "current": current,
+                "device": addr(m.group("dev")),
+                "driver": m.group("drv"),
+                "extension": addr(m.group("ext")) if m.group("ext") else None,
+                "name": name,
+            }
+        )
+
+    def line(self, line: str) -> bool:
+        """Read one line; False if it is none of a row, a row's parts or a complaint."""
+        if self.pending is not None and _DEVSTACK_REST_RE.match(line):
+            current, dev = self.pending
+            self.pending = None
+            m = _DEVSTACK_RE.match(f"{dev}  {line.strip()}")
+            if m is not None:
+                self.row(m, current)
+                return True
+        m = _DEVSTACK_RE.match(line)
+        if m is not None:
+            self.pending = None
+            self.row(m, m.group("cur") is not None)
+            return True
+        h = _DEVSTACK_HEAD_RE.match(line)
+        if h is not None:
+            self.pending = (h.group("cur") is not None, h.group("dev"))
+            if h.group("noise"):
+                self.out["warnings"].append(h.group("noise").strip())
+            return True
+        if _DEVSTACK_NOISE_RE.match(line):
+            self.out["warnings"].append(line.strip())
+            return True
+        return False
 
 
 def _devstack(lines: list[str], out: dict[str, Any]) -> None:
+    rows = _DevstackReader(out)
     for line in lines:
-        m = _DEVSTACK_RE.match(line)
-        if m is not None:
-            name = m.group("name")
-            if name is not None and _DEVSTACK_COMPLAINT_RE.match(name):
-                out["warnings"].append(name)
-                name = None
-            out["devices"].append(
-                {
-                    "current": m.group("cur") == ">",
-                    "device": addr(m.group("dev")),
-                    "driver": m.group("drv"),
-                    "extension": addr(m.group("ext")) if m.group("ext") else None,
-                    "name": name,
-                }
-            )
+        if _DEVSTACK_HEADING_RE.match(line) or rows.line(line):
             continue
         d = _DEVNODE_RE.match(line)
         if d is not None:
@@ -303,7 +390,6 @@ def _devstack(lines: list[str], out: dict[str, Any]) -> None:
         i = _IS_RE.match(line)
         if i is not None:
             out["fields"][i.group("key")] = i.group("value")
-
 
 
 # --------------------------------------------------------------------------- !devnode

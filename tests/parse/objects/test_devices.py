@@ -288,6 +288,185 @@ def _kernel_objects_18(c: Corpus) -> None:
     assert (f.offset, f.name, f.value, f.type) == ("0x018", "DriverStart", "0xfffff80050950000", "Void")
 
 
+# --------------------------------------------------------------------------- family samples (io_objects)
+
+
+def _io_objects_01(c: Corpus) -> None:
+    # bug check 0x9F page: 7 stacks, 6 is current; five unused N/A locations, the power IRP, one more N/A
+    r = c.output_record("families/io_objects/01.txt")
+    assert (r.fields["stack_count"], r.fields["current_location"]) == ("7", "6")
+    assert r.fields["current_location_address"] == "0xfffffa800ab61e08" and r.fields["thread"] == "0x00000000"
+    assert len(r.irp_stack) == 7
+    assert [loc.current for loc in r.irp_stack] == [False] * 5 + [True, False]
+    power = r.irp_stack[5]
+    assert (power.major, power.minor) == ("IRP_MJ_POWER(16)", "IRP_MN_SET_POWER(2)")
+    assert (power.control, power.device, power.pending) == ("e1", "0xfffffa800783f060", True)
+    assert power.driver == "\\Driver\\HidUsb" and power.completion_symbol is None
+    assert power.args == ["0x00016600", "0x00000001", "0x00000004", "0x00000006"]
+    assert r.irp_stack[6].context == "0xfffffa800ad00170"
+    assert all(loc.args == ["0x00000000"] * 4 for loc in r.irp_stack[:5])
+
+
+def _io_objects_02(c: Corpus) -> None:
+    # indented, blank lines between rows, the ObjectName column holds two complaints
+    r = c.output_record("families/io_objects/02.txt")
+    assert [(d.current, d.device, d.driver, d.extension, d.name) for d in r.devices] == [
+        (False, "0xfffffa800783f060", "\\Driver\\HidUsb", "0xfffffa800783f1b0", None),
+        (True, "0xfffffa8007b13440", "\\Driver\\usbhub", "0xfffffa8007b13590", None),
+    ]
+    assert r.warnings == [
+        "InfoMask field not found for _OBJECT_HEADER at fffffa800783f030",
+        "Cannot read info offset from nt!ObpInfoMaskToOffset",
+    ]
+    assert r.fields["devnode"] == "0xfffffa8007ac8a00" and r.fields["ServiceName"] == "HidUsb"
+
+
+def _io_objects_03(c: Corpus) -> None:
+    # !drvobj Aurum 7: one device, 28 dispatch routines, the embedded device stack
+    r = c.record("families/io_objects/03.txt", "!drvobj Aurum 7")
+    assert (r.address, r.name) == ("0xffffc38f2664d6c0", "\\Driver\\Aurum")
+    assert r.entries == [{"device": "0xffffc38f27034e10"}]
+    assert (r.fields["driver_entry"], r.fields["driver_entry_symbol"]) == ("0xfffff80074885000", "Aurum")
+    assert r.fields["driver_start_io"] == "0x00000000" and "driver_start_io_symbol" not in r.fields
+    assert r.fields["driver_unload"] == "0xfffff80074875360" and r.fields["add_device"] == "0x00000000"
+    assert len(r.dispatch_routines) == 28
+    assert [d.index for d in r.dispatch_routines] == list(range(28))
+    assert {d.symbol for d in r.dispatch_routines[:27]} == {"Aurum+0x14450"}
+    pnp = r.dispatch_routines[27]
+    assert (pnp.name, pnp.address, pnp.symbol) == ("IRP_MJ_PNP", "0xfffff8006b544b80", "nt!IopInvalidDeviceRequest")
+    (dev,) = r.devices
+    assert (dev.current, dev.device, dev.driver, dev.extension, dev.name) == (
+        True,
+        "0xffffc38f27034e10",
+        "\\Driver\\Aurum",
+        "0x00000000",
+        "Aurum",
+    )
+    assert r.fields["processed_device_objects"] == "1"
+    assert r.warnings == []
+
+
+def _io_objects_04(c: Corpus) -> None:
+    drv = c.record("families/io_objects/04.txt", "!drvobj inpoutx64")
+    assert (drv.address, drv.name) == ("0xffffab0806cf6e20", "\\Driver\\inpoutx64")
+    assert drv.entries == [{"device": "0xffffab0806cc6c80"}] and drv.dispatch_routines == []
+    dev = c.record("families/io_objects/04.txt", "!devobj ffffab0806cc6c80")
+    assert (dev.address, dev.name) == ("0xffffab0806cc6c80", "inpoutx64")
+    assert (dev.fields["driver"], dev.fields["driver_object"]) == ("\\Driver\\inpoutx64", "0xffffab0806cf6e20")
+    assert (dev.fields["RefCount"], dev.fields["Type"], dev.fields["Flags"]) == ("1", "00000022", "00000040")
+    assert dev.fields["SecurityDescriptor"] == "ffffbd07846fe0a0" and dev.fields["DevObjExt"] == "ffffab0806cc6dd0"
+    assert (dev.fields["ExtensionFlags"], dev.fields["ExtensionFlags_names"]) == (
+        "0x00000800",
+        "DOE_DEFAULT_SD_PRESENT",
+    )
+    assert dev.fields["Characteristics"] == "0x00000000"
+
+
+def _io_objects_05(c: Corpus) -> None:
+    # old header, Itanium addresses, an empty ObjectName
+    r = c.record("families/io_objects/05.txt", "!devstack e000000085007b50")
+    assert [(d.current, d.device, d.driver, d.extension, d.name) for d in r.devices] == [
+        (False, "0xe0000165fff32040", "\\Driver\\kmixer", "0xe0000165fff32190", None),
+        (True, "0xe000000085007b50", "\\Driver\\swenum", "0xe000000085007ca0", "KSENUM#00000005"),
+    ]
+    assert r.fields["devnode"] == "0xe0000165fff2e010" and r.fields["ServiceName"] == "kmixer"
+
+
+def _io_objects_06(c: Corpus) -> None:
+    node = c.record("families/io_objects/06.txt", "!devnode 0 1 hdaudbus")
+    assert (node.address, node.fields["pdo"]) == ("0xffffe000009b7a50", "0xffffe00000226880")
+    (entry,) = node.entries
+    assert entry["service_name"] == "HDAudBus"
+    assert entry["instance_path"] == "PCI\\VEN_8086&DEV_293E&SUBSYS_2819103C&REV_02\\3&33fd14ca&0&D8"
+    stack = c.record("families/io_objects/06.txt", "!devstack 0xffffe00000226880")
+    assert [(d.current, d.driver, d.extension, d.name) for d in stack.devices] == [
+        (False, "\\Driver\\HDAudBus", "0xffffe000009a3c00", None),
+        (True, "\\Driver\\pci", "0xffffe000002269d0", "NTPNP_PCI0009"),
+    ]
+    assert stack.fields["devnode"] == "0xffffe000009b7a50"
+
+
+def _io_objects_07(c: Corpus) -> None:
+    node = c.record("families/io_objects/07.txt", "!devnode 0 1 wudfrd")
+    assert node.entries == [
+        {
+            "devnode": "0xffffe00000a1e530",
+            "pdo": "0xffffe00000b15b00",
+            "instance_path": "ROOT\\SAMPLE\\0001",
+            "service_name": "WUDFRd",
+        }
+    ]
+    stack = c.record("families/io_objects/07.txt", "!devstack 0xffffe00000b15b00")
+    assert [(d.current, d.device, d.driver, d.extension, d.name) for d in stack.devices] == [
+        (False, "0xffffe00000c11040", "\\Driver\\WUDFRd", "0xffffe00000c11190", None),
+        (True, "0xffffe00000b15b00", "\\Driver\\PnpManager", "0x00000000", "00000052"),
+    ]
+
+
+def test_drvobj_device_list_several_per_line_ends_at_the_next_section() -> None:
+    # Microsoft docs, the JavaScript DeviceExtensionInformation example (!drvobj HDAudBus):
+    # an extension entry, then two devices on one line
+    out = (
+        "Driver object (ffffb60757a4ae60) is for:\n"
+        " \\Driver\\HDAudBus\n"
+        "Driver Extension List: (id , addr)\n"
+        "(fffff8050a9eb290 ffffb60758413180)  \n"
+        "Device Object list:\n"
+        "ffffb60758e21810  ffffb60757a67c60\n"
+        "\n"
+        "DriverEntry:   fffff80114b45310\tHDAudBus!FxDriverEntry\n"
+    )
+    r = parse("!drvobj HDAudBus", out)
+    assert r.entries == [{"device": "0xffffb60758e21810"}, {"device": "0xffffb60757a67c60"}]
+    assert r.fields["driver_entry"] == "0xfffff80114b45310"
+
+
+def test_drvobj_symbol_complaint_before_the_name_is_a_warning() -> None:
+    # "A Bug Hunter's Diary" (Klein), chapter 6: !drvobj AavmKer4 7 on Windows XP, where the
+    # symbol load of the name lookup prints its complaint (wrapped by the book) before the name
+    out = (
+        "Driver object (86444f38) is for:\n"
+        "*** ERROR: Symbol file could not be found.  Defaulted to export\n"
+        " symbols for Aavmker4.SYS -\n"
+        " \\Driver\\Aavmker4\n"
+        "Driver Extension List: (id , addr)\n"
+        "\n"
+        "Device Object list:\n"
+        "863a9150\n"
+        "\n"
+        "DriverEntry:   f792d620 Aavmker4\n"
+    )
+    r = parse("!drvobj AavmKer4 7", out)
+    assert r.name == "\\Driver\\Aavmker4"
+    assert r.entries == [{"device": "0x863a9150"}]
+    assert r.warnings == [
+        "*** ERROR: Symbol file could not be found.  Defaulted to export",
+        "symbols for Aavmker4.SYS -",
+    ]
+
+
+def test_devstack_row_split_by_symbol_load_messages() -> None:
+    # the layout of the class: kdexts prints the row's address, then the symbol load
+    # its driver-name lookup triggers prints its complaint, then the rest of the row follows
+    out = (
+        "  !DevObj           !DrvObj            !DevExt           ObjectName\n"
+        "  ffffe0018a0f8040  \n"
+        "*** ERROR: Module load completed but symbols could not be loaded for foo.sys\n"
+        "  \\Driver\\foo        ffffe0018a0f8190  FooDev\n"
+        "> ffffe0018a0f9040  *** ERROR: Symbol file could not be found.  Defaulted to export symbols for bar.sys -\n"
+        "\\Driver\\bar        ffffe0018a0f9190  0000004e\n"
+    )
+    r = parse("!devstack ffffe0018a0f9040", out)
+    assert [(d.current, d.device, d.driver, d.extension, d.name) for d in r.devices] == [
+        (False, "0xffffe0018a0f8040", "\\Driver\\foo", "0xffffe0018a0f8190", "FooDev"),
+        (True, "0xffffe0018a0f9040", "\\Driver\\bar", "0xffffe0018a0f9190", "0000004e"),
+    ]
+    assert r.warnings == [
+        "*** ERROR: Module load completed but symbols could not be loaded for foo.sys",
+        "*** ERROR: Symbol file could not be found.  Defaulted to export symbols for bar.sys -",
+    ]
+
+
 CHECKS: dict[str, Callable[[Corpus], None]] = {
     "kernel_objects/01.txt": _kernel_objects_01,
     "kernel_objects/02.txt": _kernel_objects_02,
@@ -295,6 +474,13 @@ CHECKS: dict[str, Callable[[Corpus], None]] = {
     "kernel_objects/04.txt": _kernel_objects_04,
     "kernel_objects/05.txt": _kernel_objects_05,
     "kernel_objects/18.txt": _kernel_objects_18,
+    "families/io_objects/01.txt": _io_objects_01,
+    "families/io_objects/02.txt": _io_objects_02,
+    "families/io_objects/03.txt": _io_objects_03,
+    "families/io_objects/04.txt": _io_objects_04,
+    "families/io_objects/05.txt": _io_objects_05,
+    "families/io_objects/06.txt": _io_objects_06,
+    "families/io_objects/07.txt": _io_objects_07,
 }
 
 
