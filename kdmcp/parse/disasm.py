@@ -111,6 +111,12 @@ def match_label(line: str, colon: bool = True) -> Label | None:
         return None
     if not s or s[0] in ":[":
         return None
+    # an inlined frame names the function it is inlined in after its own label (cdb 10.0.10586,
+    # MozillaSecurity/FuzzManager's cdb-4b-crashlog.txt): "js!JSObject::is+0x2 [inlined in
+    # js!JSObject::allocKindForTenure+0x9]:"; the label is the inlined function's
+    head, inlined, _ = s.partition(" [inlined in ")
+    if inlined:
+        s = head
     sym, file, lineno = strip_source(s)
     if not sym or "[" in sym:
         return None

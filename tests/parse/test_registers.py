@@ -189,6 +189,27 @@ def _exceptions_05(c: Corpus) -> None:
     ]
 
 
+def _exceptions_06(c: Corpus) -> None:
+    # cdb 10.0.10586: the checksum warning first, an inlined frame's label
+    r = c.record("families/exceptions/06.txt", ".ecxr")
+    assert (r.registers["eax"], r.registers["esp"], r.registers["eip"]) == ("0x02efff01", "0x016fdc2c", "0x00404c59")
+    assert r.flags == ["nv", "up", "ei", "pl", "nz", "na", "po", "nc"]
+    assert r.symbol == "js_32_dm_windows_62f79d676e0e!JSObject::is+0x2"
+    assert (r.address, r.bytes, r.mnemonic) == ("0x00404c59", "8b39", "mov")
+    assert r.warnings == ["*** WARNING: Unable to verify checksum for js-32-dm-windows-62f79d676e0e.exe"]
+
+
+def _exceptions_07(c: Corpus) -> None:
+    # a breakpoint in no module: no symbol line; four symbol-load lines after the instruction
+    r = c.record("families/exceptions/07.txt", ".ecxr")
+    assert (r.registers["esi"], r.registers["eip"], r.registers["efl"]) == ("0xffffff8c", "0x0f2bb4f3", "0x00000247")
+    assert r.symbol is None
+    assert (r.address, r.bytes, r.mnemonic, r.operands) == ("0x0f2bb4f3", "cc", "int", "3")
+    assert len(r.warnings) == 4 and r.warnings[3] == (
+        "*** ERROR: Module load completed but symbols could not be loaded for kernel32.dll"
+    )
+
+
 CHECKS: dict[str, Callable[[Corpus], None]] = {
     "registers/01.txt": _registers_01,
     "registers/02.txt": _registers_02,
@@ -199,6 +220,8 @@ CHECKS: dict[str, Callable[[Corpus], None]] = {
     "registers/07.txt": _registers_07,
     "stack/05.txt": _stack_05,
     "families/exceptions/05.txt": _exceptions_05,
+    "families/exceptions/06.txt": _exceptions_06,
+    "families/exceptions/07.txt": _exceptions_07,
 }
 
 

@@ -114,7 +114,9 @@ def _irp(lines: list[str], out: dict[str, Any]) -> None:
         if m is not None and locs:
             locs[-1]["driver"] = m.group("driver")
             if m.group("sym"):
-                locs[-1]["completion_symbol"] = m.group("sym")
+                # some kdexts builds print the routine in parentheses: "\\Driver\\usbehci
+                # (IopUnloadSafeCompletion)" (Microsoft docs, !ioctldecode page)
+                locs[-1]["completion_symbol"] = m.group("sym").removeprefix("(").removesuffix(")")
             continue
         m = _IRP_DETAIL_RE.match(line)
         if m is not None and not locs:

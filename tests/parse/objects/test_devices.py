@@ -403,6 +403,20 @@ def _io_objects_07(c: Corpus) -> None:
     ]
 
 
+def _io_objects_08(c: Corpus) -> None:
+    # !ioctldecode page: an unindented Windows 10 !irp with a completion routine in parentheses
+    r = c.record("families/io_objects/08.txt", "!irp ffffd581a6c6cd30")
+    assert (r.fields["stack_count"], r.fields["current_location"]) == ("6", "6")
+    assert len(r.irp_stack) == 6 and [loc.current for loc in r.irp_stack] == [False] * 5 + [True]
+    cur = r.irp_stack[5]
+    assert (cur.major, cur.minor) == ("IRP_MJ_INTERNAL_DEVICE_CONTROL(f)", "N/A(0)")
+    assert (cur.flags, cur.control, cur.device, cur.file) == ("0", "e1", "0xffffd581a5fbd050", "0x00000000")
+    assert (cur.completion_routine, cur.context) == ("0xfffff806d2412cf0", "0xffffd581a5cce050")
+    assert cur.invoke_on == ["Success", "Error", "Cancel"] and cur.pending
+    assert (cur.driver, cur.completion_symbol) == ("\\Driver\\usbehci", "IopUnloadSafeCompletion")
+    assert cur.args == ["0xffffd581a6c61a50", "0x00000000", "0x220003", "0x00000000"]
+
+
 def test_drvobj_device_list_several_per_line_ends_at_the_next_section() -> None:
     # Microsoft docs, the JavaScript DeviceExtensionInformation example (!drvobj HDAudBus):
     # an extension entry, then two devices on one line
@@ -481,6 +495,7 @@ CHECKS: dict[str, Callable[[Corpus], None]] = {
     "families/io_objects/05.txt": _io_objects_05,
     "families/io_objects/06.txt": _io_objects_06,
     "families/io_objects/07.txt": _io_objects_07,
+    "families/io_objects/08.txt": _io_objects_08,
 }
 
 
