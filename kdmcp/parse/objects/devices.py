@@ -11,6 +11,10 @@ from kdmcp.parse.objects.fields import (
     Handler,
 )
 
+# A debugger or extension complaint inside an extension's output ("*** ERROR: Module load completed but
+# symbols could not be loaded for foo.sys", "Unable to ...", "Could not ..."): a warning.
+_NOISE_RE = re.compile(r"^\s*(?:\*\*\*|Unable to\b|Could not\b|Cannot\b|Error\b|WARNING\b)")
+
 # --------------------------------------------------------------------------- !irp
 
 # "Irp is active with 8 stacks 5 is current (= 0x831f4b00)"; published excerpts also show
@@ -76,6 +80,9 @@ def _irp(lines: list[str], out: dict[str, Any]) -> None:
     locs: list[dict[str, Any]] = out["irp_stack"]
     awaiting_cols = False
     for line in lines:
+        if _NOISE_RE.match(line):
+            out["warnings"].append(line.strip())
+            continue
         m = _IRP_HEAD_RE.match(line)
         if m is not None:
             fields.update(state=m.group("state"), stack_count=m.group("stacks"), current_location=m.group("cur"))
@@ -167,7 +174,7 @@ def _drvobj(lines: list[str], out: dict[str, Any]) -> None:
     embedded ``!devstack`` table read into ``devices``, as fengjixuchui/AurumRE's README prints
     them for ``!drvobj Aurum 7``)."""
     fields: dict[str, str] = out["fields"]
-    expect_name = False
+    expect_name = complained = False
     in_devices = False
     stack = _DevstackReader(out)
     for line in lines:
@@ -182,14 +189,19 @@ def _drvobj(lines: list[str], out: dict[str, Any]) -> None:
             expect_name = True
             continue
         if expect_name and line.strip():
-            # the name is a "\Driver\..." path; a symbol load the lookup triggered can print its
-            # complaint first ("*** ERROR: Symbol file could not be found.  Defaulted to export")
-            if line.strip().startswith("\\"):
-                out["name"] = line.strip()
+            # the name is a "\\Driver\\..." path; a symbol load the lookup triggered can print its
+            # complaint first, which a published copy may wrap ("*** ERROR: Symbol file could not
+            # be found.  Defaulted to export" / " symbols for Aavmker4.SYS -")
+            text = line.strip()
+            if text.startswith("\\"):
+                out["name"] = text
                 expect_name = False
-            else:
-                out["warnings"].append(line.strip())
-            continue
+                continue
+            if _NOISE_RE.match(line) or (complained and line[0].isspace()):
+                out["warnings"].append(text)
+                complained = True
+                continue
+            expect_name = False
         if line.startswith("Device Object list"):
             in_devices = True
             continue
@@ -270,6 +282,9 @@ def _devobj(lines: list[str], out: dict[str, Any]) -> None:
     fields: dict[str, str] = out["fields"]
     wrapped: str | None = None
     for line in lines:
+        if _NOISE_RE.match(line):
+            out["warnings"].append(line.strip())
+            continue
         consumed, wrapped = _flag_line(line, fields, wrapped)
         if consumed:
             continue
@@ -325,9 +340,6 @@ _DEVSTACK_COMPLAINT_RE = re.compile(r"InfoMask field not found\b|Cannot read\b")
 _DEVSTACK_HEADING_RE = re.compile(r"^\s*!DevObj\s+!DrvObj\b")
 _DEVNODE_RE = re.compile(r"^\s*!DevNode (?P<addr>[0-9a-fA-F`]+)")
 _IS_RE = re.compile(r'^\s*(?P<key>\w+) is "(?P<value>[^"]*)"')
-# A debugger or extension complaint between the rows ("*** ERROR: Module load completed but
-# symbols could not be loaded for foo.sys", "Unable to ...", "Could not ..."): a warning.
-_DEVSTACK_NOISE_RE = re.compile(r"^\s*(?:\*\*\*|Unable to\b|Could not\b|Cannot\b|Error\b|WARNING\b)")
 
 
 class _DevstackReader:
@@ -374,7 +386,7 @@ class _DevstackReader:
             if h.group("noise"):
                 self.out["warnings"].append(h.group("noise").strip())
             return True
-        if _DEVSTACK_NOISE_RE.match(line):
+        if _NOISE_RE.match(line):
             self.out["warnings"].append(line.strip())
             return True
         return False
@@ -413,6 +425,9 @@ def _devnode(lines: list[str], out: dict[str, Any]) -> None:
     nodes: list[dict[str, str]] = out["entries"]
     wrapped: str | None = None
     for line in lines:
+        if _NOISE_RE.match(line):
+            out["warnings"].append(line.strip())
+            continue
         first = len(nodes) <= 1
         if first:
             consumed, wrapped = _flag_line(line, fields, wrapped)

@@ -481,6 +481,25 @@ def test_devstack_row_split_by_symbol_load_messages() -> None:
     ]
 
 
+def test_symbol_load_lines_inside_irp_devobj_devnode_are_warnings() -> None:
+    # resolving a completion routine or a driver name loads symbols, and the engine prints its
+    # complaint in the middle of the extension's output (as in the !drvobj and !devstack samples)
+    noise = "*** ERROR: Module load completed but symbols could not be loaded for foo.sys\n"
+    irp = parse(
+        "!irp ffffd581a6c6cd30",
+        "Irp is active with 1 stacks 1 is current (= 0xffffd581a6c6cf68)\n" + noise + ">[IRP_MJ_READ(3), N/A(0)]\n"
+        "            0 e1 ffffd581a5fbd050 00000000 fffff806d2412cf0-00000000 Success Error Cancel pending\n",
+    )
+    assert irp.warnings == [noise.strip()] and len(irp.irp_stack) == 1
+    dev = parse(
+        "!devobj ffffab0806cc6c80",
+        "Device object (ffffab0806cc6c80) is for:\n" + noise + " foo \\Driver\\foo DriverObject ffffab0806cf6e20\n",
+    )
+    assert dev.warnings == [noise.strip()] and dev.fields["driver"] == "\\Driver\\foo"
+    node = parse("!devnode 0 1", "DevNode 0x80e203b8 for PDO 0x80e204f8\n" + noise)
+    assert node.warnings == [noise.strip()] and node.address == "0x80e203b8"
+
+
 CHECKS: dict[str, Callable[[Corpus], None]] = {
     "kernel_objects/01.txt": _kernel_objects_01,
     "kernel_objects/02.txt": _kernel_objects_02,
