@@ -559,6 +559,30 @@ def _heap_07(c: Corpus) -> None:
     ]
 
 
+def _heap_08(c: Corpus) -> None:
+    r = c.record("families/heap/08.txt", "!heap -p -a 42ae5b28")
+    assert r.address == "0x42ae5b28"
+    assert (r.fields["heap"], r.fields["heap_type"]) == ("0x6690000", "_HEAP")
+    (e,) = r.heap_entries
+    assert (e.address, e.size, e.previous_size, e.flags, e.user_pointer, e.user_size, e.state, e.heap) == (
+        "0x42ae5b28",
+        "0x0541",
+        "0x0000",
+        "00",
+        "0x42ae5b40",
+        "0x02800",
+        "busy",
+        "0x6690000",
+    )
+    assert len(r.frames) == 32
+    assert (r.frames[0].module, r.frames[0].function, r.frames[0].offset) == ("ntdll", "RtlAllocateHeap", "0x274")
+    # seven-digit return addresses, as printed
+    assert (r.frames[5].return_address, r.frames[5].function) == ("0xf05cb4d", "IDispatchInvoke")
+    assert r.frames[21].return_address == "0x563de19"
+    assert r.frames[-1].return_address == "0x773a1287" and r.frames[-1].function == "_endthreadex"
+    assert r.warnings == []
+
+
 # pool
 
 
@@ -713,6 +737,7 @@ CHECKS: dict[str, Callable[[Corpus], None]] = {
     "families/heap/05.txt": _heap_05,
     "families/heap/06.txt": _heap_06,
     "families/heap/07.txt": _heap_07,
+    "families/heap/08.txt": _heap_08,
     "families/pool/01.txt": _pool_01,
     "families/pool/02.txt": _pool_02,
     "families/pool/03.txt": _pool_03,
