@@ -65,19 +65,21 @@ class DirectoryEntry(StrictModel):
 
 class PoolBlock(StrictModel):
     """One block of ``!pool`` / ``!poolfind``: a header line (``*e1001050 size: 10 previous size:
-    10 (Allocated) *ObDi``) or a large allocation (``*fffff901400d0000 : large page allocation,
-    tag is Gh05, size is 0x1090 bytes``), with the ``Pooltag ...`` line kd prints under it."""
+    10 (Allocated) *ObDi``), a large allocation (``*fffff901400d0000 : large page allocation,
+    tag is Gh05, size is 0x1090 bytes``) with the ``Pooltag ...`` line kd prints under it, or a
+    Windows 10 ``!poolfind`` row (``ffffda001accb5f0 : tag amda, size     0x140, Nonpaged pool``)."""
 
     address: str
     size: str
     previous_size: str | None = None  # a large allocation has no pool header, so none is printed
-    state: str  # "Allocated" / "Free"
+    state: str | None = None  # "Allocated" / "Free"; the Windows 10 !poolfind rows print none
     tag: str | None = None
     contains_address: bool = False  # '*' marker: the block holding the queried address
     large: bool = False  # "large page allocation" (no pool header)
     details: str | None = None  # what follows the tag: "Process: 8507a030", "(Protected)"
     description: str | None = None  # "Pooltag MmSt : <description>, Binary : nt!mm"
     binary: str | None = None
+    pool_type: str | None = None  # !poolfind (Windows 10): "Nonpaged pool", "Paged pool"
 
 
 class PoolTagUsage(StrictModel):

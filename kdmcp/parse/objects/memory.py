@@ -30,8 +30,14 @@ _POOL_LARGE_RE = re.compile(
 _POOL_TAG_LINE_RE = re.compile(
     r"^\s*(?:Pooltag (?P<tag>.+?)|Owning component) : (?P<desc>.*?)(?:, Binary : (?P<binary>.*?))?\s*$"
 )
-# "Searching NonPaged pool (823b1000 : 82800000) for Tag: SeSd"
-_POOL_TAG_RE = re.compile(r"for Tag: (?P<tag>\S+)")
+# "Searching NonPaged pool (823b1000 : 82800000) for Tag: SeSd" (XP), Windows 10/11 (a live-dump
+# leak write-up): "Scanning large pool allocation table for tag 0x61646d61 (amda) (ffffda0fe5b10000 : ...)",
+# "Searching nonpaged pool (ffffda0000000000 : ffffea0000000000) for tag 0x61646d61 (amda)"
+_POOL_TAG_RE = re.compile(r"for Tag: (?P<tag>\S+)|for tag 0x[0-9a-fA-F]+ \((?P<tag2>[^)]*)\)")
+# and its rows, no pool header and no state: "ffffda001accb5f0 : tag amda, size     0x140, Nonpaged pool"
+_POOLFIND_ROW_RE = re.compile(
+    r"^\s*(?P<addr>[0-9a-fA-F`]{8,17}) : tag (?P<tag>.{1,4}?), size\s+(?P<size>0x[0-9a-fA-F]+), (?P<type>\S.*?)\s*$"
+)
 # "Pool page e1001050 region is Paged pool"
 _POOL_REGION_RE = re.compile(r"^\s*Pool page (?P<page>[0-9a-fA-F`]+) region is (?P<region>.*?)\s*$")
 # What !pool prints when the address is no pool block (Windows 11 write-ups, `!pool` of a freed
@@ -82,9 +88,20 @@ def _pool(lines: list[str], out: dict[str, Any]) -> None:
             if blocks:  # kd prints it under the block it describes
                 blocks[-1].update(description=d.group("desc") or None, binary=d.group("binary"))
             continue
+        f = _POOLFIND_ROW_RE.match(line)
+        if f is not None:
+            blocks.append(
+                {
+                    "address": addr(f.group("addr")),
+                    "size": f.group("size").lower(),
+                    "tag": f.group("tag").rstrip(),
+                    "pool_type": f.group("type"),
+                }
+            )
+            continue
         t = _POOL_TAG_RE.search(line)
         if t is not None:
-            out["fields"].setdefault("tag", t.group("tag"))
+            out["fields"].setdefault("tag", t.group("tag") or t.group("tag2"))
             continue
         r = _POOL_REGION_RE.match(line)
         if r is not None:
@@ -94,7 +111,7 @@ def _pool(lines: list[str], out: dict[str, Any]) -> None:
         if _POOL_COMPLAINT_RE.match(line):
             out["warnings"].append(line.strip())
     if blocks and not out.get("address"):
-        marked = [b for b in blocks if b["contains_address"]]
+        marked = [b for b in blocks if b.get("contains_address")]
         if marked:
             out["address"] = marked[0]["address"]
 

@@ -659,6 +659,42 @@ def _pool_05(c: Corpus) -> None:
     _pool_unknown(c, "families/pool/05.txt", "!pool fffff803712e5000", "fffff803712e5000")
 
 
+def _pool_06(c: Corpus) -> None:
+    r = c.record("families/pool/06.txt", "!poolused 2")
+    assert r.fields == {"sorting": "NonPaged Pool Consumed"}
+    assert [u.tag for u in r.pool_usage] == ["amda", "IoWI", "EtwB", "HalD", "DAL3", "NxRx", "MKCx", "DAL2"]
+    amda = r.pool_usage[0]
+    assert (amda.nonpaged_allocs, amda.nonpaged_used, amda.paged_allocs, amda.paged_used) == (
+        5768754,
+        1938325232,
+        32,
+        9360,
+    )
+    assert amda.description == "UNKNOWN pooltag 'amda', please update pooltag.txt"
+    dal2 = r.pool_usage[-1]
+    assert (dal2.nonpaged_allocs, dal2.nonpaged_used, dal2.paged_allocs, dal2.paged_used) == (
+        877,
+        25073840,
+        1560,
+        6288352,
+    )
+    assert r.pool_usage[3].description == "Hardware Abstraction Layer: DMA , Binary: hal.dll"
+
+
+def _pool_07(c: Corpus) -> None:
+    r = c.record("families/pool/07.txt", "!poolfind amda -nonpaged")
+    assert r.fields == {"tag": "amda"}
+    assert len(r.pool_blocks) == 31  # 22 from the large pool table, 9 from the nonpaged scan
+    assert {(b.tag, b.pool_type, b.state, b.previous_size) for b in r.pool_blocks} == {
+        ("amda", "Nonpaged pool", None, None)
+    }
+    assert (r.pool_blocks[0].address, r.pool_blocks[0].size) == ("0xffffda0ff9791000", "0x18f0")
+    assert (r.pool_blocks[19].address, r.pool_blocks[19].size) == ("0xffffda0ff7ce3000", "0x3420")
+    assert sum(b.size == "0x140" for b in r.pool_blocks) == 23
+    assert r.pool_blocks[-1].address == "0xffffda000f198e80"
+    assert r.warnings == []
+
+
 # pte
 
 
@@ -743,6 +779,8 @@ CHECKS: dict[str, Callable[[Corpus], None]] = {
     "families/pool/03.txt": _pool_03,
     "families/pool/04.txt": _pool_04,
     "families/pool/05.txt": _pool_05,
+    "families/pool/06.txt": _pool_06,
+    "families/pool/07.txt": _pool_07,
     "families/pte/01.txt": _pte_01,
     "families/pte/02.txt": _pte_02,
     "families/pte/03.txt": _pte_03,
