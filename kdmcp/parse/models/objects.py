@@ -59,15 +59,38 @@ class DirectoryEntry(StrictModel):
     name: str
 
 
+# --------------------------------------------------------------------------- memory: pool, PTEs, heaps
+# (read by kdmcp/parse/objects/memory.py and heap.py)
+
+
 class PoolBlock(StrictModel):
-    """One block line of ``!pool`` / ``!poolfind``."""
+    """One block of ``!pool`` / ``!poolfind``: a header line (``*e1001050 size: 10 previous size:
+    10 (Allocated) *ObDi``), a large allocation (``*fffff901400d0000 : large page allocation,
+    tag is Gh05, size is 0x1090 bytes``) with the ``Pooltag ...`` line kd prints under it, or a
+    Windows 10 ``!poolfind`` row (``ffffda001accb5f0 : tag amda, size     0x140, Nonpaged pool``)."""
 
     address: str
     size: str
-    previous_size: str
-    state: str  # "Allocated" / "Free"
+    previous_size: str | None = None  # a large allocation has no pool header, so none is printed
+    state: str | None = None  # "Allocated" / "Free"; the Windows 10 !poolfind rows print none
     tag: str | None = None
     contains_address: bool = False  # '*' marker: the block holding the queried address
+    large: bool = False  # "large page allocation" (no pool header)
+    details: str | None = None  # what follows the tag: "Process: 8507a030", "(Protected)"
+    description: str | None = None  # "Pooltag MmSt : <description>, Binary : nt!mm"
+    binary: str | None = None
+    pool_type: str | None = None  # !poolfind (Windows 10): "Nonpaged pool", "Paged pool"
+
+
+class PoolTagUsage(StrictModel):
+    """One tag row of ``!poolused``: allocations and bytes in nonpaged and paged pool."""
+
+    tag: str
+    nonpaged_allocs: int
+    nonpaged_used: int
+    paged_allocs: int
+    paged_used: int
+    description: str | None = None  # from pooltag.txt ("UNKNOWN pooltag 'amda', please update ...")
 
 
 class PteLevel(StrictModel):
@@ -78,6 +101,68 @@ class PteLevel(StrictModel):
     contains: str | None = None
     pfn: str | None = None
     flags: str | None = None
+    valid: bool | None = None  # False: kd printed "not valid" in this column; None: neither
+    details: list[str] = Field(default_factory=list)  # "Page has been freed", "Proto: ...", "Transition: ..."
+
+
+class HeapSummary(StrictModel):
+    """One heap of a heap list: a row of the ``!heap -s`` table (``Heap Flags Reserv Commit Virt
+    Free List UCR Virt Lock Fast``, sizes in KB) or of the plain ``!heap`` index."""
+
+    heap: str
+    index: int | None = None  # "  1:   00250000" (plain !heap)
+    flags: str | None = None  # as printed, "08000002"
+    reserve_kb: int | None = None
+    commit_kb: int | None = None
+    virtual_kb: int | None = None
+    free_kb: int | None = None
+    free_list_length: int | None = None
+    ucr_blocks: int | None = None
+    virtual_blocks: int | None = None
+    lock_contention: str | None = None  # as printed: one published table shows "c" here
+    fast_heap: str | None = None  # "LFH"; None when the column is blank
+    external_fragmentation_percent: int | None = None  # "External fragmentation  38 % (224 free blocks)"
+    external_fragmentation_free_blocks: int | None = None
+    virtual_fragmentation_percent: int | None = None  # "Virtual address fragmentation  95 % (19 uncommited ranges)"
+    virtual_fragmentation_ranges: int | None = None
+
+
+class HeapEntry(StrictModel):
+    """One heap block. Layouts: ``HEAP_ENTRY Size Prev Flags UserPtr UserSize - state`` rows
+    (``!heap -p -a``, ``-flt``, ``-srch``; sizes in heap granules), ``Entry User Heap Segment
+    Size PrevSize Flags`` rows (``!heap -l``, ``-x``; sizes in bytes) and ``Address: Prev . Cur
+    [flags] - busy (used)`` rows (``!heap -a``; sizes in granules). Sizes are hex as printed."""
+
+    address: str  # the HEAP_ENTRY
+    size: str | None = None
+    previous_size: str | None = None
+    flags: str | None = None  # "[01]" -> "01"; the -l/-x table's words ("busy extra") go to state
+    user_pointer: str | None = None
+    user_size: str | None = None
+    state: str | None = None  # "busy", "free", "busy extra", "free fill"
+    heap: str | None = None
+    segment: str | None = None
+    symbol: str | None = None  # the symbol kd prints under the row (-srch match, -flt "unknown!printable")
+    used: str | None = None  # !heap -a "busy (24)": bytes in use, hex as printed
+    tag: str | None = None  # !heap -a "tail fill (NTDLL!LDR Database)"
+    free_list: bool = False  # !heap -a: the row is in a FreeList[..] listing, not the segment's
+
+
+class HeapPageBlock(StrictModel):
+    """The page-heap block of ``!heap -p -a`` (``DPH_HEAP_BLOCK: VirtAddr VirtSize``)."""
+
+    block: str
+    virtual_address: str
+    virtual_size: str
+
+
+class HeapSizeStat(StrictModel):
+    """One row of ``!heap -stat -h``: ``size #blocks - total (percent)``, hex counts as numbers."""
+
+    size: int
+    blocks: int
+    total: int
+    percent: float
 
 
 class ObjectRecord(RecordBase):
@@ -99,5 +184,10 @@ class ObjectRecord(RecordBase):
     devices: list[DeviceStackEntry] = Field(default_factory=list)
     directory: list[DirectoryEntry] = Field(default_factory=list)
     pool_blocks: list[PoolBlock] = Field(default_factory=list)
+    pool_usage: list[PoolTagUsage] = Field(default_factory=list)
     pte_levels: list[PteLevel] = Field(default_factory=list)
+    heap_summaries: list[HeapSummary] = Field(default_factory=list)
+    heap_entries: list[HeapEntry] = Field(default_factory=list)
+    heap_page_blocks: list[HeapPageBlock] = Field(default_factory=list)
+    heap_stats: list[HeapSizeStat] = Field(default_factory=list)
     frames: list[Frame] = Field(default_factory=list)

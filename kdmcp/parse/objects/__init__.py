@@ -43,6 +43,8 @@ def parse_object(command: str, raw: str) -> ObjectRecord | None:
     out: dict[str, Any] = {"command": command, "raw": raw, "object_type": name, "fields": {}, "warnings": []}
     out.update((table, []) for table in _TABLES)
     handler(split_lines(raw), out)
-    if not (out["fields"] or any(out[table] for table in _TABLES) or out.get("address")):
+    # a reader's own complaints count: "Levels not implemented for this platform" is !pte's
+    # whole answer when it cannot walk the tables, and it is the extension's, not an error kd knows
+    if not (out["fields"] or any(out[table] for table in _TABLES) or out.get("address") or out["warnings"]):
         return None
     return ObjectRecord.model_validate(out)

@@ -1,4 +1,4 @@
-"""Memory objects: ``!pool``, ``!poolfind``, ``!poolused``, ``!pte``, ``!heap``, ``!vad``."""
+"""Memory objects: ``!pool``, ``!poolfind``, ``!poolused``, ``!pte``, ``!vad``; ``!heap`` is read in ``heap``."""
 
 from __future__ import annotations
 
@@ -6,61 +6,127 @@ import re
 from typing import Any
 
 from kdmcp.parse._text import addr
-from kdmcp.parse.frames import site_fields
-from kdmcp.parse.objects.fields import (
-    Handler,
-)
+from kdmcp.parse.objects.fields import Handler
+from kdmcp.parse.objects.heap import heap
 
 # --------------------------------------------------------------------------- !pool / !poolfind / !poolused
 
-# "*e1001050 size:   10 previous size:   10  (Allocated) *ObDi"
+# "*e1001050 size:   10 previous size:   10  (Allocated) *ObDi", what may follow the tag kept:
+# " 85246160 size:   68 previous size:   48  (Allocated)  NpFn Process: 8507a030" (XP),
+# "*85902ec0 size:   40 previous size:  200  (Allocated) *Even (Protected)" (Windows 7)
 _POOL_BLOCK_RE = re.compile(
     r"^\s*(?P<mark>\*)?(?P<addr>[0-9a-fA-F`]{8,17}) size:\s*(?P<size>[0-9a-fA-F]+)"
     r" previous size:\s*(?P<prev>[0-9a-fA-F]+)\s+\((?P<state>[^)]*)\)\s*\*?(?P<tag>.*)$"
 )
-# "Searching NonPaged pool (823b1000 : 82800000) for Tag: SeSd"
-_POOL_TAG_RE = re.compile(r"for Tag: (?P<tag>\S+)")
+# A large allocation has no pool header (Windows 8.1 x64 write-up, a `!pool` of a bitmap):
+# "*fffff901400d0000 : large page allocation, tag is Gh05, size is 0x1090 bytes"
+_POOL_LARGE_RE = re.compile(
+    r"^\s*(?P<mark>\*)?(?P<addr>[0-9a-fA-F`]{8,17}) : large page allocation, tag is (?P<tag>.+?),"
+    r" size is (?P<size>0x[0-9a-fA-F]+) bytes"
+)
+# The description line under a block (Windows 10/11 print it tab-indented):
+# "\t\tPooltag MmSt : Mm section object prototype ptes, Binary : nt!mm",
+# "\t\tOwning component : Unknown (update pooltag.txt)"
+_POOL_TAG_LINE_RE = re.compile(
+    r"^\s*(?:Pooltag (?P<tag>.+?)|Owning component) : (?P<desc>.*?)(?:, Binary : (?P<binary>.*?))?\s*$"
+)
+# "Searching NonPaged pool (823b1000 : 82800000) for Tag: SeSd" (XP), Windows 10/11 (a live-dump
+# leak write-up): "Scanning large pool allocation table for tag 0x61646d61 (amda) (ffffda0fe5b10000 : ...)",
+# "Searching nonpaged pool (ffffda0000000000 : ffffea0000000000) for tag 0x61646d61 (amda)"
+_POOL_TAG_RE = re.compile(r"for Tag: (?P<tag>\S+)|for tag 0x[0-9a-fA-F]+ \((?P<tag2>[^)]*)\)")
+# and its rows, no pool header and no state: "ffffda001accb5f0 : tag amda, size     0x140, Nonpaged pool"
+_POOLFIND_ROW_RE = re.compile(
+    r"^\s*(?P<addr>[0-9a-fA-F`]{8,17}) : tag (?P<tag>.{1,4}?), size\s+(?P<size>0x[0-9a-fA-F]+), (?P<type>\S.*?)\s*$"
+)
 # "Pool page e1001050 region is Paged pool"
-_POOL_REGION_RE = re.compile(r"region is (?P<region>.*)$")
+_POOL_REGION_RE = re.compile(r"^\s*Pool page (?P<page>[0-9a-fA-F`]+) region is (?P<region>.*?)\s*$")
+# What !pool prints when the address is no pool block (Windows 11 write-ups, `!pool` of a freed
+# page and of pageable code): the checks it made and why they failed, kept as warnings.
+# "fffff803712e5000 is not a valid large pool allocation, checking large session pool...",
+# "Unable to read large session pool table (Session data is not present in mini and kernel-only dumps)",
+# "fffff803712e5000 is not valid pool. Checking for freed (or corrupt) pool",
+# "Address fffff803712e5000 could not be read. It may be a freed, invalid or paged out page"
+_POOL_COMPLAINT_RE = re.compile(
+    r"^\s*(?:\S+ is not (?:a )?valid (?:large )?pool\b|Unable to |(?:Address )?\S+ could not be read"
+    r"|Could not|Invalid )"
+)
 
 
 def _pool(lines: list[str], out: dict[str, Any]) -> None:
+    blocks: list[dict[str, Any]] = out["pool_blocks"]
     for line in lines:
         m = _POOL_BLOCK_RE.match(line)
         if m is not None:
-            tag = m.group("tag").split()
-            out["pool_blocks"].append(
+            tag, _, details = m.group("tag").strip().partition(" ")
+            blocks.append(
                 {
                     "address": addr(m.group("addr")),
                     "size": "0x" + m.group("size").lower(),
                     "previous_size": "0x" + m.group("prev").lower(),
                     "state": m.group("state").strip(),
-                    "tag": tag[0] if tag else None,
+                    "tag": tag or None,
                     "contains_address": m.group("mark") is not None,
+                    "details": details.strip() or None,
+                }
+            )
+            continue
+        g = _POOL_LARGE_RE.match(line)
+        if g is not None:
+            blocks.append(
+                {
+                    "address": addr(g.group("addr")),
+                    "size": g.group("size").lower(),
+                    "state": "Allocated",  # "large page allocation"
+                    "tag": g.group("tag"),
+                    "contains_address": g.group("mark") is not None,
+                    "large": True,
+                }
+            )
+            continue
+        d = _POOL_TAG_LINE_RE.match(line)
+        if d is not None:
+            if blocks:  # kd prints it under the block it describes
+                blocks[-1].update(description=d.group("desc") or None, binary=d.group("binary"))
+            continue
+        f = _POOLFIND_ROW_RE.match(line)
+        if f is not None:
+            blocks.append(
+                {
+                    "address": addr(f.group("addr")),
+                    "size": f.group("size").lower(),
+                    "tag": f.group("tag").rstrip(),
+                    "pool_type": f.group("type"),
                 }
             )
             continue
         t = _POOL_TAG_RE.search(line)
         if t is not None:
-            out["fields"].setdefault("tag", t.group("tag"))
+            out["fields"].setdefault("tag", t.group("tag") or t.group("tag2"))
             continue
-        r = _POOL_REGION_RE.search(line)
-        if r is not None and "Pool page" in line:
+        r = _POOL_REGION_RE.match(line)
+        if r is not None:
             out["fields"]["region"] = r.group("region")
-    if out["pool_blocks"] and not out.get("address"):
-        marked = [b for b in out["pool_blocks"] if b["contains_address"]]
+            out["fields"].setdefault("pool_page", addr(r.group("page")))
+            continue
+        if _POOL_COMPLAINT_RE.match(line):
+            out["warnings"].append(line.strip())
+    if blocks and not out.get("address"):
+        marked = [b for b in blocks if b.get("contains_address")]
         if marked:
             out["address"] = marked[0]["address"]
 
 
-# " 1394        1      520         0        0UNKNOWN pooltag '1394', please update pooltag.txt"
+# Rows, old layout (" 1394        1      520         0        0UNKNOWN pooltag '1394', please update
+# pooltag.txt": descriptions glued to the last number) and Windows 10 (" Cont      1094      6525216
+# 0            0\tContiguous physical memory allocations for device drivers": a tab before the
+# description). The tag is four characters, blank-padded ("Abc "), after one blank; a paste may
+# indent the whole table ("    Abc         0        0     36405 33930272 ", a docs list item).
 _POOLUSED_ROW_RE = re.compile(
-    r"^\s(?P<tag>\S.{3})\s+(?P<npa>\d+)\s+(?P<npu>\d+)\s+(?P<pa>\d+)\s+(?P<pu>\d+)(?P<desc>.*)$"
+    r"^(?:\s(?P<tag>\S.{3})|\s*(?P<tag2>\S{1,4}))\s+(?P<npa>\d+)\s+(?P<npu>\d+)\s+(?P<pa>\d+)\s+(?P<pu>\d+)(?P<desc>.*)$"
 )
 _POOLUSED_TOTAL_RE = re.compile(r"^\s*TOTAL\s+(?P<npa>\d+)\s+(?P<npu>\d+)\s+(?P<pa>\d+)\s+(?P<pu>\d+)")
-
-
-# " Tag    Allocs     Used    Allocs     Used": where the last numeric column ends.
+# " Tag    Allocs     Used    Allocs     Used": where the last numeric column ends. The rows
+# come after it (what precedes it is the sort order and the column groups).
 _POOLUSED_HEADER_RE = re.compile(r"^\s*Tag\s+Allocs\s+Used\s+Allocs\s+Used\s*$")
 
 
@@ -81,20 +147,20 @@ def _poolused(lines: list[str], out: dict[str, Any]) -> None:
                 total_paged_used=t.group("pu"),
             )
             continue
-        m = _POOLUSED_ROW_RE.match(line)
-        if m is not None:
+        m = _POOLUSED_ROW_RE.match(line) if last_col_end is not None else None
+        if m is not None and last_col_end is not None:
             paged_used, desc = m.group("pu"), m.group("desc")
-            if last_col_end is not None and m.end("pu") > last_col_end >= m.start("pu") + 1:
+            if m.end("pu") > last_col_end >= m.start("pu") + 1:
                 cut = last_col_end - m.start("pu")
                 paged_used, desc = paged_used[:cut], paged_used[cut:] + desc
-            out["entries"].append(
+            out["pool_usage"].append(
                 {
-                    "tag": m.group("tag"),
-                    "nonpaged_allocs": m.group("npa"),
-                    "nonpaged_used": m.group("npu"),
-                    "paged_allocs": m.group("pa"),
-                    "paged_used": paged_used,
-                    "description": desc.strip(),
+                    "tag": (m.group("tag") or m.group("tag2")).rstrip(),
+                    "nonpaged_allocs": int(m.group("npa")),
+                    "nonpaged_used": int(m.group("npu")),
+                    "paged_allocs": int(m.group("pa")),
+                    "paged_used": int(paged_used),
+                    "description": desc.strip() or None,
                 }
             )
             continue
@@ -104,102 +170,63 @@ def _poolused(lines: list[str], out: dict[str, Any]) -> None:
 
 # --------------------------------------------------------------------------- !pte
 
-_PTE_LEVEL_RE = re.compile(r"\b(?P<level>PXE|PPE|PDE|PTE) at (?P<addr>[0-9a-fA-F`]+)")
+# "PXE at FFFFF5FAFD7EBF80    PPE at ...", x86 "PDE at   C0300000        PTE at C00004BC" (docs:
+# blanks after "at"), and a paste with the columns run together ("PXE at FFFF844221108018PPE at ...")
+_PTE_LEVEL_RE = re.compile(r"(?P<level>PXE|PPE|PDE|PTE) at\s+(?P<addr>[0-9a-fA-F`]+)")
 _PTE_CONTAINS_RE = re.compile(r"\bcontains (?P<value>[0-9a-fA-F`]+)")
-_PTE_PFN_RE = re.compile(r"\bpfn (?P<pfn>[0-9a-fA-F]+)\s+(?P<flags>[-A-Z]+)")
+# the third line, one column per level: "pfn 4f09      ---DA--KWEV", or "not valid" for a level
+# that maps nothing; the lines under it then say what the entry holds ("Page has been freed",
+# "Proto: FFFFC182CC1FFDF8", "Transition: 166b7", "Protect: 4 - ReadWrite", "DemandZero")
+_PTE_PFN_RE = re.compile(r"\bpfn (?P<pfn>[0-9a-fA-F]+)\s+(?P<flags>[-A-Z]+)|\b(?P<invalid>not valid)\b")
 # "pfn 400       -GLDA--KWEV   LARGE PAGE pfn 544": the PDE (or PPE) maps a large page, and
 # the last pfn is the physical frame of the VA itself, inside that page (0x400 + 0x144).
 _PTE_LARGE_RE = re.compile(r"\bLARGE PAGE pfn (?P<pfn>[0-9a-fA-F]+)")
 # "VA fffff80240d322f9" (x64) or the leading "801544F4  - PDE at ..." (x86)
 _PTE_VA_RE = re.compile(r"^\s*(?:VA\s+(?P<va>[0-9a-fA-F`]+)|(?P<va2>[0-9a-fA-F`]{8,17})\s+-\s)")
+# What !pte prints when it cannot walk the tables (kdexts; a Windows 11 dump write-up):
+# "Unable to get PXE FFFFD7EBF5F00120", "Levels not implemented for this platform",
+# 'Page 19e511 not present in the dump file. Type ".hh dbgerr004" for details'
+_PTE_COMPLAINT_RE = re.compile(r"^\s*(?:Unable to |Levels not implemented|Page [0-9a-fA-F]+ not present|Could not)")
 
 
 def _pte(lines: list[str], out: dict[str, Any]) -> None:
     levels: list[dict[str, Any]] = out["pte_levels"]
     contains: list[str] = []
-    pfns: list[tuple[str, str]] = []
+    columns: list[tuple[str, str] | None] = []  # per level: (pfn, flags), or None for "not valid"
+    details: list[str] = []
     for line in lines:
+        if _PTE_COMPLAINT_RE.match(line):
+            out["warnings"].append(line.strip())
+            continue
         v = _PTE_VA_RE.match(line)
         if v is not None:
             out["address"] = addr(v.group("va") or v.group("va2"))
-        for m in _PTE_LEVEL_RE.finditer(line):
-            levels.append({"level": m.group("level"), "address": addr(m.group("addr"))})
+        before = len(levels) + len(contains) + len(columns)
+        levels.extend(
+            {"level": m.group("level"), "address": addr(m.group("addr"))} for m in _PTE_LEVEL_RE.finditer(line)
+        )
         contains.extend(addr(m.group("value")) for m in _PTE_CONTAINS_RE.finditer(line))
-        pfns.extend(("0x" + m.group("pfn").lower(), m.group("flags")) for m in _PTE_PFN_RE.finditer(line))
+        columns.extend(
+            None if p.group("invalid") else ("0x" + p.group("pfn").lower(), p.group("flags"))
+            for p in _PTE_PFN_RE.finditer(line)
+        )
         large = _PTE_LARGE_RE.search(line)
         if large is not None:
             out["fields"].update(large_page="true", large_page_pfn="0x" + large.group("pfn").lower())
+        elif columns and v is None and before == len(levels) + len(contains) + len(columns) and line.strip():
+            details.append(line.strip())
     for level, value in zip(levels, contains, strict=False):
         level["contains"] = value
-    for level, (pfn, flags) in zip(levels, pfns, strict=False):
-        level["pfn"] = pfn
-        level["flags"] = flags
-
-
-
-# --------------------------------------------------------------------------- !heap
-
-# "    address 0000015da8026b50 found in"
-_HEAP_ADDRESS_RE = re.compile(r"^\s*address (?P<addr>[0-9a-fA-F`]+) found in")
-# "    _HEAP @ 15d85bb0000" / "    _DPH_HEAP_ROOT @ 3d71000"
-_HEAP_AT_RE = re.compile(r"^\s*(?P<what>_HEAP|_DPH_HEAP_ROOT) @ (?P<addr>[0-9a-fA-F`]+)")
-# "        0000015da8026b50 0005 0000  [00]   0000015da8026b80    00028 - (busy)"
-_HEAP_ENTRY_RE = re.compile(
-    r"^\s+(?P<entry>[0-9a-fA-F`]{8,17}) (?P<size>[0-9a-fA-F]{4}) (?P<prev>[0-9a-fA-F]{4})\s+\[(?P<flags>[0-9a-fA-F]+)\]"
-    r"\s+(?P<user>[0-9a-fA-F`]+)\s+(?P<usize>[0-9a-fA-F]+) - \((?P<state>[^)]*)\)"
-)
-# page heap: "                                    65c29c0:          6724000             2000"
-_DPH_BLOCK_RE = re.compile(r"^\s+(?P<block>[0-9a-fA-F]+):\s+(?P<virt>[0-9a-fA-F]+)\s+(?P<vsize>[0-9a-fA-F]+)\s*$")
-# allocation/free stack trace line: "        7ffc3be3d887 ntdll!RtlpAllocateHeapInternal+0x0000000000096b87"
-_HEAP_FRAME_RE = re.compile(r"^\s+(?P<ret>[0-9a-fA-F]{6,16}) (?P<site>\S.*)$")
-# "    in free-ed allocation (  DPH_HEAP_BLOCK: ..." / "in busy allocation"
-_HEAP_STATE_RE = re.compile(r"^\s*in (?P<state>free-ed|busy) allocation")
-
-
-def _heap(lines: list[str], out: dict[str, Any]) -> None:
-    for line in lines:
-        m = _HEAP_ENTRY_RE.match(line)
-        if m is not None:
-            out["entries"].append(
-                {
-                    "heap_entry": addr(m.group("entry")),
-                    "size": "0x" + m.group("size").lower(),
-                    "previous_size": "0x" + m.group("prev").lower(),
-                    "flags": m.group("flags"),
-                    "user_pointer": addr(m.group("user")),
-                    "user_size": "0x" + m.group("usize").lower(),
-                    "state": m.group("state"),
-                }
-            )
-            continue
-        a = _HEAP_ADDRESS_RE.match(line)
-        if a is not None:
-            out["address"] = addr(a.group("addr"))
-            continue
-        h = _HEAP_AT_RE.match(line)
-        if h is not None:
-            out["fields"]["heap"] = addr(h.group("addr"))
-            out["fields"]["heap_type"] = h.group("what")
-            continue
-        s = _HEAP_STATE_RE.match(line)
-        if s is not None:
-            out["fields"]["state"] = s.group("state")
-            continue
-        b = _DPH_BLOCK_RE.match(line)
-        if b is not None:
-            out["entries"].append(
-                {
-                    "dph_block": addr(b.group("block")),
-                    "virt_addr": addr(b.group("virt")),
-                    "virt_size": "0x" + b.group("vsize").lower(),
-                }
-            )
-            continue
-        f = _HEAP_FRAME_RE.match(line)
-        if f is not None:
-            frame = site_fields(f.group("site"))
-            frame["return_address"] = addr(f.group("ret"))
-            out["frames"].append(frame)
+    for level, column in zip(levels, columns, strict=False):
+        if column is None:
+            level["valid"] = False
+        else:
+            level["pfn"], level["flags"] = column
+            level["valid"] = column[1].endswith("V")  # the last flag column: V, valid
+    if details and levels:
+        # the lines under the pfn row describe the entry that maps nothing (the first "not valid")
+        target = next((lv for lv in levels if lv.get("valid") is False), levels[-1])
+        target["details"] = details
 
 
 # --------------------------------------------------------------------------- !vad
@@ -266,6 +293,6 @@ HANDLERS: dict[str, Handler] = {
     "poolfind": _pool,
     "poolused": _poolused,
     "pte": _pte,
-    "heap": _heap,
+    "heap": heap,
     "vad": _vad,
 }
