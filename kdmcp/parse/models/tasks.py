@@ -76,6 +76,13 @@ class ThreadInfo(StrictModel):
     affinity: str | None = None
     owning_process: str | None = None
     image: str | None = None
+    attached_process: str | None = None  # !thread "Attached Process" (None for "N/A")
+    attached_image: str | None = None
+    wait_start_tick: int | None = None  # !thread "Wait Start TickCount 3492"
+    wait_ticks: int | None = None  # its "Ticks: 12": ticks the thread has waited (or run) since
+    wait_time: str | None = None  # the same as a time, "(0:00:00:00.187)" -> "0:00:00:00.187"
+    context_switches: int | None = None  # !thread "Context Switch Count 10798"
+    ideal_processor: int | None = None  # its "IdealProcessor: 2"
     prcb: str | None = None
     next_thread: str | None = None
     user_time: str | None = None
