@@ -214,12 +214,26 @@ def _row(m: re.Match[str], options: frozenset[str]) -> dict[str, Any]:
     elif file:
         rest, timestamp = _split_timestamp(file)
         if timestamp is None and "t" in options:
-            rest, timestamp = "", file
+            rest, timestamp = _split_inner_timestamp(file)
         if timestamp is not None:
             row["timestamp"] = timestamp
         if rest:
             row[_statusless_field(options)] = rest
     return row
+
+
+def _split_inner_timestamp(text: str) -> tuple[str, str]:
+    """(the other column, time stamp) of an ``lm t`` row whose stamp is not last: with a
+    second column option (``lm tn``) the stamp comes first and the image name after it. The
+    first ``)`` that closes a stamp ends it; a row with no stamp at all is all stamp, as
+    ``lm t`` asked for one."""
+    close = text.find(")")
+    while close >= 0:
+        head, stamp = _split_timestamp(text[: close + 1])
+        if stamp is not None:
+            return " ".join(part for part in (head, text[close + 1 :].strip()) if part), stamp
+        close = text.find(")", close + 1)
+    return "", text
 
 
 def _split_checksum(row: dict[str, Any], file: str) -> str | None:

@@ -77,6 +77,13 @@ def test_lm_t_stamps_go_to_timestamp() -> None:
     assert all(m.image_path is None and m.symbol_file is None for m in r.modules)
 
 
+def test_lm_t_with_a_second_column_keeps_both() -> None:
+    # a stamp that is not the row's last column (lm t with n): the stamp, then the image name
+    out = "fffff803`6c600000 fffff803`6d0b7000   nt       Wed Jun  3 11:37:54 2020 (5ED7EE02)   ntkrnlmp.exe\n"
+    (m,) = parse("lm tn", out).modules
+    assert (m.timestamp, m.image_name) == ("Wed Jun  3 11:37:54 2020 (5ED7EE02)", "ntkrnlmp.exe")
+
+
 def test_statusless_lm_row_column_follows_the_options() -> None:
     # plain lm: a module with loaded symbols shows its symbol file and no status (lm page,
     # MS docs "lm m s*" example)
