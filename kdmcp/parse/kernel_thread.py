@@ -236,68 +236,6 @@ def _fill_start(t: dict[str, Any], s: re.Match[str]) -> None:
         t["start_symbol"] = sym
 
 
-def _attached(t: dict[str, Any], stripped: str) -> None:
-    """``Attached Process          N/A            Image:         N/A`` (or an EPROCESS and its
-    image: the idle thread of a Windows 10 dump prints ``ffffc509b8884040 Image: System``).
-    Kept as printed in ``details`` too; ``N/A`` fills nothing."""
-    value = _keyed(t, stripped, "Attached Process")
-    if value is None:
-        return
-    proc, _, image = value.partition(" ")
-    if proc != "N/A":
-        t["attached_process"] = addr(proc)
-    image = image.lstrip()
-    if image.startswith("Image:"):
-        image = image[6:].strip()
-        if image and image != "N/A":
-            t["attached_image"] = image
-
-
-def _wait_start(t: dict[str, Any], stripped: str) -> None:
-    """``Wait Start TickCount      3492           Ticks: 12 (0:00:00:00.187)``: the tick count
-    when the thread last changed state, then how long ago that was, in ticks and as a time.
-    Windows 10 prints ``Ticks: 0`` without the time for a running thread (``!thread`` page of
-    the debugger docs); a Windows 7 dump whose shared data is unreadable prints the tick
-    count alone. Kept as printed in ``details`` too."""
-    value = _keyed(t, stripped, "Wait Start TickCount")
-    if value is None:
-        return
-    words = value.split()
-    if not words[0].isdigit():
-        return
-    t["wait_start_tick"] = int(words[0])
-    if len(words) >= 3 and words[1] == "Ticks:" and words[2].isdigit():
-        t["wait_ticks"] = int(words[2])
-        if len(words) == 4 and words[3][0] == "(" and words[3][-1] == ")":
-            t["wait_time"] = words[3][1:-1]
-
-
-def _context_switches(t: dict[str, Any], stripped: str) -> None:
-    """``Context Switch Count      10798          IdealProcessor: 2`` (XP prints the count
-    alone; Windows 7 may add ``NoStackSwap``). Kept as printed in ``details`` too."""
-    value = _keyed(t, stripped, "Context Switch Count")
-    if value is None:
-        return
-    words = value.split()
-    if not words[0].isdigit():
-        return
-    t["context_switches"] = int(words[0])
-    if len(words) >= 3 and words[1] == "IdealProcessor:" and words[2].isdigit():
-        t["ideal_processor"] = int(words[2])
-
-
-def _keyed(t: dict[str, Any], stripped: str, key: str) -> str | None:
-    """Store ``stripped`` in ``details`` as ``split_detail`` reads it (its key ends at the
-    first two-blank gap) and return the value when that key is ``key``, else ``None``."""
-    gap = stripped.find("  ")
-    if gap < 0 or stripped[:gap] != key:
-        _detail(t, stripped)
-        return None
-    value = stripped[gap:].lstrip()
-    t["details"][key] = value
-    return value
-
-
 def _kernel(t: dict[str, Any], stripped: str) -> None:
     """``Kernel stack not resident.`` (the stack is paged out: a dump holds no frames for the
     thread) is one fact, not the key "Kernel"."""
@@ -367,9 +305,6 @@ def stack_header(t: dict[str, Any], stripped: str) -> None:
 # First word of a THREAD-block line -> what to do with it.
 THREAD_LINE_HANDLERS: dict[str, Callable[[dict[str, Any], str], None]] = {
     "Owning": _owning,
-    "Attached": _attached,
-    "Wait": _wait_start,
-    "Context": _context_switches,
     "Win32": _win32_start_address,
     "Start": _start_address,
     "Kernel": _kernel,
