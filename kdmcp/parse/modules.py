@@ -1,4 +1,4 @@
-"""``lm`` in every spelling: ``lm``, ``lmi``, ``lm k``, ``lm m pat``, ``lmv``, ``lmDvm X``, ``lmf``.
+"""``lm`` in every spelling: ``lm``, ``lmi``, ``lm k``, ``lm m pat``, ``lmv``, ``lmDvm X``, ``lmf``, ``lmfc``.
 
 One row per module, the verbose block (``lmv``) indented under its row, and an optional
 ``Unloaded modules:`` section::
@@ -203,6 +203,8 @@ def _row(m: re.Match[str], options: frozenset[str]) -> dict[str, Any]:
     }
     status = m.group("status")
     file = m.group("file")
+    if file and "c" in options:
+        file = _split_checksum(row, file)
     if m.group("marker"):
         row["marker"] = m.group("marker")
     if status is not None:
@@ -212,12 +214,37 @@ def _row(m: re.Match[str], options: frozenset[str]) -> dict[str, Any]:
     elif file:
         rest, timestamp = _split_timestamp(file)
         if timestamp is None and "t" in options:
-            rest, timestamp = "", file
+            rest, timestamp = _split_inner_timestamp(file)
         if timestamp is not None:
             row["timestamp"] = timestamp
         if rest:
             row[_statusless_field(options)] = rest
     return row
+
+
+def _split_inner_timestamp(text: str) -> tuple[str, str]:
+    """(the other column, time stamp) of an ``lm t`` row whose stamp is not last: with a
+    second column option (``lm tn``) the stamp comes first and the image name after it. The
+    first ``)`` that closes a stamp ends it; a row with no stamp at all is all stamp, as
+    ``lm t`` asked for one."""
+    close = text.find(")")
+    while close >= 0:
+        head, stamp = _split_timestamp(text[: close + 1])
+        if stamp is not None:
+            return " ".join(part for part in (head, text[close + 1 :].strip()) if part), stamp
+        close = text.find(")", close + 1)
+    return "", text
+
+
+def _split_checksum(row: dict[str, Any], file: str) -> str | None:
+    """``lm c`` ends each row with the image checksum, after the path or symbol file
+    (``lmfc``: ``kernel32 C:\\Windows\\system32\\kernel32.dll 00127A43``, nixawk's lm notes):
+    the last word, when it is eight hex digits, is the checksum; what precedes it the file."""
+    head, _, last = file.rpartition(" ")
+    if len(last) != 8 or not _is_hex(last):
+        return file
+    row["checksum"] = addr(last)
+    return head.rstrip() or None
 
 
 def _statusless_field(options: frozenset[str]) -> str:

@@ -35,6 +35,9 @@ USER_THREAD_RE = re.compile(
 _START_RE = re.compile(r"^\s+Start:\s*(?P<rest>.*)$")
 # its trailing "(00e131c9)"
 _START_ADDR_TAIL_RE = re.compile(r"\((?P<addr>[0-9a-fA-F`]+)\)$")
+# A start with no symbol: ~* prints the bare address when no module holds it (shellcode
+# injected into notepad: "      Start: 000000b1`20870000").
+_BARE_START_RE = re.compile(r"(?:0x)?[0-9a-fA-F]{8}(?:`?[0-9a-fA-F]{8})?")
 
 # "      Priority: 0  Priority class: 32  Affinity: 1"
 _PRIORITY_RE = re.compile(
@@ -74,24 +77,40 @@ def user_thread_fields(m: re.Match[str]) -> dict[str, Any]:
 
 
 def parse_user_threads(lines: list[str]) -> list[dict[str, Any]]:
-    """Threads of ``~``-style output, with their Start/Priority lines."""
+    """Threads of ``~``-style output, with their Start/Priority lines.
+
+    A symbol load may interrupt a ``Start:`` line: the debugger prints its ``*** WARNING`` /
+    ``*** ERROR`` lines where the symbol would be, then the symbol and address on a line of
+    their own (a ``~*`` of a service without symbols, published in a Portuguese write-up:
+    ``Start: *** WARNING: Unable to verify checksum for Service.exe`` ... ``Service+0xc60c
+    (0040c60c)``). The start is read from the first line after the messages; the messages
+    themselves are the dispatcher's warnings.
+    """
     threads: list[dict[str, Any]] = []
+    pending = False  # a Start: line held only a symbol-load message
     for line in lines:
         m = USER_THREAD_RE.match(line)
         if m is not None:
             threads.append(user_thread_fields(m))
+            pending = False
             continue
         if not threads:
             continue
         s = _START_RE.match(line)
         if s is not None:
             rest = s.group("rest").rstrip()
-            tail = _START_ADDR_TAIL_RE.search(rest)
-            if tail is not None:
-                threads[-1]["start_address"] = addr(tail.group("addr"))
-                rest = rest[: tail.start()].rstrip()
-            threads[-1]["start_symbol"] = rest or None
+            pending = rest.startswith("***")
+            if not pending:
+                _fill_user_start(threads[-1], rest)
             continue
+        if pending:
+            rest = line.strip()
+            if rest.startswith("***") or not rest:
+                continue
+            pending = False
+            if not _PRIORITY_RE.match(line):
+                _fill_user_start(threads[-1], rest)
+                continue
         p = _PRIORITY_RE.match(line)
         if p is not None:
             threads[-1]["priority"] = int(p.group("prio"))
@@ -99,6 +118,18 @@ def parse_user_threads(lines: list[str]) -> list[dict[str, Any]]:
             if p.group("aff"):
                 threads[-1]["affinity"] = p.group("aff")
     return threads
+
+
+def _fill_user_start(t: dict[str, Any], rest: str) -> None:
+    """A ``Start:`` value: ``symbol (address)``, a bare address (no symbol), or a symbol."""
+    tail = _START_ADDR_TAIL_RE.search(rest)
+    if tail is not None:
+        t["start_address"] = addr(tail.group("addr"))
+        rest = rest[: tail.start()].rstrip()
+    elif _BARE_START_RE.fullmatch(rest):
+        t["start_address"] = addr(rest)
+        return
+    t["start_symbol"] = rest or None
 
 
 # --------------------------------------------------------------------------- !running
@@ -184,12 +215,17 @@ def parse_runaway(command: str, raw: str) -> ThreadsRecord | None:
 
 # --------------------------------------------------------------------------- !stacks
 
-# "   4.000008  827d0030  Blocked    ntoskrnl!MmZeroPageThread+0x66"
+# "   4.000008  827d0030  Blocked    ntoskrnl!MmZeroPageThread+0x66" (XP), and with the Ticks
+# column later versions print between the thread and its state ("Proc.Thread  .Thread  Ticks
+# ThreadState Blocker": "   4.000008  fffffa8000cd5660 ffffff8e Blocked    nt!KiSwapContext+0x7a").
+# The state is a word, never a hex number, so the Ticks column is never read as the state.
 _STACKS_ROW_RE = re.compile(
-    r"^\s*(?P<pid>[0-9a-fA-F]+)\.(?P<tid>[0-9a-fA-F]+)\s+(?P<addr>[0-9a-fA-F`]{8,17})\s+(?P<state>\w+)\s+(?P<blocker>.*)$"
+    r"^\s*(?P<pid>[0-9a-fA-F]+)\.(?P<tid>[0-9a-fA-F]+)\s+(?P<addr>[0-9a-fA-F`]{8,17})"
+    r"(?:\s+(?P<ticks>[0-9a-fA-F]+)(?=\s))?\s+(?P<state>(?![0-9a-fA-F]+\s)\w+)\s+(?P<blocker>.*)$"
 )
-# "                                     [smss.exe]"
-_STACKS_PROCESS_RE = re.compile(r"^\s+\[(?P<image>[^\]]+)\]\s*$")
+# "                                     [smss.exe]", and with the EPROCESS in later versions:
+# "                            [fffffa8000cd5b30 System]"
+_STACKS_PROCESS_RE = re.compile(r"^\s+\[(?:(?P<proc>[0-9a-fA-F`]{8,17})\s+)?(?P<image>[^\]]+)\]\s*$")
 # continuation frame of !stacks 2: deeply indented lone symbol
 _STACKS_CONT_RE = re.compile(r"^\s{20,}(?P<site>\S+)\s*$")
 
@@ -198,10 +234,12 @@ def parse_stacks(command: str, raw: str) -> ThreadsRecord | None:
     """``!stacks``: one thread per row, the blocker (and ``!stacks 2`` frames) as frames."""
     threads: list[dict[str, Any]] = []
     image: str | None = None
+    process: str | None = None
     for line in split_lines(raw):
         p = _STACKS_PROCESS_RE.match(line)
         if p is not None:
-            image = p.group("image")
+            image = p.group("image").strip()
+            process = addr(p.group("proc")) if p.group("proc") else None
             continue
         m = _STACKS_ROW_RE.match(line)
         if m is not None:
@@ -217,6 +255,10 @@ def parse_stacks(command: str, raw: str) -> ThreadsRecord | None:
                 "details": {"blocker": blocker},
                 "frames": [],
             }
+            if process is not None:
+                t["owning_process"] = process
+            if m.group("ticks") is not None:
+                t["details"]["ticks"] = m.group("ticks")
             fr = _lone_frame(blocker)
             if fr is not None:
                 t["frames"].append(fr)

@@ -77,6 +77,13 @@ def test_lm_t_stamps_go_to_timestamp() -> None:
     assert all(m.image_path is None and m.symbol_file is None for m in r.modules)
 
 
+def test_lm_t_with_a_second_column_keeps_both() -> None:
+    # a stamp that is not the row's last column (lm t with n): the stamp, then the image name
+    out = "fffff803`6c600000 fffff803`6d0b7000   nt       Wed Jun  3 11:37:54 2020 (5ED7EE02)   ntkrnlmp.exe\n"
+    (m,) = parse("lm tn", out).modules
+    assert (m.timestamp, m.image_name) == ("Wed Jun  3 11:37:54 2020 (5ED7EE02)", "ntkrnlmp.exe")
+
+
 def test_statusless_lm_row_column_follows_the_options() -> None:
     # plain lm: a module with loaded symbols shows its symbol file and no status (lm page,
     # MS docs "lm m s*" example)
@@ -158,6 +165,86 @@ def _modules_09(c: Corpus) -> None:
     assert r.unloaded[0].start == "0xfffff80062c80000"
 
 
+def _family_01(c: Corpus) -> None:
+    r = c.record("families/modules/01.txt", "lm")
+    assert [(m.name, m.start, m.end) for m in r.modules] == [
+        ("Prymes", "0x00400000", "0x0042d000"), ("KERNEL32", "0x77e80000", "0x77f35000"),
+        ("ntdll", "0x77f80000", "0x77ffb000"),
+    ]  # fmt: skip
+    prymes, k32, nt = r.modules
+    assert (prymes.marker, prymes.symbol_status, prymes.symbol_file) == ("C", "pdb symbols", "Prymes.pdb")
+    assert (k32.marker, k32.symbol_status) == (None, "export symbols")
+    assert k32.symbol_file == r"C:\WINNT\system32\KERNEL32.dll"
+    assert (nt.symbol_status, nt.symbol_file) == ("export symbols", "ntdll.dll")
+
+
+def _family_03(c: Corpus) -> None:
+    r = c.record("families/modules/03.txt", "lm m s*")
+    assert [m.name for m in r.modules] == ["sysaudio", "srv", "sr", "serial", "serenum", "swenum"]
+    assert [m.symbol_status for m in r.modules] == ["deferred"] * 4 + [None, "deferred"]
+    serenum = r.modules[4]
+    assert (serenum.start, serenum.end) == ("0xfb008000", "0xfb00ba80")
+    assert serenum.symbol_file == r"e:\mysymbols\SereEnum.pdb\......."
+    assert [(u.name, u.start, u.end) for u in r.unloaded] == [
+        ("swmidi.sys", "0xf9f53000", "0xf9f61000"), ("splitter.sys", "0xfb0ae000", "0xfb0b0000"),
+        ("Sfloppy.SYS", "0xfb040000", "0xfb043000"),
+    ]  # fmt: skip
+
+
+def _family_04(c: Corpus) -> None:
+    r = c.record("families/modules/04.txt", "lm")
+    assert [m.name for m in r.modules] == ["stst", "msvcrt", "ADVAPI32", "RPCRT4", "kernel32", "ntdll"]
+    nt = r.modules[-1]
+    assert (nt.start, nt.symbol_status) == ("0x7c900000", "private pdb symbols")
+    assert nt.symbol_file == r"c:\db20sym\ntdll.pdb"
+    assert all(m.symbol_status == "deferred" and m.symbol_file is None for m in r.modules[:-1])
+
+
+def _family_05(c: Corpus) -> None:
+    r = c.record("families/modules/05.txt", "lm")
+    assert len(r.modules) == 16
+    loaded = [(m.name, m.symbol_file) for m in r.modules if m.symbol_status == "pdb symbols"]
+    assert loaded == [
+        ("notepad", r"C:\ProgramData\Dbg\sym\notepad.pdb\BC04D9A431EDE299D4625AD6201C8A4A1\notepad.pdb"),
+        ("ntdll", r"C:\ProgramData\Dbg\sym\ntdll.pdb\53F12BFE149A2F50205C8D5D66290B481\ntdll.pdb"),
+    ]
+    assert sum(m.symbol_status == "deferred" for m in r.modules) == 14
+    assert (r.modules[1].name, r.modules[1].symbol_status) == ("gdi32full", "deferred")  # misaligned column
+    last = r.modules[-1]
+    assert (last.name, last.start, last.end) == ("COMCTL32", "0x00007ffff8580000", "0x00007ffff881a000")
+
+
+def _family_06(c: Corpus) -> None:
+    r = c.output_record("families/modules/06.txt")  # cut with "..." lines by the author
+    assert [m.name for m in r.modules] == ["CI", "BasicRender", "BasicDisplay", "nt", "hal"]
+    nt = r.modules[3]
+    assert (nt.start, nt.end) == ("0xfffff80002a0e000", "0xfffff80003191000")
+    assert (nt.symbol_status, nt.symbol_file) == ("pdb symbols", r"C:\...\ntkrnlmp.pdb")
+    assert r.modules[4].symbol_status == "deferred" and r.unloaded == []
+
+
+def _family_07(c: Corpus) -> None:
+    r = c.record("families/modules/07.txt", "lmf")
+    assert len(r.modules) == 10
+    assert [(m.name, m.image_path) for m in r.modules[:4]] == [
+        ("cmd", "cmd.exe"), ("kernel32", r"C:\Windows\system32\kernel32.dll"),
+        ("USER32", r"C:\Windows\system32\USER32.dll"), ("ntdll", "ntdll.dll"),
+    ]  # fmt: skip
+    assert all(m.symbol_status is None and m.symbol_file is None and m.checksum is None for m in r.modules)
+
+
+def _family_08(c: Corpus) -> None:
+    r = c.record("families/modules/08.txt", "lmfc")
+    assert len(r.modules) == 10
+    assert [(m.name, m.image_path, m.checksum) for m in r.modules[:2]] == [
+        ("cmd", "cmd.exe", "0x0005bdec"), ("kernel32", r"C:\Windows\system32\kernel32.dll", "0x00127a43"),
+    ]  # fmt: skip
+    gdi = r.modules[-1]
+    assert (gdi.name, gdi.start, gdi.image_path, gdi.checksum) == (
+        "GDI32", "0x000007feff830000", r"C:\Windows\system32\GDI32.dll", "0x000711dd",
+    )  # fmt: skip
+
+
 CHECKS: dict[str, Callable[[Corpus], None]] = {
     "modules/01.txt": _modules_01,
     "modules/02.txt": _modules_02,
@@ -166,6 +253,13 @@ CHECKS: dict[str, Callable[[Corpus], None]] = {
     "modules/05.txt": _modules_05,
     "modules/08.txt": _modules_08,
     "modules/09.txt": _modules_09,
+    "families/modules/01.txt": _family_01,
+    "families/modules/03.txt": _family_03,
+    "families/modules/04.txt": _family_04,
+    "families/modules/05.txt": _family_05,
+    "families/modules/06.txt": _family_06,
+    "families/modules/07.txt": _family_07,
+    "families/modules/08.txt": _family_08,
 }
 
 

@@ -235,6 +235,126 @@ def _process_thread_16(c: Corpus) -> None:
     assert t1.elapsed_time == "0 days 0:32:07.369"
 
 
+def test_user_start_bare_address_and_split_by_symbol_messages() -> None:
+    # ~* of an injected notepad (HTB "CrashDump" write-up): a start outside every module is a
+    # bare address, not a symbol
+    out = (
+        "   1  Id: 920.3a8 Suspend: 0 Teb: 00007ff7`8d76c000 Unfrozen\n"
+        "      Start: 000000b1`20870000\n"
+        "      Priority: 0  Priority class: 32  Affinity: 1\n"
+    )
+    (t,) = parse("~*", out).threads
+    assert (t.start_address, t.start_symbol, t.priority_class) == ("0x000000b120870000", None, 32)
+    # ~* of a service without symbols (a Portuguese write-up): the symbol load's messages sit
+    # where the start symbol goes, the symbol follows on a line of its own
+    out = (
+        ".  0  Id: 4c8.30c Suspend: 1 Teb: 7ffde000 Unfrozen\n"
+        "      Start: *** WARNING: Unable to verify checksum for Service.exe\n"
+        "*** ERROR: Module load completed but symbols could not be loaded for Service.exe\n"
+        "Service+0xc60c (0040c60c)\n"
+        "      Priority: 0  Priority class: 32  Affinity: f\n"
+        "   2  Id: 4c8.580 Suspend: 1 Teb: 7ffdc000 Unfrozen\n"
+        "      Priority: 0  Priority class: 32  Affinity: f\n"
+    )
+    r = parse("~*", out)
+    t0, t2 = r.threads
+    assert (t0.start_symbol, t0.start_address, t0.affinity) == ("Service+0xc60c", "0x0040c60c", "f")
+    assert (t2.start_symbol, t2.start_address, t2.priority) == (None, None, 0)
+    assert r.warnings == [
+        "*** WARNING: Unable to verify checksum for Service.exe",
+        "*** ERROR: Module load completed but symbols could not be loaded for Service.exe",
+    ]
+
+
+def test_stacks_ticks_column_is_not_the_state() -> None:
+    # the Windows 7+ !stacks layout: "Proc.Thread  .Thread  Ticks   ThreadState Blocker", the
+    # process line holding its EPROCESS
+    out = (
+        "Proc.Thread  .Thread  Ticks   ThreadState Blocker\n"
+        "                            [fffffa8000cd5b30 System]\n"
+        "   4.000008  fffffa8000cd5660 ffffff8e Blocked    nt!KiSwapContext+0x7a\n"
+        "   4.000010  fffffa8000cd5040 0000bc2e READY      nt!KiSwapContext+0x7a\n"
+    )
+    a, b = parse("!stacks", out).threads
+    assert (a.state, a.details["ticks"]) == ("Blocked", "ffffff8e")
+    assert (a.image, a.owning_process) == ("System", "0xfffffa8000cd5b30")
+    assert (b.state, b.details["ticks"], b.frames[0].call_site) == ("READY", "0000bc2e", "nt!KiSwapContext+0x7a")
+
+
+def _threads_01(c: Corpus) -> None:
+    (t,) = c.record("families/threads/01.txt", "!thread 0xffffcb088f0a4480").threads
+    assert (t.address, t.cid, t.process_id, t.thread_id) == ("0xffffcb088f0a4480", "0e34.3814", "0x0e34", "0x3814")
+    assert (t.teb, t.win32_thread) == ("0x0000001a27ca6000", "0x0000000000000000")
+    assert (t.state, t.processor, t.wait_reason) == ("RUNNING", 0, None)
+    assert (t.owning_process, t.image, t.attached_process, t.attached_image) == (
+        "0xffffcb08905397c0", "MsMpEng.exe", None, None,
+    )  # fmt: skip
+    assert (t.wait_start_tick, t.wait_ticks, t.wait_time) == (182835891, 0, None)  # "Ticks: 0", no time
+    assert (t.context_switches, t.ideal_processor) == (5989, 3)
+    assert (t.start_address, t.start_symbol) == ("0x00007ffb3b2fd1b0", None)
+    assert (t.priority, t.base_priority, t.user_time, t.kernel_time) == (8, 8, "00:00:01.046", "00:00:00.296")
+    assert [f.call_site for f in t.frames] == [
+        "nt!DbgBreakPointWithStatus", "0xfffff801`b56d24aa", "0xffffcb08`8fd68010",
+    ]  # fmt: skip
+    assert t.frames[0].source_line == 130 and t.frames[0].args[0] == "0xffffcb088fd68010"
+    assert (t.frames[2].child_sp, t.frames[2].return_address) == ("0xfffff80259858c78", "0x0000000000000000")
+
+
+def _threads_02(c: Corpus) -> None:
+    r = c.record("families/threads/02.txt", "~")
+    assert [(t.index, t.id, t.teb) for t in r.threads] == [
+        (0, "4dc.470", "0x7ffde000"), (1, "4dc.534", "0x7ffdd000"), (2, "4dc.5a8", "0x7ffdc000"),
+    ]  # fmt: skip
+    assert [t.current for t in r.threads] == [False, True, False]  # " . 1"
+    assert [t.event_thread for t in r.threads] == [False, False, True]  # "#  2"
+    assert all(t.suspend_count == 0 and t.frozen is False for t in r.threads)
+
+
+def _threads_03(c: Corpus) -> None:
+    r = c.record("families/threads/03.txt", "~")
+    assert [t.index for t in r.threads] == [0, 1, 2, 3, 4, 5, 6, 7, 8, 10, 11, 12, 13]
+    (cur,) = [t for t in r.threads if t.current]
+    assert (cur.index, cur.id, cur.teb) == (11, "5500.28b0", "0x000000c8262de000")
+    assert (r.threads[8].id, r.threads[8].thread_id) == ("5500.808", "0x808")
+    assert r.threads[-1].teb == "0x000000c8262e2000"
+    assert all(t.suspend_count == 1 and t.state == "Unfrozen" and not t.event_thread for t in r.threads)
+
+
+def _threads_04(c: Corpus) -> None:
+    (t,) = c.record("families/threads/04.txt", "!thread ffffe00000e6d080").threads
+    assert (t.address, t.cid, t.teb) == ("0xffffe00000e6d080", "0910.0cc0", "0x00007ff669a10000")
+    assert (t.state, t.wait_reason, t.wait_mode) == ("WAIT", None, None)  # the author cut "WAIT: ..."
+    assert [(w.address, w.type) for w in t.wait_objects] == [("0xffffe0000089a300", "QueueObject")]
+    assert (t.owning_process, t.image, t.attached_process) == ("0xffffe00000d52900", "explorer.exe", None)
+    assert (t.wait_start_tick, t.wait_ticks, t.wait_time) == (13777, 2, "0:00:00:00.031")
+    assert (t.context_switches, t.ideal_processor) == (2, 1)
+    assert (t.start_symbol, t.start_address) == ("ntdll!TppWorkerThread", "0x00007ffd14ab2850")
+    assert (t.priority, t.base_priority) == (13, 13)
+    assert t.frames == []  # "..." instead of the stack
+
+
+def _threads_05(c: Corpus) -> None:
+    b = c.block("families/threads/05.txt", "!thread ffffd88863435080 2")
+    (t,) = b.record.threads
+    assert (t.address, t.cid, t.teb) == ("0xffffd88863435080", "2064.1a00", "0x0000000000ebd000")
+    assert (t.state, t.processor, t.frames, t.details) == ("RUNNING", 5, [], {})
+
+
+def _threads_06(c: Corpus) -> None:
+    (t,) = c.record("families/threads/06.txt", "!thread fffff8071ed3fa00").threads
+    assert (t.address, t.cid, t.process_id, t.thread_id) == ("0xfffff8071ed3fa00", "0000.0000", "0x0000", "0x0000")
+    assert (t.state, t.processor) == ("RUNNING", 0)
+    assert (t.owning_process, t.image) == ("0xfffff8071ed3ca00", "Idle")
+    assert (t.attached_process, t.attached_image) == ("0xffffc509b8884040", "System")
+    assert (t.wait_start_tick, t.wait_ticks, t.wait_time) == (8051, 140509, "0:00:36:35.453")
+    assert (t.context_switches, t.ideal_processor) == (983471, 0)
+    assert (t.start_symbol, t.start_address) == ("nt!KiIdleLoop", "0xfffff8071e418500")
+    assert (t.priority, t.base_priority, t.kernel_time) == (0, 0, "00:31:12.906")
+    assert len(t.frames) == 6
+    assert (t.frames[0].call_site, t.frames[3].call_site) == ("DumpIt+0x16d7", "nt!KiAbTreeArray+0xee10")
+    assert t.frames[5].return_address == "0x0000000000000000"
+
+
 CHECKS: dict[str, Callable[[Corpus], None]] = {
     "kernel_objects/07.txt": _kernel_objects_07,
     "kernel_objects/17.txt": _kernel_objects_17,
@@ -246,6 +366,12 @@ CHECKS: dict[str, Callable[[Corpus], None]] = {
     "process_thread/14.txt": _process_thread_14,
     "process_thread/15.txt": _process_thread_15,
     "process_thread/16.txt": _process_thread_16,
+    "families/threads/01.txt": _threads_01,
+    "families/threads/02.txt": _threads_02,
+    "families/threads/03.txt": _threads_03,
+    "families/threads/04.txt": _threads_04,
+    "families/threads/05.txt": _threads_05,
+    "families/threads/06.txt": _threads_06,
 }
 
 

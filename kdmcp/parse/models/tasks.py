@@ -36,6 +36,8 @@ class StackRecord(RecordBase):
 
 # --------------------------------------------------------------------------- threads / processes
 
+_HEX_DIGITS = frozenset("0123456789abcdefABCDEF")
+
 
 class WaitObject(StrictModel):
     """An object a kernel thread waits on (the lines under a ``THREAD ... WAIT`` header)."""
@@ -84,6 +86,65 @@ class ThreadInfo(StrictModel):
     wait_objects: list[WaitObject] = Field(default_factory=list)
     details: dict[str, str] = Field(default_factory=dict)
     frames: list[Frame] = Field(default_factory=list)
+
+    # Typed readings of three multi-column !thread detail lines, derived from ``details`` on
+    # access: ``!process 0 7`` prints them for every one of thousands of threads, and reading
+    # them while parsing would cost its hot path several percent (scripts/bench_parse.py).
+
+    @property
+    def wait_start_tick(self) -> int | None:
+        """``Wait Start TickCount      3492           Ticks: 12 (0:00:00:00.187)`` -> 3492."""
+        words = self._detail_words("Wait Start TickCount")
+        return int(words[0]) if words and words[0].isdigit() else None
+
+    @property
+    def wait_ticks(self) -> int | None:
+        """Its ``Ticks: 12``: how long ago the thread last changed state, in clock ticks (a
+        Windows 7 dump whose shared data is unreadable prints the tick count alone)."""
+        words = self._detail_words("Wait Start TickCount")
+        return int(words[2]) if len(words) >= 3 and words[1] == "Ticks:" and words[2].isdigit() else None
+
+    @property
+    def wait_time(self) -> str | None:
+        """The same as a time, ``(0:00:00:00.187)`` -> ``0:00:00:00.187``; Windows 10 prints
+        ``Ticks: 0`` without one for a running thread (the !thread page of the debugger docs)."""
+        words = self._detail_words("Wait Start TickCount")
+        if len(words) == 4 and words[1] == "Ticks:" and words[3][0] == "(" and words[3][-1] == ")":
+            return words[3][1:-1]
+        return None
+
+    @property
+    def context_switches(self) -> int | None:
+        """``Context Switch Count      10798          IdealProcessor: 2`` -> 10798."""
+        words = self._detail_words("Context Switch Count")
+        return int(words[0]) if words and words[0].isdigit() else None
+
+    @property
+    def ideal_processor(self) -> int | None:
+        """Its ``IdealProcessor: 2`` (XP prints the count alone)."""
+        words = self._detail_words("Context Switch Count")
+        ok = len(words) >= 3 and words[1] == "IdealProcessor:" and words[2].isdigit()
+        return int(words[2]) if ok else None
+
+    @property
+    def attached_process(self) -> str | None:
+        """``Attached Process          ffffc509b8884040       Image:         System`` -> the
+        EPROCESS (``0x...``); ``None`` for ``N/A`` or when not printed."""
+        words = self._detail_words("Attached Process")
+        if not words or words[0] == "N/A" or not all(c in _HEX_DIGITS for c in words[0].replace("`", "")):
+            return None
+        return "0x" + words[0].replace("`", "").lower()
+
+    @property
+    def attached_image(self) -> str | None:
+        """Its ``Image:`` (``None`` for ``N/A``)."""
+        value = self.details.get("Attached Process", "")
+        at = value.find("Image:")
+        image = value[at + 6 :].strip() if at >= 0 else ""
+        return image if image and image != "N/A" else None
+
+    def _detail_words(self, key: str) -> list[str]:
+        return self.details.get(key, "").split()
 
 
 class ThreadsRecord(RecordBase):

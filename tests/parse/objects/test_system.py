@@ -107,6 +107,17 @@ def _process_thread_13(c: Corpus) -> None:
     assert r.fields["ClientId"] == "00000be0 . 00000f18"
 
 
+def _families_modules_02(c: Corpus) -> None:
+    r = c.record("families/modules/02.txt", "!lmi 00400000")
+    assert (r.kind, r.object_type, r.name, r.address) == ("object", "lmi", "Prymes", "0x00400000")
+    f = r.fields
+    assert (f["Image Name"], f["Machine Type"], f["Size"], f["CheckSum"]) == ("Prymes.exe", "332 (I386)", "2d000", "0")
+    assert f["Time Stamp"] == "3c76c346 Fri Feb 22 14:16:38 2002"
+    assert f["Characteristics"] == "230e stripped"
+    assert f["Debug Data Dirs"] == "Type Size     VA  Pointer\nMISC  110,     0,   77a00 [Data not mapped]"
+    assert (f["Symbol Type"], f["Load Report"]) == ("EXPORT   - PDB not found", "export symbols")
+
+
 CHECKS: dict[str, Callable[[Corpus], None]] = {
     "memory/03.txt": _memory_03,
     "kernel_objects/12.txt": _kernel_objects_12,
@@ -117,6 +128,7 @@ CHECKS: dict[str, Callable[[Corpus], None]] = {
     "process_thread/09.txt": _process_thread_09,
     "process_thread/11.txt": _process_thread_11,
     "process_thread/13.txt": _process_thread_13,
+    "families/modules/02.txt": _families_modules_02,
 }
 
 
