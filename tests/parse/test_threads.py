@@ -355,6 +355,17 @@ def _threads_06(c: Corpus) -> None:
     assert t.frames[5].return_address == "0x0000000000000000"
 
 
+def _threads_07(c: Corpus) -> None:
+    # LittleMali/docs: "~~[0x000005f4]" in a WoW64 dump (0:000:x86>), one thread, Suspend: -1
+    b = c.block("families/threads/07.txt", "~~[0x000005f4]")
+    assert b.prompt is not None and b.prompt.machine == "x86"
+    (t,) = b.record.threads
+    assert (t.index, t.process_id, t.thread_id, t.teb) == (3, "0xaa0", "0x5f4", "0x7efd5000")
+    assert (t.suspend_count, t.frozen, t.current) == (-1, False, False)
+    assert (t.start_symbol, t.start_address) == ("iOAEntBiz!CTPNEvtMgr::Thread2WatchEvent", "0x0040e619")
+    assert (t.priority, t.priority_class, t.affinity) == (0, 32, "3")
+
+
 CHECKS: dict[str, Callable[[Corpus], None]] = {
     "kernel_objects/07.txt": _kernel_objects_07,
     "kernel_objects/17.txt": _kernel_objects_17,
@@ -372,6 +383,7 @@ CHECKS: dict[str, Callable[[Corpus], None]] = {
     "families/threads/04.txt": _threads_04,
     "families/threads/05.txt": _threads_05,
     "families/threads/06.txt": _threads_06,
+    "families/threads/07.txt": _threads_07,
 }
 
 
