@@ -159,6 +159,17 @@ class CriticalSection(StrictModel):
     locked: bool = False  # "*** Locked"
 
 
+class PageFile(StrictModel):
+    """One paging file of ``!vm``: ``Page File: \\??\\C:\\pagefile.sys`` (or ``No Name for Paging
+    File``) and its ``Current:``/``Free Space:``/``Minimum:``/``Maximum:`` sizes, in Kb."""
+
+    name: str | None = None
+    current_kb: int | None = None
+    free_kb: int | None = None
+    minimum_kb: int | None = None
+    maximum_kb: int | None = None
+
+
 class ObjectRecord(RecordBase):
     """Kernel/user object extensions: ``!irp !drvobj !devobj !devstack !object !pool !pte``
     and the key/value ones (``!teb !peb !pcr !address !irql !apic !vm !locks !handle !heap``).
@@ -185,3 +196,5 @@ class ObjectRecord(RecordBase):
     handle_types: list[HandleTypeCount] = Field(default_factory=list)
     resources: list[ResourceLock] = Field(default_factory=list)
     critical_sections: list[CriticalSection] = Field(default_factory=list)
+    # !vm
+    page_files: list[PageFile] = Field(default_factory=list)

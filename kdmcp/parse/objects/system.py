@@ -12,7 +12,6 @@ from kdmcp.parse.frames import frames_from_lines
 from kdmcp.parse.objects.fields import (
     INLINE_PAIR_RE,
     Handler,
-    generic_fields,
     kv_fields,
 )
 
@@ -117,6 +116,46 @@ def _address(lines: list[str], out: dict[str, Any]) -> None:
     base = out["fields"].get("Base Address")
     if base:
         out["address"] = addr(base)
+
+
+# --------------------------------------------------------------------------- !vm
+#
+# Old layout (docs, "kd> !vm 1"): a "*** Virtual Memory Usage ***" head, indented rows, the page
+# file inside them ("      Page File: \??\E:\pagefile.sys" / "         Current:     98304Kb Free
+# Space:     61044Kb"). Windows 10/11 (DebugPrivilege's "0: kd> !vm 1"): the page files first,
+# one "No Name for Paging File" among them, "  Current:  12582912 Kb  Free Space:  12527296 Kb",
+# and alert lines between the rows ("******* 73746 kernel stack PTE allocations have failed ******").
+
+_PAGE_FILE_RE = re.compile(r"^\s*(?:Page File: (?P<name>\S.*)|No Name for Paging File)$")
+_PAGE_CURRENT_RE = re.compile(r"^\s*Current:\s*(?P<cur>\d+)\s*Kb\s+Free Space:\s*(?P<free>\d+)\s*Kb")
+_PAGE_LIMITS_RE = re.compile(r"^\s*Minimum:\s*(?P<min>\d+)\s*Kb\s+Maximum:\s*(?P<max>\d+)\s*Kb")
+_VM_ALERT_RE = re.compile(r"^\s*\*{5,} (?P<alert>.*?) \*{3,}$")
+
+
+def _vm(lines: list[str], out: dict[str, Any]) -> None:
+    page_files: list[dict[str, Any]] = out["page_files"]
+    rows: list[str] = []
+    for line in lines:
+        f = _PAGE_FILE_RE.match(line)
+        if f is not None:
+            page_files.append({"name": f.group("name")})
+            rows.append(line)  # "Page File" stays a field too, as it always was
+            continue
+        if page_files:
+            c = _PAGE_CURRENT_RE.match(line)
+            if c is not None:
+                page_files[-1].update(current_kb=int(c.group("cur")), free_kb=int(c.group("free")))
+                continue
+            m = _PAGE_LIMITS_RE.match(line)
+            if m is not None:
+                page_files[-1].update(minimum_kb=int(m.group("min")), maximum_kb=int(m.group("max")))
+                continue
+        a = _VM_ALERT_RE.match(line)
+        if a is not None:
+            out["warnings"].append(a.group("alert"))
+            continue
+        rows.append(line)
+    kv_fields(rows, out)
 
 
 # --------------------------------------------------------------------------- !locks
@@ -335,7 +374,7 @@ HANDLERS: dict[str, Handler] = {
     "pcr": _teb_peb,
     "apic": _apic,
     "address": _address,
-    "vm": generic_fields,
+    "vm": _vm,
     "locks": _locks,
     "lmi": _lmi,
 }

@@ -51,6 +51,8 @@ def _kernel_objects_12(c: Corpus) -> None:
     assert r.fields["Physical Memory"].startswith("16270")
     assert r.fields["Commit limit"].startswith("36256")
     assert r.fields["Page File"] == r"\??\E:\pagefile.sys"
+    (page,) = r.page_files
+    assert (page.current_kb, page.free_kb, page.minimum_kb, page.maximum_kb) == (98304, 61044, 98304, 196608)
 
 
 def _kernel_objects_13(c: Corpus) -> None:
@@ -187,6 +189,24 @@ def _kernel_state_04(c: Corpus) -> None:
     assert r.fields["DpcQueue"] == "0x80168ee0 0x80100d04 ntoskrnl!KiTimerExpiration"
 
 
+def _kernel_state_06(c: Corpus) -> None:
+    # Windows 10/11 "!vm 1": page files first (one unnamed), alerts between the rows
+    r = c.record("families/kernel_state/06.txt", "!vm 1")
+    assert [(p.name, p.current_kb, p.free_kb, p.minimum_kb, p.maximum_kb) for p in r.page_files] == [
+        ("\\??\\C:\\pagefile.sys", 12582912, 12527296, 12582912, 12582912),
+        ("\\??\\C:\\swapfile.sys", 262144, 223824, 262144, 6289836),
+        (None, 16776136, 16095604, 16776136, 16776136),
+    ]
+    assert r.fields["Physical Memory"] == "2844914 (   11379656 Kb)"
+    assert r.fields["NonPagedPoolNx Usage"].startswith("33612 ")
+    assert r.fields["Kernel Stacks"].startswith("14874 ")
+    assert r.fields["Committed pages"].startswith("2355436 ") and r.fields["Commit limit"].startswith("5990642 ")
+    assert r.warnings == [
+        "73746 kernel stack PTE allocations have failed",
+        "Sum of individual system commit + Process commit exceeds overall commit by 18446708908043898408 Kb ?",
+    ]
+
+
 def test_user_locks_with_waiter_woken() -> None:
     # DebugPrivilege's critical-section deadlock write-up (Windows 10 x64 cdb, "0:000> !locks"):
     # the XP-and-later layout with WaiterWoken and the "Scanned N critical sections" trailer
@@ -259,6 +279,7 @@ CHECKS: dict[str, Callable[[Corpus], None]] = {
     "families/kernel_state/02.txt": _kernel_state_02,
     "families/kernel_state/03.txt": _kernel_state_03,
     "families/kernel_state/04.txt": _kernel_state_04,
+    "families/kernel_state/06.txt": _kernel_state_06,
     "kernel_objects/15.txt": _kernel_objects_15,
     "kernel_objects/16.txt": _kernel_objects_16,
     "kernel_objects/19.txt": _kernel_objects_19,
