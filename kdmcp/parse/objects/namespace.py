@@ -10,7 +10,7 @@ from kdmcp.parse.objects.fields import (
     ADDR,
     Handler,
 )
-from kdmcp.parse.objects.system import is_complaint
+from kdmcp.parse.objects.system import complaints
 
 # --------------------------------------------------------------------------- !object
 
@@ -198,6 +198,7 @@ def _handle(lines: list[str], out: dict[str, Any]) -> None:
     handles: list[dict[str, Any]] = out["handles"]
     process: str | None = None
     section = ""  # user mode: "rights" / "info" under the current handle, "summary" after "Type Count"
+    leftovers: list[str] = []  # what no pattern took: complaints among them go to warnings
     for line in lines:
         if not line:
             continue
@@ -238,8 +239,9 @@ def _handle(lines: list[str], out: dict[str, Any]) -> None:
         stripped = line.strip()
         if stripped.startswith("Image:"):
             fields.setdefault("image", stripped.split(":", 1)[1].strip())
-        elif is_complaint(line):
-            out["warnings"].append(stripped)
+        else:
+            leftovers.append(line)
+    out["warnings"].extend(complaints(leftovers))
 
 
 def _handle_body_line(line: str, entry: dict[str, Any], section: str) -> str | None:

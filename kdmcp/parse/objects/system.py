@@ -7,7 +7,7 @@ import re
 from typing import Any
 
 from kdmcp.parse._text import ADDRESS_RE, addr
-from kdmcp.parse.errors import classify_line
+from kdmcp.parse.errors import scan
 from kdmcp.parse.frames import frames_from_lines
 from kdmcp.parse.objects.fields import (
     INLINE_PAIR_RE,
@@ -17,15 +17,24 @@ from kdmcp.parse.objects.fields import (
 
 # A line an extension prints when it cannot read what it walks ("GetUlongFromAddress: unable
 # to read from 00000000" inside "!locks -v", docs) or warns about it (locks.c: "WARNING:
-# SystemResourcesList->Flink chain invalid", "<< Too many exclusive waiters to list>>").
-_COMPLAINT_RE = re.compile(
-    r"^\s*(?:\w+: )?(?:[Uu]nable to|[Cc]ould not|[Cc]annot|[Ff]ailed to)\b|^\s*WARNING: |^\s*<<.*>>$"
-)
+# SystemResourcesList->Flink chain invalid", "<< Too many exclusive waiters to list>>"); matched
+# on the line without its indent, so a long blank run is skipped once, at C speed.
+_COMPLAINT_RE = re.compile(r"WARNING: |<<.*>>$|(?:\w+: )?(?:[Uu]nable to|[Cc]ould not|[Cc]annot|[Ff]ailed to)\b")
 
 
-def is_complaint(line: str) -> bool:
-    """True for a debugger complaint or symbol noise line: it goes to ``warnings``, not to data."""
-    return _COMPLAINT_RE.match(line) is not None or classify_line(line) is not None
+def complaints(lines: list[str]) -> list[str]:
+    """Of ``lines`` (what a reader did not take), the debugger complaints and symbol noise,
+    stripped, in order: they go to ``warnings``, never into the tables. One ``errors.scan``
+    over them all keeps this linear (``classify_line`` on every line would not be)."""
+    if not lines:
+        return []
+    noise = {d.line.strip() for d in scan("\n".join(lines))}
+    found: list[str] = []
+    for line in lines:
+        stripped = line.strip()
+        if stripped and (stripped in noise or _COMPLAINT_RE.match(stripped)):
+            found.append(stripped)
+    return found
 
 
 # --------------------------------------------------------------------------- !irql
@@ -291,12 +300,11 @@ def _locks(lines: list[str], out: dict[str, Any]) -> None:
         if not line or _LOCK_PROGRESS_RE.match(line):
             listing = ""
             continue
-        if is_complaint(line):
-            out["warnings"].append(line.strip())
-            continue
         rest.append(line)
     if rest:
-        out["frames"].extend(frames_from_lines(rest))
+        warned = complaints(rest)
+        out["warnings"].extend(warned)
+        out["frames"].extend(frames_from_lines([line for line in rest if line.strip() not in warned]))
 
 
 def _lock_line(line: str, resource: dict[str, Any], listing: str) -> bool:
