@@ -118,10 +118,11 @@ _TYPE_FILTER_RE = re.compile(r"^(?:Searching for handles|(?P<n>\d+) handles) of 
 
 # User mode: "Handle 8" / "Handle 0000000000000008", then "  Key<blanks or a tab>value" lines;
 # the decoded rights under GrantedAccess are indented deeper ("         QueryState,ModifyState"),
-# the object-specific lines by four ("    Event is Waiting").
+# the object-specific lines by four ("    Event is Waiting"). A copy that lost the indent
+# ("Type             File" under "Handle 0000000000000004") still reads.
 _USER_HANDLE_RE = re.compile(r"^Handle (?P<handle>[0-9a-fA-F]+)$")
 _USER_KEY_RE = re.compile(
-    r"^  (?P<key>Type|Attributes|GrantedAccess|HandleCount|PointerCount|Name)(?:[ \t]+(?P<value>\S.*))?$"
+    r"^ {0,2}(?P<key>Type|Attributes|GrantedAccess|HandleCount|PointerCount|Name)(?:[ \t]+(?P<value>\S.*))?$"
 )
 _USER_SPECIFIC_RE = re.compile(r"^  (?:Object [Ss]pecific [Ii]nformation|No object specific information available)")
 _USER_RIGHTS_RE = re.compile(r"^ {5,}(?P<rights>\S.*)$")
@@ -212,14 +213,15 @@ def _handle(lines: list[str], out: dict[str, Any]) -> None:
             handles.append({"handle": "0x" + u.group("handle").lower()})
             section = ""
             continue
+        # the summary first: its head "Type            Count" would read as a "Type" key
+        if _handle_summary_line(line, out, section):
+            section = "summary"
+            continue
         if handles and section != "summary":
             within = _handle_body_line(line, handles[-1], section)
             if within is not None:
                 section = within
                 continue
-        if _handle_summary_line(line, out, section):
-            section = "summary"
-            continue
         tb = _HANDLE_TABLE_RE.search(line)
         if tb is not None:
             fields.setdefault("handle_table", addr(tb.group("addr")))

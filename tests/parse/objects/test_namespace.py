@@ -127,6 +127,42 @@ def test_user_handle_blocks_with_tabs() -> None:
     assert (r.fields["handles_of_type"], r.fields["type_filter"]) == ("7", "Event")
 
 
+def test_user_handle_summary_without_indent() -> None:
+    # a Windows 11 x64 "0:000> !handle" of a leaking python.exe, from the Chinese edition of
+    # Vostokov's Python debugging book, whose copy lost the two-blank indent; type names with a
+    # blank ("ALPC Port") and the "None" type in the summary. First handles and the summary only.
+    out = (
+        "Handle 0000000000000004\n"
+        "Type             File\n"
+        "Handle 0000000000000008\n"
+        "Type             Event\n"
+        "...\n"
+        "Handle 0000000000001cdc\n"
+        "Type             IRTimer\n"
+        "1838 Handles\n"
+        "Type                      Count\n"
+        "None                     616\n"
+        "Event                     7\n"
+        "Semaphore                1188\n"
+        "ALPC Port                 1\n"
+        "WaitCompletionPacket      5\n"
+    )
+    r = parse("!handle", out)
+    assert [(h.handle, h.type) for h in r.handles] == [
+        ("0x0000000000000004", "File"),
+        ("0x0000000000000008", "Event"),
+        ("0x0000000000001cdc", "IRTimer"),
+    ]
+    assert r.fields["handle_total"] == "1838"
+    assert [(t.type, t.count) for t in r.handle_types] == [
+        ("None", 616),
+        ("Event", 7),
+        ("Semaphore", 1188),
+        ("ALPC Port", 1),
+        ("WaitCompletionPacket", 5),
+    ]
+
+
 def _kernel_objects_08(c: Corpus) -> None:
     r = c.record("kernel_objects/08.txt", r"!object \Device")
     assert r.address == "0xffffc00b074166a0"
