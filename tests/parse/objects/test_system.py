@@ -207,6 +207,22 @@ def _kernel_state_06(c: Corpus) -> None:
     ]
 
 
+def _kernel_state_07(c: Corpus) -> None:
+    # user-mode "!locks" of a deadlocked IIS: the second and third sections wait on each other
+    r = c.record("families/kernel_state/07.txt", "!locks")
+    assert [(cs.symbol, cs.address, cs.owning_thread, cs.lock_count) for cs in r.critical_sections] == [
+        ("ftpsvc2!g_csServiceEntryLock+0", "0x6833dd68", "0xa7", 0),
+        ("isatq!AtqActiveContextList+a8", "0x68629100", "0xa3", 2),
+        ("+24e750", "0x24e750", "0xa9", 6),
+    ]
+    assert [(cs.entry_count, cs.contention_count, cs.locked) for cs in r.critical_sections] == [
+        (0, 0, True),
+        (2, 2, True),
+        (6, 6, True),
+    ]
+    assert r.resources == [] and r.warnings == []
+
+
 def test_user_locks_with_waiter_woken() -> None:
     # DebugPrivilege's critical-section deadlock write-up (Windows 10 x64 cdb, "0:000> !locks"):
     # the XP-and-later layout with WaiterWoken and the "Scanned N critical sections" trailer
@@ -280,6 +296,7 @@ CHECKS: dict[str, Callable[[Corpus], None]] = {
     "families/kernel_state/03.txt": _kernel_state_03,
     "families/kernel_state/04.txt": _kernel_state_04,
     "families/kernel_state/06.txt": _kernel_state_06,
+    "families/kernel_state/07.txt": _kernel_state_07,
     "kernel_objects/15.txt": _kernel_objects_15,
     "kernel_objects/16.txt": _kernel_objects_16,
     "kernel_objects/19.txt": _kernel_objects_19,
