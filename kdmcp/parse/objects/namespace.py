@@ -124,6 +124,7 @@ _USER_HANDLE_RE = re.compile(r"^Handle (?P<handle>[0-9a-fA-F]+)$")
 _USER_KEY_RE = re.compile(
     r"^ {0,2}(?P<key>Type|Attributes|GrantedAccess|HandleCount|PointerCount|Name)(?:[ \t]+(?P<value>\S.*))?$"
 )
+_GRANTED_RE = re.compile(r"^(?P<mask>(?:0x)?[0-9a-fA-F]+):?(?: \((?P<rights>[^)]*)\))?$")
 _USER_SPECIFIC_RE = re.compile(r"^  (?:Object [Ss]pecific [Ii]nformation|No object specific information available)")
 _USER_RIGHTS_RE = re.compile(r"^ {5,}(?P<rights>\S.*)$")
 _USER_INFO_RE = re.compile(r"^    (?P<info>\S.*)$")
@@ -185,8 +186,15 @@ def _user_key(entry: dict[str, Any], key: str, value: str | None) -> None:
     elif key == "Attributes":
         entry["attributes"] = value
     elif key == "GrantedAccess":
-        # "GrantedAccess 0x100003:" - the colon introduces the decoded rights below
-        entry["granted_access"] = value.rstrip(":").lower()
+        # "GrantedAccess 0x100003:" - the colon introduces the decoded rights on the lines below;
+        # newer cdb prints them inline: "GrantedAccess 0x1f0003 (Delete,ReadControl,...,ModifyState)"
+        g = _GRANTED_RE.match(value)
+        if g is None:
+            entry["granted_access"] = value
+            return
+        entry["granted_access"] = g.group("mask").lower()
+        if g.group("rights"):
+            entry.setdefault("access_rights", []).extend(x.strip() for x in g.group("rights").split(",") if x.strip())
     elif key == "Name":
         if value != "<none>":
             entry["name"] = value

@@ -163,6 +163,25 @@ def test_user_handle_summary_without_indent() -> None:
     ]
 
 
+def test_user_handle_rights_inline() -> None:
+    # a published "cdb.exe -p <pid> -pv -c \"!handle 0xbcc f; q\"" session (Windows 11 x64, found by
+    # code search): newer cdb prints the decoded rights in parentheses after the mask
+    out = (
+        "Handle bcc\n"
+        "  Type          Event\n"
+        "  GrantedAccess 0x1f0003 (Delete,ReadControl,WriteDac,WriteOwner,Synch,QueryState,ModifyState)\n"
+        "  HandleCount   2\n"
+        "  PointerCount  51683\n"
+        "  Object Specific Information\n"
+        "    Event Type Auto Reset\n"
+        "    Event is Waiting\n"
+    )
+    (h,) = parse("!handle 0xbcc f", out).handles
+    assert (h.handle, h.type, h.granted_access) == ("0xbcc", "Event", "0x1f0003")
+    assert h.access_rights == ["Delete", "ReadControl", "WriteDac", "WriteOwner", "Synch", "QueryState", "ModifyState"]
+    assert (h.handle_count, h.pointer_count, h.object_info) == (2, 51683, ["Event Type Auto Reset", "Event is Waiting"])
+
+
 def _kernel_objects_08(c: Corpus) -> None:
     r = c.record("kernel_objects/08.txt", r"!object \Device")
     assert r.address == "0xffffc00b074166a0"
