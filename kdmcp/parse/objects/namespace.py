@@ -170,10 +170,11 @@ def _kernel_handle(h: re.Match[str], process: str | None) -> dict[str, Any]:
         return entry
     entry["object"] = addr(h.group("obj"))
     entry["granted_access"] = "0x" + h.group("access").lower()
-    entry["flags"] = _HANDLE_ATTRIBUTE_RE.findall(rest)
-    e = _HANDLE_ENTRY_RE.search(rest)
-    if e is not None:
-        entry["entry"] = addr(e.group("addr"))
+    if rest:  # most XP-era rows end at the access mask
+        entry["flags"] = _HANDLE_ATTRIBUTE_RE.findall(rest)
+        e = _HANDLE_ENTRY_RE.search(rest)
+        if e is not None:
+            entry["entry"] = addr(e.group("addr"))
     return entry
 
 

@@ -266,6 +266,9 @@ def _locks(lines: list[str], out: dict[str, Any]) -> None:
     listing = ""  # "threads" / "waiting": what a wrapped line under the current resource continues
     rest: list[str] = []  # what no pattern took: the owner's THREAD block and stack of "!locks -v"
     for line in lines:
+        if not line or line.startswith("KD: Scanning"):  # most lines of a full dump: fast out
+            listing = ""
+            continue
         r = _RESOURCE_RE.match(line)
         if r is not None:
             state = r.group("state")
