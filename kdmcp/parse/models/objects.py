@@ -165,6 +165,96 @@ class HeapSizeStat(StrictModel):
     percent: float
 
 
+# --------------------------------------------------------------------------- handles and locks
+# (!handle, !locks: kernel ERESOURCEs and user-mode critical sections)
+
+
+class HandleEntry(StrictModel):
+    """One handle of ``!handle``.
+
+    Kernel mode prints a table row (``0044: Object: ffffc38e2ff24e20  GrantedAccess: 0012019f
+    (Protected) (Inherit) (Audit) Entry: ffffa08f5b1ff110``) and, with flag 2, the object block
+    under it; user mode prints a ``Handle 8`` block of blank- or tab-aligned ``Key value`` lines.
+    """
+
+    handle: str  # "0x0044" (kernel, 4+ digits as printed) / "0x8" (user mode)
+    free: bool = False  # "0000: free handle, Entry address e1002000, Next Entry fffffffe"
+    process: str | None = None  # the PROCESS whose table holds the row (kernel)
+    object: str | None = None
+    type: str | None = None
+    type_address: str | None = None
+    granted_access: str | None = None  # "0x0012019f" / "0x1f0003"
+    access_rights: list[str] = Field(default_factory=list)  # user mode: "Synch", "QueryState", ...
+    flags: list[str] = Field(default_factory=list)  # kernel: "Protected", "Inherit", "Audit"
+    attributes: str | None = None  # user mode "Attributes    0", as printed
+    entry: str | None = None  # the handle table entry ("Entry:", "Entry address")
+    next_entry: str | None = None  # free handles: "Next Entry fffffffe"
+    object_header: str | None = None
+    handle_count: int | None = None
+    pointer_count: int | None = None
+    directory_object: str | None = None
+    name: str | None = None  # None also for user mode's "Name <none>"
+    object_info: list[str] = Field(default_factory=list)  # "Object Specific Information" lines
+
+
+class HandleTypeCount(StrictModel):
+    """One row of user-mode ``!handle``'s summary (``6 Handles`` / ``Type  Count``)."""
+
+    type: str
+    count: int
+
+
+class LockThread(StrictModel):
+    """One ``Threads:`` item of kernel ``!locks``: ``ff688da0-01<*>`` (``<*>``: an owner),
+    ``80ed0023-01<*> *** Actual Thread 80ed0020`` (the entry holds an offset pointer)."""
+
+    thread: str
+    count: int  # the owner count after the dash, hex as printed ("-01")
+    owner: bool = False
+    actual_thread: str | None = None
+
+
+class ResourceLock(StrictModel):
+    """One ERESOURCE of kernel ``!locks``: ``Resource @ 0x80e97620    Shared 4 owning threads``
+    or ``Resource @ nt!PiEngineLock (0xfffff8019cd8a380)    Exclusively owned``."""
+
+    resource: str
+    symbol: str | None = None
+    state: str  # "Shared" / "Exclusively owned" / "Available"
+    owners: int | None = None  # "Shared N owning threads"
+    contention_count: int | None = None
+    shared_waiters: int | None = None  # "NumberOfSharedWaiters = N"
+    exclusive_waiters: int | None = None  # "NumberOfExclusiveWaiters = N"
+    threads: list[LockThread] = Field(default_factory=list)
+    waiting_exclusive: list[str] = Field(default_factory=list)  # "Threads Waiting On Exclusive Access:"
+
+
+class CriticalSection(StrictModel):
+    """One critical section of user-mode ``!locks`` (ntsdexts) or ``!critsec``:
+    ``CritSec ntdll!LdrpLoaderLock+0 at 00007ff9d241f4f8`` and its ``Key  value`` lines."""
+
+    symbol: str | None = None  # "ntdll!LdrpLoaderLock+0", "SMTPSVC+66a30"
+    address: str
+    waiter_woken: str | None = None  # "No" / "Yes" (absent in the Windows 2000-era layout)
+    lock_count: int | None = None
+    recursion_count: int | None = None
+    owning_thread: str | None = None  # the owner's thread id, hex as printed ("0x7ec")
+    entry_count: int | None = None
+    contention_count: int | None = None
+    locked: bool = False  # "*** Locked"
+
+
+class PageFile(StrictModel):
+    """One paging file of ``!vm``: ``Page File: \\??\\C:\\pagefile.sys`` (or ``No Name for Paging
+    File``) and its ``Current:``/``Free Space:``/``Minimum:``/``Maximum:`` sizes, in Kb."""
+
+    name: str | None = None
+    current_kb: int | None = None
+    free_kb: int | None = None
+    minimum_kb: int | None = None
+    maximum_kb: int | None = None
+
+
 class ObjectRecord(RecordBase):
     """Kernel/user object extensions: ``!irp !drvobj !devobj !devstack !object !pool !pte``
     and the key/value ones (``!teb !peb !pcr !address !irql !apic !vm !locks !handle !heap``).
@@ -191,3 +281,10 @@ class ObjectRecord(RecordBase):
     heap_page_blocks: list[HeapPageBlock] = Field(default_factory=list)
     heap_stats: list[HeapSizeStat] = Field(default_factory=list)
     frames: list[Frame] = Field(default_factory=list)
+    # !handle, !locks
+    handles: list[HandleEntry] = Field(default_factory=list)
+    handle_types: list[HandleTypeCount] = Field(default_factory=list)
+    resources: list[ResourceLock] = Field(default_factory=list)
+    critical_sections: list[CriticalSection] = Field(default_factory=list)
+    # !vm
+    page_files: list[PageFile] = Field(default_factory=list)

@@ -68,13 +68,118 @@ def test_handle_object_block_per_handle() -> None:
     )
     r = parse("!handle 0 3 ffffc38e2c0dc080 File", out)
     assert (r.fields["handle_table"], r.fields["entries_in_use"]) == ("0xffffa08f5ad26540", "45")
-    (entry,) = r.entries
-    assert entry["handle"] == "0x0044" and entry["attributes"] == "Protected Inherit Audit"
-    assert entry["entry"] == "0xffffa08f5b1ff110"
-    assert (entry["type"], entry["type_address"]) == ("File", "0xffffc38e2c0fcf00")
-    assert entry["object_header"] == "0xffffc38e2ff24df0"
-    assert (entry["handle_count"], entry["pointer_count"]) == ("2", "65456")
-    assert entry["name"] == "\\Input {ConDrv}"
+    (h,) = r.handles
+    assert h.handle == "0x0044" and h.flags == ["Protected", "Inherit", "Audit"]
+    assert h.entry == "0xffffa08f5b1ff110"
+    assert (h.type, h.type_address) == ("File", "0xffffc38e2c0fcf00")
+    assert h.object_header == "0xffffc38e2ff24df0"
+    assert (h.handle_count, h.pointer_count) == (2, 65456)
+    assert h.name == "\\Input {ConDrv}"
+
+
+def test_user_handle_blocks_with_tabs() -> None:
+    # DebugPrivilege's "What is the root cause of this deadlock within this code?" (x64 cdb,
+    # "0:000> !handle 0 f event"): newer cdb aligns the keys with a tab, names the handles with
+    # 16 digits and ends a filtered listing with "N handles of type T"; first and last handles
+    out = (
+        "Handle 0000000000000008\n"
+        "  Type         \tEvent\n"
+        "  Attributes   \t0\n"
+        "  GrantedAccess\t0x1f0003:\n"
+        "         Delete,ReadControl,WriteDac,WriteOwner,Synch\n"
+        "         QueryState,ModifyState\n"
+        "  HandleCount  \t2\n"
+        "  PointerCount \t65536\n"
+        "  Name         \t<none>\n"
+        "  Object specific information\n"
+        "    Event Type Manual Reset\n"
+        "    Event is Set\n"
+        "Handle 00000000000000ac\n"
+        "  Type         \tEvent\n"
+        "  Attributes   \t0\n"
+        "  GrantedAccess\t0x1f0003:\n"
+        "         Delete,ReadControl,WriteDac,WriteOwner,Synch\n"
+        "         QueryState,ModifyState\n"
+        "  HandleCount  \t2\n"
+        "  PointerCount \t65538\n"
+        "  Name         \t\\BaseNamedObjects\\FilesMovedEvent\n"
+        "  Object specific information\n"
+        "    Event Type Manual Reset\n"
+        "    Event is Waiting\n"
+        "7 handles of type Event\n"
+    )
+    r = parse("!handle 0 f event", out)
+    assert r.kind == "object" and [h.handle for h in r.handles] == ["0x0000000000000008", "0x00000000000000ac"]
+    first, last = r.handles
+    assert (first.type, first.granted_access, first.name) == ("Event", "0x1f0003", None)
+    assert first.access_rights == [
+        "Delete",
+        "ReadControl",
+        "WriteDac",
+        "WriteOwner",
+        "Synch",
+        "QueryState",
+        "ModifyState",
+    ]
+    assert (first.handle_count, first.pointer_count) == (2, 65536)
+    assert first.object_info == ["Event Type Manual Reset", "Event is Set"]
+    assert last.name == "\\BaseNamedObjects\\FilesMovedEvent" and last.object_info[-1] == "Event is Waiting"
+    assert (r.fields["handles_of_type"], r.fields["type_filter"]) == ("7", "Event")
+
+
+def test_user_handle_summary_without_indent() -> None:
+    # a Windows 11 x64 "0:000> !handle" of a leaking python.exe, from the Chinese edition of
+    # Vostokov's Python debugging book, whose copy lost the two-blank indent; type names with a
+    # blank ("ALPC Port") and the "None" type in the summary. First handles and the summary only.
+    out = (
+        "Handle 0000000000000004\n"
+        "Type             File\n"
+        "Handle 0000000000000008\n"
+        "Type             Event\n"
+        "...\n"
+        "Handle 0000000000001cdc\n"
+        "Type             IRTimer\n"
+        "1838 Handles\n"
+        "Type                      Count\n"
+        "None                     616\n"
+        "Event                     7\n"
+        "Semaphore                1188\n"
+        "ALPC Port                 1\n"
+        "WaitCompletionPacket      5\n"
+    )
+    r = parse("!handle", out)
+    assert [(h.handle, h.type) for h in r.handles] == [
+        ("0x0000000000000004", "File"),
+        ("0x0000000000000008", "Event"),
+        ("0x0000000000001cdc", "IRTimer"),
+    ]
+    assert r.fields["handle_total"] == "1838"
+    assert [(t.type, t.count) for t in r.handle_types] == [
+        ("None", 616),
+        ("Event", 7),
+        ("Semaphore", 1188),
+        ("ALPC Port", 1),
+        ("WaitCompletionPacket", 5),
+    ]
+
+
+def test_user_handle_rights_inline() -> None:
+    # a published "cdb.exe -p <pid> -pv -c \"!handle 0xbcc f; q\"" session (Windows 11 x64, found by
+    # code search): newer cdb prints the decoded rights in parentheses after the mask
+    out = (
+        "Handle bcc\n"
+        "  Type          Event\n"
+        "  GrantedAccess 0x1f0003 (Delete,ReadControl,WriteDac,WriteOwner,Synch,QueryState,ModifyState)\n"
+        "  HandleCount   2\n"
+        "  PointerCount  51683\n"
+        "  Object Specific Information\n"
+        "    Event Type Auto Reset\n"
+        "    Event is Waiting\n"
+    )
+    (h,) = parse("!handle 0xbcc f", out).handles
+    assert (h.handle, h.type, h.granted_access) == ("0xbcc", "Event", "0x1f0003")
+    assert h.access_rights == ["Delete", "ReadControl", "WriteDac", "WriteOwner", "Synch", "QueryState", "ModifyState"]
+    assert (h.handle_count, h.pointer_count, h.object_info) == (2, 51683, ["Event Type Auto Reset", "Event is Waiting"])
 
 
 def _kernel_objects_08(c: Corpus) -> None:
@@ -90,15 +195,90 @@ def _kernel_objects_08(c: Corpus) -> None:
 def _kernel_objects_09(c: Corpus) -> None:
     r = c.record("kernel_objects/09.txt", "!handle 0 4")
     assert r.fields["image"] == "Idle" and r.fields["entries_in_use"] == "380"
-    assert len(r.entries) == 9
-    assert r.entries[0] == {"handle": "0x0000", "free": "true"}
-    assert r.entries[1]["object"] == "0x80ed5238" and r.entries[1]["granted_access"] == "0x001f0fff"
-    assert r.entries[5]["attributes"] == "Protected"
+    assert len(r.handles) == 9
+    free = r.handles[0]
+    assert (free.handle, free.free, free.entry, free.next_entry) == ("0x0000", True, "0xe1002000", "0xfffffffe")
+    assert r.handles[1].object == "0x80ed5238" and r.handles[1].granted_access == "0x001f0fff"
+    assert r.handles[5].handle == "0x0168" and r.handles[5].flags == ["Protected"]
+    assert r.handles[7].free and r.handles[7].next_entry == "0x00000458"
+    assert {h.process for h in r.handles} == {"0x80559800"}
+
+
+def _handles_01(c: Corpus) -> None:
+    # user-mode "!handle": one type per handle, then the per-type summary
+    r = c.record("families/handles/01.txt", "!handle")
+    assert r.kind == "object" and r.object_type == "handle"
+    assert [(h.handle, h.type) for h in r.handles] == [
+        ("0x4", "Section"),
+        ("0x8", "Event"),
+        ("0xc", "Event"),
+        ("0x10", "Event"),
+        ("0x14", "Directory"),
+        ("0x5c", "File"),
+    ]
+    assert r.fields["handle_total"] == "6"
+    assert [(t.type, t.count) for t in r.handle_types] == [("Event", 3), ("Section", 1), ("File", 1), ("Directory", 1)]
+
+
+def _handles_02(c: Corpus) -> None:
+    r = c.record("families/handles/02.txt", "!handle 8 f")
+    (h,) = r.handles
+    assert (h.handle, h.type, h.attributes, h.granted_access) == ("0x8", "Event", "0", "0x100003")
+    assert h.access_rights == ["Synch", "QueryState", "ModifyState"]
+    assert (h.handle_count, h.pointer_count, h.name) == (2, 3, None)  # "Name          <none>"
+    assert h.object_info == ["Event Type Auto Reset", "Event is Waiting"]
+    assert r.handle_types == []
+
+
+def _handles_03(c: Corpus) -> None:
+    r = c.record("families/handles/03.txt", "!handle 14 13")
+    assert (r.fields["process"], r.fields["image"]) == ("0x80559800", "Idle")
+    assert (r.fields["handle_table"], r.fields["entries_in_use"]) == ("0xe1002000", "380")
+    (h,) = r.handles
+    assert (h.handle, h.object, h.granted_access) == ("0x0014", "0xe12751d0", "0x0002001f")
+    assert (h.type, h.type_address, h.object_header) == ("Key", "0x80ec8db8", "0xe12751b8")
+    assert (h.handle_count, h.pointer_count, h.flags, h.entry) == (1, 1, [], None)
+    assert h.name == "\\REGISTRY\\MACHINE\\SYSTEM\\CONTROLSET001\\CONTROL\\SESSION MANAGER\\EXECUTIVE"
+
+
+def _handles_04(c: Corpus) -> None:
+    r = c.output_record("families/handles/04.txt")
+    assert (r.fields["process"], r.fields["image"]) == ("0xfffffa8004f48940", "smss.exe")
+    assert (r.fields["handle_table"], r.fields["entries_in_use"]) == ("0xfffff8a00066f700", "39")
+    (h,) = r.handles
+    assert (h.handle, h.process, h.object) == ("0x0040", "0xfffffa8004f48940", "0xfffff8a000633f00")
+    assert (h.granted_access, h.flags, h.entry) == ("0x00000006", ["Inherit"], "0xfffff8a000670100")
+    assert (h.type, h.type_address, h.object_header) == ("Section", "0xfffffa80035fef20", "0xfffff8a000633ed0")
+    assert (h.handle_count, h.pointer_count, h.name) == (1, 262144, None)
+
+
+def _handles_05(c: Corpus) -> None:
+    r = c.record("families/handles/05.txt", "!handle 0 3 ffffc38e2c0dc080 File")
+    assert r.fields["type_filter"] == "File"
+    assert (r.fields["process"], r.fields["image"]) == ("0xffffc38e2c0dc080", "IrpTrackerClient.exe")
+    assert (r.fields["handle_table"], r.fields["entries_in_use"]) == ("0xffffa08f5ad26540", "45")
+    assert [h.handle for h in r.handles] == ["0x0004", "0x0044", "0x004c", "0x00a4"]
+    assert [h.flags for h in r.handles] == [[], ["Protected", "Inherit", "Audit"], ["Inherit"], ["Protected"]]
+    assert [h.name for h in r.handles] == [
+        "\\Reference {ConDrv}",
+        "\\Input {ConDrv}",
+        "\\IrpTracker {HarddiskVolume4}",
+        None,
+    ]
+    last = r.handles[-1]
+    assert (last.object, last.granted_access, last.entry) == ("0xffffc38e3d04ee40", "0x0012019f", "0xffffa08f5b1ff290")
+    assert (last.object_header, last.handle_count, last.pointer_count) == ("0xffffc38e3d04ee10", 1, 32766)
+    assert {h.type for h in r.handles} == {"File"} and r.warnings == []
 
 
 CHECKS: dict[str, Callable[[Corpus], None]] = {
     "kernel_objects/08.txt": _kernel_objects_08,
     "kernel_objects/09.txt": _kernel_objects_09,
+    "families/handles/01.txt": _handles_01,
+    "families/handles/02.txt": _handles_02,
+    "families/handles/03.txt": _handles_03,
+    "families/handles/04.txt": _handles_04,
+    "families/handles/05.txt": _handles_05,
 }
 
 

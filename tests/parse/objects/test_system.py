@@ -51,13 +51,24 @@ def _kernel_objects_12(c: Corpus) -> None:
     assert r.fields["Physical Memory"].startswith("16270")
     assert r.fields["Commit limit"].startswith("36256")
     assert r.fields["Page File"] == r"\??\E:\pagefile.sys"
+    (page,) = r.page_files
+    assert (page.current_kb, page.free_kb, page.minimum_kb, page.maximum_kb) == (98304, 61044, 98304, 196608)
 
 
 def _kernel_objects_13(c: Corpus) -> None:
     r = c.record("kernel_objects/13.txt", "!locks")
     assert r.fields == {"total_locks": "2263", "held_locks": "3"}
-    assert [e["resource"] for e in r.entries] == ["0x80e97620", "0x80e23f38", "0x80d8b0b0"]
-    assert r.entries[0]["owners"] == "4" and r.entries[0]["mode"] == "Shared"
+    assert [e.resource for e in r.resources] == ["0x80e97620", "0x80e23f38", "0x80d8b0b0"]
+    first = r.resources[0]
+    assert (first.state, first.owners) == ("Shared", 4)
+    assert [(t.thread, t.count, t.owner) for t in first.threads] == [
+        ("0xff688da0", 1, True),
+        ("0xff687da0", 1, True),
+        ("0xff686da0", 1, True),
+        ("0xff685da0", 1, True),
+    ]
+    assert [(t.thread, t.actual_thread) for t in r.resources[1].threads] == [("0x80ed0023", "0x80ed0020")]
+    assert r.warnings == []
 
 
 def _kernel_objects_15(c: Corpus) -> None:
@@ -116,12 +127,185 @@ def _families_modules_02(c: Corpus) -> None:
     assert f["Characteristics"] == "230e stripped"
     assert f["Debug Data Dirs"] == "Type Size     VA  Pointer\nMISC  110,     0,   77a00 [Data not mapped]"
     assert (f["Symbol Type"], f["Load Report"]) == ("EXPORT   - PDB not found", "export symbols")
+def _kernel_state_01(c: Corpus) -> None:
+    # "!locks -v": the resource, then its owner's THREAD block and stack
+    r = c.record("families/kernel_state/01.txt", "!locks -v 80d8b0b0")
+    (res,) = r.resources
+    assert (res.resource, res.state, res.owners, res.contention_count) == ("0x80d8b0b0", "Shared", 1, None)
+    (t,) = res.threads
+    assert (t.thread, t.count, t.owner, t.actual_thread) == ("0x80ed0023", 1, True, "0x80ed0020")
+    assert r.fields == {"total_locks": "1", "held_locks": "1"}
+    assert r.warnings == ["GetUlongFromAddress: unable to read from 00000000"]
+    assert [f.function for f in r.frames] == [
+        "KiSwapContext",
+        "KiSwapThread",
+        "KeRemoveQueue",
+        "ExpWorkerThread",
+        "PspSystemThreadStartup",
+        "KiThreadStartup",
+    ]
+    assert r.frames[0].child_ebp == "0xfafa3d30" and r.frames[0].return_address == "0x804fe997"
+
+
+def _kernel_state_02(c: Corpus) -> None:
+    # user-mode (ntsdexts) "!locks": critical sections, the Windows 2000-era layout
+    r = c.record("families/kernel_state/02.txt", "!locks")
+    assert r.kind == "object" and r.object_type == "locks" and r.resources == []
+    first, second = r.critical_sections
+    assert (first.symbol, first.address) == ("w3svc!g_pWamDictator+a0", "0x68c2c298")
+    assert (first.lock_count, first.recursion_count, first.owning_thread) == (0, 1, "0xd1")
+    assert (first.entry_count, first.contention_count, first.locked, first.waiter_woken) == (1, 0, True, None)
+    assert (second.symbol, second.address, second.owning_thread) == ("SMTPSVC+66a30", "0x67906a30", "0xd0")
+
+
+def _kernel_state_03(c: Corpus) -> None:
+    # Windows 10 x64 "!locks": three held resources, kept apart (not merged into one)
+    r = c.record("families/kernel_state/03.txt", "!locks")
+    assert r.fields == {"total_locks": "27708", "held_locks": "3"}
+    shared, exclusive, waited = r.resources
+    assert (shared.resource, shared.state, shared.owners, shared.contention_count) == (
+        "0xffff8b03516cae70",
+        "Shared",
+        1,
+        39,
+    )
+    assert [(t.thread, t.owner) for t in shared.threads] == [("0xffff8b034f13e080", True)]
+    assert (exclusive.resource, exclusive.state, exclusive.owners, exclusive.contention_count) == (
+        "0xffff8b035731cea0",
+        "Exclusively owned",
+        None,
+        None,
+    )
+    assert [t.thread for t in exclusive.threads] == ["0xffff8b034f13e080"]
+    assert (waited.resource, waited.state, waited.contention_count, waited.exclusive_waiters) == (
+        "0xffff8b0352014a90",
+        "Exclusively owned",
+        1,
+        1,
+    )
+    assert [(t.thread, t.count, t.owner) for t in waited.threads] == [("0xffff8b0351756040", 1, True)]
+    assert waited.waiting_exclusive == ["0xffff8b03515d5040"]
+    assert r.warnings == [] and r.critical_sections == []
+
+
+def _kernel_state_04(c: Corpus) -> None:
+    r = c.record("families/kernel_state/04.txt", "!pcr 0")
+    assert (r.object_type, r.address, r.fields["processor"]) == ("pcr", "0xffdff000", "0")
+    assert (r.fields["major"], r.fields["minor"]) == ("1", "1")
+    assert r.fields["NtTib.ExceptionList"] == "801626e0" and r.fields["Prcb"] == "ffdff120"
+    assert (r.fields["Irql"], r.fields["IDT"], r.fields["TSS"]) == ("00000000", "80043400", "803cc000")
+    assert (r.fields["CurrentThread"], r.fields["IdleThread"]) == ("8015e8a0", "8015e8a0")
+    assert r.fields["DpcQueue"] == "0x80168ee0 0x80100d04 ntoskrnl!KiTimerExpiration"
+
+
+def _kernel_state_06(c: Corpus) -> None:
+    # Windows 10/11 "!vm 1": page files first (one unnamed), alerts between the rows
+    r = c.record("families/kernel_state/06.txt", "!vm 1")
+    assert [(p.name, p.current_kb, p.free_kb, p.minimum_kb, p.maximum_kb) for p in r.page_files] == [
+        ("\\??\\C:\\pagefile.sys", 12582912, 12527296, 12582912, 12582912),
+        ("\\??\\C:\\swapfile.sys", 262144, 223824, 262144, 6289836),
+        (None, 16776136, 16095604, 16776136, 16776136),
+    ]
+    assert r.fields["Physical Memory"] == "2844914 (   11379656 Kb)"
+    assert r.fields["NonPagedPoolNx Usage"].startswith("33612 ")
+    assert r.fields["Kernel Stacks"].startswith("14874 ")
+    assert r.fields["Committed pages"].startswith("2355436 ") and r.fields["Commit limit"].startswith("5990642 ")
+    assert r.warnings == [
+        "73746 kernel stack PTE allocations have failed",
+        "Sum of individual system commit + Process commit exceeds overall commit by 18446708908043898408 Kb ?",
+    ]
+
+
+def _kernel_state_07(c: Corpus) -> None:
+    # user-mode "!locks" of a deadlocked IIS: the second and third sections wait on each other
+    r = c.record("families/kernel_state/07.txt", "!locks")
+    assert [(cs.symbol, cs.address, cs.owning_thread, cs.lock_count) for cs in r.critical_sections] == [
+        ("ftpsvc2!g_csServiceEntryLock+0", "0x6833dd68", "0xa7", 0),
+        ("isatq!AtqActiveContextList+a8", "0x68629100", "0xa3", 2),
+        ("+24e750", "0x24e750", "0xa9", 6),
+    ]
+    assert [(cs.entry_count, cs.contention_count, cs.locked) for cs in r.critical_sections] == [
+        (0, 0, True),
+        (2, 2, True),
+        (6, 6, True),
+    ]
+    assert r.resources == [] and r.warnings == []
+
+
+def test_user_locks_with_waiter_woken() -> None:
+    # DebugPrivilege's critical-section deadlock write-up (Windows 10 x64 cdb, "0:000> !locks"):
+    # the XP-and-later layout with WaiterWoken and the "Scanned N critical sections" trailer
+    out = (
+        "\n"
+        "CritSec Wait2!consoleCritSection+0 at 00007ff6492e5ad0\n"
+        "WaiterWoken        No\n"
+        "LockCount          1\n"
+        "RecursionCount     1\n"
+        "OwningThread       33bc\n"
+        "EntryCount         0\n"
+        "ContentionCount    1\n"
+        "*** Locked\n"
+        "\n"
+        "CritSec Wait2!critSection+0 at 00007ff6492e5af8\n"
+        "WaiterWoken        No\n"
+        "LockCount          1\n"
+        "RecursionCount     1\n"
+        "OwningThread       2aa0\n"
+        "EntryCount         0\n"
+        "ContentionCount    1\n"
+        "*** Locked\n"
+        "\n"
+        "Scanned 6 critical sections\n"
+    )
+    r = parse("!locks", out)
+    assert [(cs.symbol, cs.address, cs.owning_thread) for cs in r.critical_sections] == [
+        ("Wait2!consoleCritSection+0", "0x00007ff6492e5ad0", "0x33bc"),
+        ("Wait2!critSection+0", "0x00007ff6492e5af8", "0x2aa0"),
+    ]
+    cs = r.critical_sections[0]
+    assert (cs.waiter_woken, cs.lock_count, cs.recursion_count, cs.entry_count, cs.contention_count) == (
+        "No",
+        1,
+        1,
+        0,
+        1,
+    )
+    assert cs.locked and r.fields == {"scanned_critical_sections": "6"}
+
+
+def test_kernel_lock_with_a_symbol() -> None:
+    # a Windows 11 !analyze -v of bugcheck 0xCA runs "!locks <LOCK_ADDRESS>"; the resource has a
+    # symbol, printed before its address ("Resource @ nt!PiEngineLock (0xfffff8019cd8a380)")
+    out = (
+        "KD: Scanning for held locks......\n"
+        "\n"
+        "Resource @ nt!PiEngineLock (0xfffff8019cd8a380)    Exclusively owned\n"
+        "    Contention Count = 23\n"
+        "     Threads: ffffb986625ef040-01<*> \n"
+        "1 total locks\n"
+    )
+    r = parse("!locks fffff8019cd8a380", out)
+    (res,) = r.resources
+    assert (res.symbol, res.resource, res.state, res.contention_count) == (
+        "nt!PiEngineLock",
+        "0xfffff8019cd8a380",
+        "Exclusively owned",
+        23,
+    )
+    assert [t.thread for t in res.threads] == ["0xffffb986625ef040"]
+    assert r.fields == {"total_locks": "1"}
 
 
 CHECKS: dict[str, Callable[[Corpus], None]] = {
     "memory/03.txt": _memory_03,
     "kernel_objects/12.txt": _kernel_objects_12,
     "kernel_objects/13.txt": _kernel_objects_13,
+    "families/kernel_state/01.txt": _kernel_state_01,
+    "families/kernel_state/02.txt": _kernel_state_02,
+    "families/kernel_state/03.txt": _kernel_state_03,
+    "families/kernel_state/04.txt": _kernel_state_04,
+    "families/kernel_state/06.txt": _kernel_state_06,
+    "families/kernel_state/07.txt": _kernel_state_07,
     "kernel_objects/15.txt": _kernel_objects_15,
     "kernel_objects/16.txt": _kernel_objects_16,
     "kernel_objects/19.txt": _kernel_objects_19,
