@@ -34,10 +34,22 @@ _VALUE_START_RE = re.compile(r"^(?:0x|0n|0y|-?\d|\(null\)|\"|'|<)")
 # "0x77c08880 _PEB_LDR_DATA", "0x00f70000 Void", "0xffffe000`c2b12a40 ??", and with what
 # dt prints after the type: the pointed-to list entry ("0xfffff800`01c78bd0 _LIST_ENTRY
 # [ 0x... - 0x... ]") or a function's symbol ("0x827fa2b4        void  nt!IopDeleteDevice+0").
-_VALUE_TYPE_RE = re.compile(r"^(?P<value>0x[0-9a-fA-F`]+)\s+(?P<type>[A-Za-z_?][\w:<>*?-]*(?: \*+)?)(?:\s+\S.*)?$")
+_VALUE_TYPE_RE = re.compile(
+    r"^(?P<value>0x[0-9a-fA-F`]+)\s+(?P<type>[A-Za-z_?][\w:<>*?-]*(?: \*+)?)(?:\s+(?P<preview>\S.*))?$"
+)
 
-# "_ULARGE_INTEGER 0xb2", "_NT_TIB", "_TDR_RECOVERY_CONTEXT::<unnamed-type-CrtcTimeoutData>"
-_TYPE_VALUE_RE = re.compile(r"^(?P<type>_[\w:<>-]+)(?:\s+(?P<value>0x[0-9a-fA-F`]+))?$")
+# "_ULARGE_INTEGER 0xb2", "_NT_TIB", "_TDR_RECOVERY_CONTEXT::<unnamed-type-CrtcTimeoutData>",
+# and an embedded structure dt summarises on its line: "_LIST_ENTRY [ 0x471c98 - 0x47ee28 ]",
+# '_UNICODE_STRING "C:\Windows\system32\notepad.exe"' (dt NT!_PEB 7ffd8000 -r, nixawk's dt.md).
+_TYPE_VALUE_RE = re.compile(r"^(?P<type>_[\w:<>-]+)(?:\s+(?P<value>0x[0-9a-fA-F`]+)|\s+(?P<preview>\[.*\]|\".*\"))?$")
+
+# A pointer followed by what it points at: '0x00471788  "C:\Windows\..."' (a Buffer's string),
+# "0x7f6f0590  -> (null)", "0x77758500  -> 0x00470000 Void" (a pointer to a pointer).
+_VALUE_PREVIEW_RE = re.compile(r"^(?P<value>0x[0-9a-fA-F`]+)\s+(?:-> (?P<pointee>\S.*)|(?P<string>\".*\"))$")
+
+# An annotation the author appended to a published row: "[256] Ptr64 Void //256 pointers max
+# as noted earlier" (dt _KPRCB, RedTeaming notes); dt prints no "//" in a type or value.
+_COMMENT_RE = re.compile(r"(?<=\s)//")  # a lookbehind, not "\s+//": linear on long blank runs
 
 # A type-name header line: "ntdll!_KIDTENTRY64", "_KPCR"
 _TYPE_NAME_RE = re.compile(r"^\s*(?P<name>(?:\w+!)?_?[A-Za-z_][\w:<>]*)\s*$")
@@ -93,9 +105,20 @@ def parse_type_dump(command: str, raw: str) -> TypeDumpRecord | None:
     )
 
 
+def _unquoted(text: str) -> str:
+    """A string dt prints in quotes, without them (as ``TypeDumpRecord.preview``)."""
+    if len(text) >= 2 and text[0] == '"' and text[-1] == '"':
+        return text[1:-1]
+    return text
+
+
 def _field(offset: str, name: str, text: str, instance: bool, depth: int) -> dict[str, Any]:
     """A ``TypeField`` dict; an array element's ``offset`` is ``""`` (dt prints none)."""
     field: dict[str, Any] = {"offset": offset, "name": name, "depth": depth}
+    if "//" in text:
+        comment = _COMMENT_RE.search(text)
+        if comment is not None:
+            text = text[: comment.start()].rstrip()
     if not instance:
         field["type"] = text or None
         field["bitfield"] = text.startswith("Pos ")
@@ -105,12 +128,20 @@ def _field(offset: str, name: str, text: str, instance: bool, depth: int) -> dic
     if vt is not None:
         field["value"] = vt.group("value").replace("`", "")
         field["type"] = vt.group("type")
+        field["preview"] = vt.group("preview")
         return field
     tv = _TYPE_VALUE_RE.match(text)
     if tv is not None:
         field["type"] = tv.group("type")
         if tv.group("value"):
             field["value"] = tv.group("value").replace("`", "")
+        if tv.group("preview"):
+            field["preview"] = _unquoted(tv.group("preview"))
+        return field
+    vp = _VALUE_PREVIEW_RE.match(text)
+    if vp is not None:
+        field["value"] = vp.group("value").replace("`", "")
+        field["preview"] = vp.group("pointee") or _unquoted(vp.group("string"))
         return field
     if text:
         field["value"] = text.replace("`", "") if _HEX_LITERAL_RE.fullmatch(text) else text

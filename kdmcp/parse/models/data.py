@@ -65,6 +65,10 @@ class TypeField(ServedForm):
     type: str | None = None  # layout dump, or the type printed after a pointer value
     depth: int = 0  # nesting under -r
     bitfield: bool = False
+    # what dt prints after the value and type: the string a pointer or a _UNICODE_STRING holds
+    # (quotes removed), an embedded _LIST_ENTRY's "[ flink - blink ]", after "->" what a
+    # pointer to a pointer points at ("(null)", "0x00470000 Void"), a function's symbol
+    preview: str | None = None
 
     def leave_out_derived(self, data: dict[str, Any]) -> None:
         """Served, ``bitfield`` is left out where the type says it (``Pos 3, 1 Bit``)."""
