@@ -128,7 +128,117 @@ def _memory_15(c: Corpus) -> None:
     assert by_name["DbgOwnerTag"].value == "0xfffff8016470c14c"
 
 
+# --------------------------------------------------------------------------- family samples
+
+
+def _ts_01(c: Corpus) -> None:
+    # dt NT!_PEB 7ffd8000 -r: notepad on Windows 7 SP1 x86, three levels of nesting
+    r = c.record("families/types_symbols/01.txt", "dt NT!_PEB 7ffd8000 -r")
+    assert r.kind == "type_dump" and r.instance and r.type_name == "ntdll!_PEB"
+    assert len(r.fields) == 220
+    f = r.fields
+    assert (f[12].name, f[12].value, f[12].type, f[12].depth) == ("Ldr", "0x77758880", "_PEB_LDR_DATA", 0)
+    assert (f[13].name, f[13].value, f[13].depth) == ("Length", "0x30", 1)
+    # an embedded _LIST_ENTRY: its type, the links dt prints on the line, its own links one deeper
+    assert (f[16].name, f[16].type, f[16].value, f[16].preview) == (
+        "InLoadOrderModuleList",
+        "_LIST_ENTRY",
+        None,
+        "[ 0x471c98 - 0x47ee28 ]",
+    )
+    assert (f[17].name, f[17].value, f[17].type, f[17].depth) == ("Flink", "0x00471c98", "_LIST_ENTRY", 2)
+    assert f[17].preview == "[ 0x471d18 - 0x7775888c ]"
+    by_name = {x.name: x for x in f if x.depth == 0}
+    assert by_name["BeingDebugged"].value == "0x1 ''"
+    assert by_name["IsImageDynamicallyRelocated"].value == "0y1" and by_name["IsImageDynamicallyRelocated"].bitfield
+    assert by_name["SubSystemData"].value == "(null)"
+    # a pointer to a pointer: "0x7f6f0590  -> (null)", "0x77758500  -> 0x00470000 Void"
+    assert (by_name["ReadOnlyStaticServerData"].value, by_name["ReadOnlyStaticServerData"].preview) == (
+        "0x7f6f0590",
+        "(null)",
+    )
+    assert (by_name["ProcessHeaps"].value, by_name["ProcessHeaps"].preview) == ("0x77758500", "0x00470000 Void")
+    assert (by_name["CriticalSectionTimeout"].type, by_name["CriticalSectionTimeout"].value) == (
+        "_LARGE_INTEGER",
+        "0xffffe86d079b8000",
+    )
+    assert by_name["TlsBitmapBits"].value == "[2] 0x1ffffff"
+    assert by_name["OSBuildNumber"].value == "0x1db1"
+    assert (by_name["CSDVersion"].type, by_name["CSDVersion"].preview) == ("_UNICODE_STRING", "Service Pack 1")
+    # ProcessParameters' ImagePathName and its Buffer, two and three levels down
+    image = next(x for x in f if x.name == "ImagePathName")
+    assert (image.depth, image.type, image.preview) == (1, "_UNICODE_STRING", "C:\\Windows\\system32\\notepad.exe")
+    buffer = f[f.index(image) + 3]
+    assert (buffer.name, buffer.depth, buffer.value, buffer.preview) == (
+        "Buffer",
+        2,
+        "0x00471aac",
+        "C:\\Windows\\system32\\notepad.exe",
+    )
+    locks = [x for x in f if x.name == "LockCount"]
+    assert [(x.value, x.depth) for x in locks] == [("0n-1", 1), ("0n-1", 1)]
+    assert f[-1].name == "SpareTracingBits" and f[-1].value == "0y000000000000000000000000000000 (0)"
+    assert sum(1 for x in f if x.depth == 0) == 91
+
+
+def _ts_02(c: Corpus) -> None:
+    r = c.record("families/types_symbols/02.txt", "dt nt!_KIDTENTRY64")
+    assert not r.instance and r.type_name is None  # dt printed no header line
+    assert [(x.offset, x.name) for x in r.fields][:3] == [
+        ("0x000", "OffsetLow"),
+        ("0x002", "Selector"),
+        ("0x004", "IstIndex"),
+    ]
+    assert len(r.fields) == 11
+    bits = [(x.name, x.type) for x in r.fields if x.bitfield]
+    assert bits == [
+        ("IstIndex", "Pos 0, 3 Bits"),
+        ("Reserved0", "Pos 3, 5 Bits"),
+        ("Type", "Pos 8, 5 Bits"),
+        ("Dpl", "Pos 13, 2 Bits"),
+        ("Present", "Pos 15, 1 Bit"),
+    ]
+    assert (r.fields[-1].offset, r.fields[-1].name, r.fields[-1].type) == ("0x000", "Alignment", "Uint8B")
+    assert all(x.depth == 0 and x.value is None for x in r.fields)
+
+
+def _ts_03(c: Corpus) -> None:
+    # the author cut rows ("   ....") and annotated one ("//256 pointers max as noted earlier")
+    r = c.record("families/types_symbols/03.txt", "dt _KPRCB")
+    assert r.type_name == "ntdll!_KPRCB" and not r.instance
+    assert [x.name for x in r.fields] == ["MxCsr", "LegacyNumber", "ReservedMustBeZero", "InterruptObject"]
+    last = r.fields[-1]
+    assert (last.offset, last.type) == ("0x2e80", "[256] Ptr64 Void")
+
+
+def _ts_04(c: Corpus) -> None:
+    r = c.record("families/types_symbols/04.txt", "dt foo!Common::ConfigEntry<Common::TimeSpan>")
+    assert not r.instance
+    assert [(x.name, x.type) for x in r.fields] == [
+        ("__VFN_table", "Ptr64"),
+        ("componentConfig_", "Ptr64 Common::ComponentConfig"),
+        ("section_", "std::basic_string<wchar_t,std::char_traits<wchar_t>,std::allocator<wchar_t> >"),
+        ("key_", "std::basic_string<wchar_t,std::char_traits<wchar_t>,std::allocator<wchar_t> >"),
+    ]
+    assert [x.offset for x in r.fields] == ["0x000", "0x008", "0x010", "0x038"]
+
+
+def _ts_05(c: Corpus) -> None:
+    r = c.record("families/types_symbols/05.txt", "dt foo!MyClass")
+    assert [(x.offset, x.name, x.type) for x in r.fields] == [
+        ("0x000", "IntMemberVariable", "Int4B"),
+        ("0x004", "FloatMemberVariable", "Float"),
+        ("0x008", "BoolMemberVariable", "Bool"),
+        ("0x00c", "PtrMemberVariable", "Ptr32 MyClass"),
+    ]
+
+
 CHECKS: dict[str, Callable[[Corpus], None]] = {
+    "families/types_symbols/01.txt": _ts_01,
+    "families/types_symbols/02.txt": _ts_02,
+    "families/types_symbols/03.txt": _ts_03,
+    "families/types_symbols/04.txt": _ts_04,
+    "families/types_symbols/05.txt": _ts_05,
     "memory/06.txt": _memory_06,
     "memory/07.txt": _memory_07,
     "memory/09.txt": _memory_09,
