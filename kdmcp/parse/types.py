@@ -54,12 +54,17 @@ _COMMENT_RE = re.compile(r"(?<=\s)//")  # a lookbehind, not "\s+//": linear on l
 # A type-name header line: "ntdll!_KIDTENTRY64", "_KPCR"
 _TYPE_NAME_RE = re.compile(r"^\s*(?P<name>(?:\w+!)?_?[A-Za-z_][\w:<>]*)\s*$")
 
+# A row of a type listing, "dt nt!*" (nixawk's windows_6_x64_NT_dt.md): indented, the module as
+# loaded, then the name: "          ntkrnlmp!_KPCR", "          ntkrnlmp!<unnamed-tag>". A header
+# line ("ntdll!_PEB") starts in column 0.
+_LISTED_TYPE_RE = re.compile(r"^\s+(?P<name>[\w.]+![^\s!]+)$")
+
 # "0x51568e00`0010e700": a plain hex literal (its backtick is dropped like an address's).
 _HEX_LITERAL_RE = re.compile(r"0x[0-9a-fA-F`]+")
 
 
 def parse_type_dump(command: str, raw: str) -> TypeDumpRecord | None:
-    """A ``TypeDumpRecord``; ``None`` if no ``+0x`` field or ``[N]`` element line is present.
+    """A ``TypeDumpRecord``; ``None`` if no ``+0x`` field, ``[N]`` element or listed type is present.
 
     A line's ``depth`` counts the open lines above it that are indented less, not blanks:
     ``-r1`` indents a child 7 blanks deeper than its parent and ``-b`` an element marker 1
@@ -69,6 +74,7 @@ def parse_type_dump(command: str, raw: str) -> TypeDumpRecord | None:
     open_indents: list[int] = []  # indents of the lines the next one may nest under
     type_name: str | None = None
     preview: str | None = None
+    listed: list[str] = []  # dt module!*: the type names, while no field has been seen
     for line in split_lines(raw):
         m = FIELD_RE.match(line) or ELEMENT_RE.match(line)
         if m is not None:
@@ -80,6 +86,11 @@ def parse_type_dump(command: str, raw: str) -> TypeDumpRecord | None:
             open_indents.append(indent)
             continue
         if not items and line.strip():
+            if line[0].isspace():
+                listed_type = _LISTED_TYPE_RE.match(line)
+                if listed_type is not None:
+                    listed.append(listed_type.group("name"))
+                    continue
             if type_name is None:
                 t = _TYPE_NAME_RE.match(line)
                 if t is not None:
@@ -88,7 +99,9 @@ def parse_type_dump(command: str, raw: str) -> TypeDumpRecord | None:
             if line.startswith(" ") and line.strip().startswith('"'):
                 preview = line.strip()
     if not items:
-        return None
+        if not listed:
+            return None
+        return TypeDumpRecord.model_validate({"command": command, "raw": raw, "types": listed})
     instance = any(_VALUE_START_RE.match(text) for _, _, text, _ in items)
     fields = [_field(offset, name, text, instance, depth) for offset, name, text, depth in items]
     if preview is not None and preview.startswith('"') and preview.endswith('"') and len(preview) >= 2:

@@ -84,6 +84,7 @@ class TypeDumpRecord(RecordBase):
     instance: bool = False
     preview: str | None = None  # the string line dt prints under _UNICODE_STRING
     fields: list[TypeField] = Field(default_factory=list)
+    types: list[str] = Field(default_factory=list)  # dt module!*: the names listed, "ntkrnlmp!_KPCR"
 
 
 # --------------------------------------------------------------------------- smaller families
