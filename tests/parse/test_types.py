@@ -233,12 +233,25 @@ def _ts_05(c: Corpus) -> None:
     ]
 
 
+def _ts_13(c: Corpus) -> None:
+    # dt nt!* lists the module's types, one "ntkrnlmp!" row each (1039 rows, repeats as printed)
+    r = c.record("families/types_symbols/13.txt", "dt nt!*")
+    assert r.kind == "type_dump" and r.fields == [] and r.type_name is None
+    assert len(r.types) == 1039
+    assert r.types[:3] == ["ntkrnlmp!LIST_ENTRY64", "ntkrnlmp!LIST_ENTRY32", "ntkrnlmp!_KSYSTEM_TIME"]
+    assert r.types[-1] == "ntkrnlmp!_KTRANSACTION_HISTORY"
+    assert all(t.startswith("ntkrnlmp!") for t in r.types)
+    assert "ntkrnlmp!_EPROCESS" in r.types and "ntkrnlmp!<unnamed-tag>" in r.types
+    assert r.types.count("ntkrnlmp!_QUAD") == 3
+
+
 CHECKS: dict[str, Callable[[Corpus], None]] = {
     "families/types_symbols/01.txt": _ts_01,
     "families/types_symbols/02.txt": _ts_02,
     "families/types_symbols/03.txt": _ts_03,
     "families/types_symbols/04.txt": _ts_04,
     "families/types_symbols/05.txt": _ts_05,
+    "families/types_symbols/13.txt": _ts_13,
     "memory/06.txt": _memory_06,
     "memory/07.txt": _memory_07,
     "memory/09.txt": _memory_09,
