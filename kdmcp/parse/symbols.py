@@ -38,10 +38,13 @@ _X_RE = re.compile(
 _X_NAME_RE = re.compile(r"^\s*(?P<rest>[\w.$-]+!\S.*)$")
 _X_ADDRESS_RE = re.compile(rf"^\s*(?P<addr>{_ADDRESS})$")
 _SIZE_RE = re.compile(r"[0-9a-fA-F]+")
-# ln neighbour: "(fffff801`5f9a3a10)   nt!KiPageFault+0x469"
-_LN_RE = re.compile(r"\((?P<addr>[0-9a-fA-F`]{8,17})\)\s+(?P<name>[^\s|]+)")
-# ln exact match: "    nt!KiPageFault (<no parameter info>)"
-_LN_EXACT_RE = re.compile(r"^\s+(?P<name>\S+!\S+)(?:\s+(?P<sig>\(.*\)))?$")
+# ln neighbour: "(fffff801`5f9a3a10)   nt!KiPageFault+0x469", up to the "|" between the two; a
+# name may hold blanks, as x nt!* prints compiler-made ones ("nt! ?? ::FNODOBFM::`string'").
+_LN_RE = re.compile(r"\((?P<addr>[0-9a-fA-F`]{8,17})\)\s+(?P<name>[^|]*[^|\s])")
+_LN_LINE_RE = re.compile(r"^\s*\([0-9a-fA-F`]{8,17}\)\s")
+# ln exact match: "    nt!KiPageFault (<no parameter info>)", or a data symbol as x prints it,
+# "    nt!KeServiceDescriptorTable = <no type information>"
+_LN_EXACT_RE = re.compile(r"^\s+(?P<rest>\S+!.*)$")
 # "KiPageFault+0x469": a displacement from the symbol, as ln and dps print it
 _OFFSET_RE = re.compile(r"^(?P<symbol>.+?)\+(?P<offset>0x[0-9a-fA-F]+)$")
 
@@ -107,12 +110,12 @@ def parse_symbols(command: str, raw: str) -> SymbolsRecord | None:
         if exact:
             e = _LN_EXACT_RE.match(line)
             if e is not None:
-                s = _symbol(e.group("name"))
+                s = _x_row(e, verbose=False)
                 # the exact match is the neighbour printed at its own address, displacement 0
-                s.update(exact=True, signature=e.group("sig"), address=neighbours.get(e.group("name")))
+                s.update(exact=True, address=neighbours.get(s["name"]))
                 symbols.append(s)
                 continue
-        if line.lstrip().startswith("(") and "|" in line:
+        if _LN_LINE_RE.match(line):
             for n in _LN_RE.finditer(line):
                 s = _symbol(n.group("name"))
                 s.update(address=addr(n.group("addr")), exact=False)

@@ -50,6 +50,33 @@ def test_ln_dml_links_and_the_exact_match_address() -> None:
     assert [s.exact for s in r.symbols] == [False, False]
 
 
+def test_ln_names_with_blanks_and_data_exact_matches() -> None:
+    # a compiler-made name holds blanks, as x nt!* prints it (nixawk's nt-FUNCTIONS-windows_7_x64.md:
+    # "nt! ?? ::FNODOBFM::`string'"); a data symbol's exact match is printed as x prints data,
+    # "nt!Name = <no type information>"
+    out = (
+        "(fffff800`02ac1940)   nt! ?? ::FNODOBFM::`string'+0x10   |  (fffff800`02ac1a00)   nt!KiSetPriorityThread\n"
+        "(fffff800`02ab1840)   nt!KeServiceDescriptorTable   |  "
+        "(fffff800`02ab1880)   nt!KeServiceDescriptorTableShadow\n"
+        "Exact matches:\n"
+        "    nt!KeServiceDescriptorTable = <no type information>\n"
+    )
+    r = parse("ln KeServiceDescriptorTable", out)
+    assert [(s.name, s.offset) for s in r.symbols[:2]] == [
+        ("nt! ?? ::FNODOBFM::`string'+0x10", "0x10"),
+        ("nt!KiSetPriorityThread", None),
+    ]
+    assert r.symbols[0].symbol == " ?? ::FNODOBFM::`string'"
+    last = r.symbols[-1]
+    assert (last.name, last.exact, last.value, last.address) == (
+        "nt!KeServiceDescriptorTable",
+        True,
+        "<no type information>",
+        "0xfffff80002ab1840",
+    )
+    assert len(r.symbols) == 5
+
+
 def _exceptions_errors_11(c: Corpus) -> None:
     r = c.record("exceptions_errors/11.txt", "x /D /f DisplayGreeting!*")
     assert r.kind == "symbols"
