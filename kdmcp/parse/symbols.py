@@ -71,7 +71,7 @@ def _symbol(name: str) -> dict[str, Any]:
     """``module!symbol[+0xN]`` split; ``name`` stays as printed, ``symbol`` loses the ``+0xN``."""
     module, _, sym = name.partition("!")
     entry: dict[str, Any] = {"name": name, "module": module or None, "symbol": sym or None}
-    m = _OFFSET_RE.match(sym)
+    m = _OFFSET_RE.match(sym) if "+0x" in sym else None
     if m is not None:
         entry["symbol"] = m.group("symbol")
         entry["offset"] = m.group("offset").lower()
@@ -85,16 +85,19 @@ def _x_row(m: re.Match[str], verbose: bool) -> dict[str, Any]:
     rest, eq, after = rest.partition(" = ")
     name, sig = _split_signature(rest)
     entry = _symbol(name)
-    entry["signature"] = sig
+    if sig is not None:
+        entry["signature"] = sig
     if eq:
         entry["type" if verbose else "value"] = after.strip() or None
-    pre = (m.groupdict().get("pre") or "").strip()
-    first, _, tail = pre.partition(" ")
-    if first and _SIZE_RE.fullmatch(first):  # the size column: hex, as printed ("249", "1c")
-        entry["size"] = first.lower()
-        pre = tail.strip()
-    if pre and "type" not in entry:
-        entry["type"] = pre
+    pre = m.group("pre") if "pre" in m.re.groupindex else None
+    if pre:
+        first, _, tail = pre.strip().partition(" ")
+        if _SIZE_RE.fullmatch(first):  # the size column: hex, as printed ("249", "1c")
+            entry["size"] = first.lower()
+            pre = tail
+        pre = pre.strip()
+        if pre and "type" not in entry:
+            entry["type"] = pre
     return entry
 
 
