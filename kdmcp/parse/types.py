@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from kdmcp.parse._text import split_lines
+from kdmcp.parse._text import addr, split_lines
 from kdmcp.parse.models import TypeDumpRecord
 
 # "   +0x010 TimeoutReason    : 9 ( TdrEngineTimeoutPromotedToAdapterReset )"; the value
@@ -54,29 +54,45 @@ _COMMENT_RE = re.compile(r"(?<=\s)//")  # a lookbehind, not "\s+//": linear on l
 # A type-name header line: "ntdll!_KIDTENTRY64", "_KPCR"
 _TYPE_NAME_RE = re.compile(r"^\s*(?P<name>(?:\w+!)?_?[A-Za-z_][\w:<>]*)\s*$")
 
-# A row of a type listing, "dt nt!*" (nixawk's windows_6_x64_NT_dt.md): indented, the module as
-# loaded, then the name: "          ntkrnlmp!_KPCR", "          ntkrnlmp!<unnamed-tag>". A header
-# line ("ntdll!_PEB") starts in column 0.
-_LISTED_TYPE_RE = re.compile(r"^\s+(?P<name>[\w.]+![^\s!]+)$")
+# A row of a type listing, "dt nt!*" (nixawk's windows_6_x64_NT_dt.md) or "dt thismodule!MY*"
+# (dt page, MS docs): a global with its address ("010029b8  thismodule!myglobal1"), a type
+# indented without one ("          ntkrnlmp!_KPCR"), and under -v a size column between them
+# ("00427a34   002 thismodule!numberOfShips", "           002 thismodule!WORD"). A header line
+# ("ntdll!_PEB") starts in column 0.
+_LISTED_TYPE_RE = re.compile(
+    r"^(?:(?P<address>[0-9a-fA-F]{8}(?:`[0-9a-fA-F]{8})?)|(?=\s))\s+(?:(?P<size>[0-9a-fA-F]{1,8})\s+)?"
+    r"(?P<name>[\w.]+![^\s!]+)$"
+)
+
+# dt -l: "## ActiveProcessLinks.Flink at 0x814856f0" opens each entry of the walked list.
+_LIST_ENTRY_RE = re.compile(r"^## (?P<link>\S+) at (?P<address>0x[0-9a-fA-F`]+)$")
+
+# A field row under -o (offsets omitted): "UniqueProcessId : 0x00000008" (dt -yoi, MS docs).
+_BARE_FIELD_RE = re.compile(r"^(?P<indent>\s*)(?P<name>[A-Za-z_][\w.]*) +:(?P<text>(?: .*)?)$")
+
+# -ca of the last type ("dt -ca4 . 01002d00") names the type it uses: "Using sym ULONG".
+_USING_SYM_RE = re.compile(r"^Using sym (?P<name>\S+)$")
 
 # "0x51568e00`0010e700": a plain hex literal (its backtick is dropped like an address's).
 _HEX_LITERAL_RE = re.compile(r"0x[0-9a-fA-F`]+")
 
 
 def parse_type_dump(command: str, raw: str) -> TypeDumpRecord | None:
-    """A ``TypeDumpRecord``; ``None`` if no ``+0x`` field, ``[N]`` element or listed type is present.
+    """A ``TypeDumpRecord``; ``None`` if no field, ``[N]`` element or listed type is present.
 
     A line's ``depth`` counts the open lines above it that are indented less, not blanks:
     ``-r1`` indents a child 7 blanks deeper than its parent and ``-b`` an element marker 1
-    blank deeper than its field; each is one level.
+    blank deeper than its field; each is one level. Under ``-l`` each ``## link at address``
+    line opens a list entry, and the fields after it are that entry's.
     """
     items: list[tuple[str, str, str, int]] = []  # (offset, name, text, depth) per line
     open_indents: list[int] = []  # indents of the lines the next one may nest under
     type_name: str | None = None
     preview: str | None = None
-    listed: list[str] = []  # dt module!*: the type names, while no field has been seen
+    listed: list[dict[str, Any]] = []  # dt module!*: the names, while no field has been seen
+    entries: list[tuple[str, str, int]] = []  # dt -l: (link, address, index of its first item)
     for line in split_lines(raw):
-        m = FIELD_RE.match(line) or ELEMENT_RE.match(line)
+        m = FIELD_RE.match(line) or ELEMENT_RE.match(line) or (_BARE_FIELD_RE.match(line) if " :" in line else None)
         if m is not None:
             indent = len(m.group("indent"))
             while open_indents and open_indents[-1] >= indent:
@@ -85,14 +101,22 @@ def parse_type_dump(command: str, raw: str) -> TypeDumpRecord | None:
             items.append((offset, m.group("name"), (m.group("text") or "").strip(), len(open_indents)))
             open_indents.append(indent)
             continue
+        if line.startswith("## "):
+            e = _LIST_ENTRY_RE.match(line)
+            if e is not None:
+                entries.append((e.group("link"), e.group("address").replace("`", "").lower(), len(items)))
+                open_indents = []
+                continue
         if not items and line.strip():
-            if line[0].isspace():
-                listed_type = _LISTED_TYPE_RE.match(line)
-                if listed_type is not None:
-                    listed.append(listed_type.group("name"))
-                    continue
+            listed_type = _LISTED_TYPE_RE.match(line) if "!" in line else None
+            if listed_type is not None:
+                row = {"name": listed_type.group("name"), "size": listed_type.group("size")}
+                if listed_type.group("address"):
+                    row["address"] = addr(listed_type.group("address"))
+                listed.append(row)
+                continue
             if type_name is None:
-                t = _TYPE_NAME_RE.match(line)
+                t = _TYPE_NAME_RE.match(line) or _USING_SYM_RE.match(line)
                 if t is not None:
                     type_name = t.group("name")
                     continue
@@ -106,6 +130,14 @@ def parse_type_dump(command: str, raw: str) -> TypeDumpRecord | None:
     fields = [_field(offset, name, text, instance, depth) for offset, name, text, depth in items]
     if preview is not None and preview.startswith('"') and preview.endswith('"') and len(preview) >= 2:
         preview = preview[1:-1]
+    list_entries = [
+        {
+            "link": link,
+            "address": address,
+            "fields": fields[first : entries[i + 1][2] if i + 1 < len(entries) else None],
+        }
+        for i, (link, address, first) in enumerate(entries)
+    ]
     return TypeDumpRecord.model_validate(
         {
             "command": command,
@@ -113,7 +145,8 @@ def parse_type_dump(command: str, raw: str) -> TypeDumpRecord | None:
             "type_name": type_name,
             "instance": instance,
             "preview": preview,
-            "fields": fields,
+            "fields": fields[: entries[0][2]] if entries else fields,
+            "list_entries": list_entries,
         }
     )
 

@@ -36,6 +36,7 @@ from kdmcp.parse.models.data import (
     DataModelRecord,
     DisassemblyRecord,
     ExpressionRecord,
+    ListedType,
     LocalsRecord,
     LocalVariable,
     MemoryRecord,
@@ -43,6 +44,7 @@ from kdmcp.parse.models.data import (
     RegistersRecord,
     TypeDumpRecord,
     TypeField,
+    TypeListEntry,
 )
 from kdmcp.parse.models.diagnosis import (
     AnalysisRecord,
@@ -152,6 +154,7 @@ __all__ = [
     "Frame",
     "Instruction",
     "IrpStackLocation",
+    "ListedType",
     "LocalVariable",
     "LocalsRecord",
     "MemoryRecord",
@@ -181,6 +184,7 @@ __all__ = [
     "ThreadsRecord",
     "TypeDumpRecord",
     "TypeField",
+    "TypeListEntry",
     "UnloadedModule",
     "WaitObject",
 ]

@@ -76,6 +76,22 @@ class TypeField(ServedForm):
             del data["bitfield"]
 
 
+class ListedType(StrictModel):
+    """One row of a ``dt module!*`` listing: a type, or a global with its address."""
+
+    name: str  # as printed: "ntkrnlmp!_KPCR", "thismodule!myglobal1"
+    address: str | None = None  # a global's address; a type has none
+    size: str | None = None  # dt -v: hex size column as printed ("002")
+
+
+class TypeListEntry(StrictModel):
+    """One entry of a list ``dt -l`` walks: its ``## link at address`` line and its fields."""
+
+    link: str  # "ActiveProcessLinks.Flink"
+    address: str
+    fields: list[TypeField] = Field(default_factory=list)
+
+
 class TypeDumpRecord(RecordBase):
     """``dt``: a type layout or an instance."""
 
@@ -84,7 +100,8 @@ class TypeDumpRecord(RecordBase):
     instance: bool = False
     preview: str | None = None  # the string line dt prints under _UNICODE_STRING
     fields: list[TypeField] = Field(default_factory=list)
-    types: list[str] = Field(default_factory=list)  # dt module!*: the names listed, "ntkrnlmp!_KPCR"
+    types: list[ListedType] = Field(default_factory=list)  # dt module!*: the types and globals listed
+    list_entries: list[TypeListEntry] = Field(default_factory=list)  # dt -l: the walked list's entries
 
 
 # --------------------------------------------------------------------------- smaller families
