@@ -237,12 +237,132 @@ def _ts_13(c: Corpus) -> None:
     # dt nt!* lists the module's types, one "ntkrnlmp!" row each (1039 rows, repeats as printed)
     r = c.record("families/types_symbols/13.txt", "dt nt!*")
     assert r.kind == "type_dump" and r.fields == [] and r.type_name is None
-    assert len(r.types) == 1039
-    assert r.types[:3] == ["ntkrnlmp!LIST_ENTRY64", "ntkrnlmp!LIST_ENTRY32", "ntkrnlmp!_KSYSTEM_TIME"]
-    assert r.types[-1] == "ntkrnlmp!_KTRANSACTION_HISTORY"
-    assert all(t.startswith("ntkrnlmp!") for t in r.types)
-    assert "ntkrnlmp!_EPROCESS" in r.types and "ntkrnlmp!<unnamed-tag>" in r.types
-    assert r.types.count("ntkrnlmp!_QUAD") == 3
+    names = [t.name for t in r.types]
+    assert len(names) == 1039
+    assert names[:3] == ["ntkrnlmp!LIST_ENTRY64", "ntkrnlmp!LIST_ENTRY32", "ntkrnlmp!_KSYSTEM_TIME"]
+    assert names[-1] == "ntkrnlmp!_KTRANSACTION_HISTORY"
+    assert all(n.startswith("ntkrnlmp!") for n in names)
+    assert "ntkrnlmp!_EPROCESS" in names and "ntkrnlmp!<unnamed-tag>" in names
+    assert names.count("ntkrnlmp!_QUAD") == 3
+    assert all(t.address is None and t.size is None for t in r.types)
+
+
+def _ts_14(c: Corpus) -> None:
+    # globals carry their address, types none (dt page: "those prefixed with an address are
+    # actual instances; those without addresses are type definitions")
+    r = c.record("families/types_symbols/14.txt", "dt thismodule!MY*")
+    assert [(t.name, t.address) for t in r.types] == [
+        ("thismodule!myglobal1", "0x010029b8"),
+        ("thismodule!myglobal2", "0x01002990"),
+        ("thismodule!MYCLASS1", None),
+        ("thismodule!MYCLASS2", None),
+        ("thismodule!MYCLASS3", None),
+        ("thismodule!MYTYPE3::u", None),
+        ("thismodule!MYTYPE1", None),
+        ("thismodule!MYTYPE3", None),
+        ("thismodule!MYTYPE3", None),
+        ("thismodule!MYFLAGS", None),
+    ]
+
+
+def _ts_15(c: Corpus) -> None:
+    r = c.record("families/types_symbols/15.txt", "dt -s 2 -v thismodule!*")
+    assert r.kind == "type_dump" and len(r.types) == 9
+    assert {t.size for t in r.types} == {"002"}
+    assert [t.name for t in r.types if t.address is None] == [
+        "thismodule!wchar_t",
+        "thismodule!WORD",
+        "thismodule!USHORT",
+        "thismodule!SHORT",
+        "thismodule!u_short",
+        "thismodule!WCHAR",
+    ]
+    assert [(t.address, t.name) for t in r.types if t.address] == [
+        ("0x00427a34", "thismodule!numberOfShips"),
+        ("0x00427a32", "thismodule!numberOfPlanes"),
+        ("0x00427a30", "thismodule!totalNumberOfItems"),
+    ]
+
+
+def _ts_16(c: Corpus) -> None:
+    # dt -l walks ActiveProcessLinks; -o drops the offsets, -i the indent; the author cut at "...."
+    r = c.record(
+        "families/types_symbols/16.txt", "dt nt!_EPROCESS -l ActiveProcessLinks.Flink -y Ima -yoi Uni 814856f0"
+    )
+    assert r.kind == "type_dump" and r.instance and r.fields == []
+    assert [(e.link, e.address) for e in r.list_entries] == [
+        ("ActiveProcessLinks.Flink", "0x814856f0"),
+        ("ActiveProcessLinks.Flink", "0x8138a030"),
+        ("ActiveProcessLinks.Flink", "0x81372368"),
+        ("ActiveProcessLinks.Flink", "0x81369930"),
+    ]
+    assert [(f.name, f.value) for f in r.list_entries[0].fields] == [
+        ("UniqueProcessId", "0x00000008"),
+        ("ImageFileName", '[16] "System"'),
+    ]
+    assert [e.fields[0].value for e in r.list_entries] == ["0x00000008", "0x00000084", "0x000000a0", "0x000000b4"]
+    assert [e.fields[1].value for e in r.list_entries][-1] == '[16] "winlogon.exe"'
+    assert all(f.offset == "" and f.depth == 0 for e in r.list_entries for f in e.fields)
+
+
+def _ts_17(c: Corpus) -> None:
+    r = c.record("families/types_symbols/17.txt", "dt nt!_PEB Ldr Ldr. 7ffdf000")
+    assert [(f.name, f.depth) for f in r.fields][:2] == [("Ldr", 0), ("Length", 1)]
+    assert (r.fields[0].value, r.fields[0].type) == ("0x00191ea0", None)
+    assert len(r.fields) == 8 and all(f.depth == 1 for f in r.fields[1:])
+    lists = [(f.name, f.type, f.preview) for f in r.fields if f.type == "_LIST_ENTRY"]
+    assert lists == [
+        ("InLoadOrderModuleList", "_LIST_ENTRY", "[ 0x191ee0 - 0x192848 ]"),
+        ("InMemoryOrderModuleList", "_LIST_ENTRY", "[ 0x191ee8 - 0x192850 ]"),
+        ("InInitializationOrderModuleList", "_LIST_ENTRY", "[ 0x191f58 - 0x192858 ]"),
+    ]
+    assert r.fields[-1].name == "EntryInProgress" and r.fields[-1].value == "(null)"
+
+
+def _ts_18(c: Corpus) -> None:
+    r = c.record("families/types_symbols/18.txt", "dt nt!_PEB CriticalSectionTimeout.. 7ffdf000")
+    assert [(f.name, f.value, f.depth) for f in r.fields] == [
+        ("CriticalSectionTimeout", "0xffffe86d079b8000", 0),
+        ("LowPart", "0x79b8000", 1),
+        ("HighPart", "-6035", 1),
+        ("u", None, 1),
+        ("LowPart", "0x79b8000", 2),
+        ("HighPart", "-6035", 2),
+        ("QuadPart", "-25920000000000", 1),
+    ]
+
+
+def _ts_19(c: Corpus) -> None:
+    r = c.record("families/types_symbols/19.txt", "dt mcl1 m_t1.")
+    assert r.instance
+    assert [(f.offset, f.name, f.value, f.depth) for f in r.fields][:3] == [
+        ("0x070", "m_t1", None, 0),
+        ("0x000", "a", "0", 1),
+        ("0x004", "b", "0 '", 1),
+    ]
+    assert r.fields[5].name == "gn" and r.fields[5].value == "[6] 0x0"
+    assert len(r.fields) == 7
+
+
+def _ts_20(c: Corpus) -> None:
+    r = c.record("families/types_symbols/20.txt", "dt nt!_ERESOURCE -b 0x8154f040")
+    assert len(r.fields) == 23
+    assert r.fields[0].value == "[ 0x815bb388 - 0x816cd478 ]"
+    markers = [(i, f.name, f.depth) for i, f in enumerate(r.fields) if f.offset == ""]
+    assert markers == [(9, "[00]", 1), (13, "[01]", 1)]
+    assert (r.fields[14].name, r.fields[14].value, r.fields[14].depth) == ("OwnerThread", "0x8167f563", 2)
+    assert (r.fields[-1].offset, r.fields[-1].name, r.fields[-1].value) == ("0x034", "SpinLock", "0")
+
+
+def _ts_21(c: Corpus) -> None:
+    r = c.record("families/types_symbols/21.txt", "dt -ca4 . 01002d00")
+    assert r.type_name == "ULONG"  # "Using sym ULONG"
+    assert [(f.name, f.value) for f in r.fields] == [
+        ("[0]", "0x12"),
+        ("[1]", "0x4ac"),
+        ("[2]", "0xbadfeed"),
+        ("[3]", "0x2"),
+    ]
 
 
 CHECKS: dict[str, Callable[[Corpus], None]] = {
@@ -252,6 +372,14 @@ CHECKS: dict[str, Callable[[Corpus], None]] = {
     "families/types_symbols/04.txt": _ts_04,
     "families/types_symbols/05.txt": _ts_05,
     "families/types_symbols/13.txt": _ts_13,
+    "families/types_symbols/14.txt": _ts_14,
+    "families/types_symbols/15.txt": _ts_15,
+    "families/types_symbols/16.txt": _ts_16,
+    "families/types_symbols/17.txt": _ts_17,
+    "families/types_symbols/18.txt": _ts_18,
+    "families/types_symbols/19.txt": _ts_19,
+    "families/types_symbols/20.txt": _ts_20,
+    "families/types_symbols/21.txt": _ts_21,
     "memory/06.txt": _memory_06,
     "memory/07.txt": _memory_07,
     "memory/09.txt": _memory_09,
