@@ -39,14 +39,17 @@ _X_NAME_RE = re.compile(r"^\s*(?P<rest>[\w.$-]+!\S.*)$")
 _X_ADDRESS_RE = re.compile(rf"^\s*(?P<addr>{_ADDRESS})$")
 _SIZE_RE = re.compile(r"[0-9a-fA-F]+")
 # ln neighbour: "(fffff801`5f9a3a10)   nt!KiPageFault+0x469", up to the "|" between the two; a
-# name may hold blanks, as x nt!* prints compiler-made ones ("nt! ?? ::FNODOBFM::`string'").
-_LN_RE = re.compile(r"\((?P<addr>[0-9a-fA-F`]{8,17})\)\s+(?P<name>[^|]*[^|\s])")
-_LN_LINE_RE = re.compile(r"^\s*\([0-9a-fA-F`]{8,17}\)\s")
+# name may hold blanks, as x nt!* prints compiler-made ones ("nt! ?? ::FNODOBFM::`string'"). Older
+# kd put one blank or none after the address ("(fe6b2c04)rdr!_RdrReferenceServer-0x20", MS docs'
+# manually-walking-a-stack.md) and wrapped a long pair onto an indented second line.
+_LN_RE = re.compile(r"\((?P<addr>[0-9a-fA-F`]{8,17})\)\s*(?P<name>[^|]*[^|\s])")
+_LN_LINE_RE = re.compile(r"^\s*\([0-9a-fA-F`]{8,17}\)")
 # ln exact match: "    nt!KiPageFault (<no parameter info>)", or a data symbol as x prints it,
 # "    nt!KeServiceDescriptorTable = <no type information>"
 _LN_EXACT_RE = re.compile(r"^\s+(?P<rest>\S+!.*)$")
-# "KiPageFault+0x469": a displacement from the symbol, as ln and dps print it
-_OFFSET_RE = re.compile(r"^(?P<symbol>.+?)\+(?P<offset>0x[0-9a-fA-F]+)$")
+# "KiPageFault+0x469": a displacement from the symbol, as ln and dps print it; the right-hand
+# neighbour of ln is the distance back from the next symbol: "NT!_KiServiceExit2-0x177".
+_OFFSET_RE = re.compile(r"^(?P<symbol>.+?)(?P<sign>[+-])(?P<offset>0x[0-9a-fA-F]+)$")
 
 
 def _split_signature(rest: str) -> tuple[str, str | None]:
@@ -71,10 +74,10 @@ def _symbol(name: str) -> dict[str, Any]:
     """``module!symbol[+0xN]`` split; ``name`` stays as printed, ``symbol`` loses the ``+0xN``."""
     module, _, sym = name.partition("!")
     entry: dict[str, Any] = {"name": name, "module": module or None, "symbol": sym or None}
-    m = _OFFSET_RE.match(sym) if "+0x" in sym else None
+    m = _OFFSET_RE.match(sym) if "0x" in sym else None
     if m is not None:
         entry["symbol"] = m.group("symbol")
-        entry["offset"] = m.group("offset").lower()
+        entry["offset"] = ("-" if m.group("sign") == "-" else "") + m.group("offset").lower()
     return entry
 
 

@@ -56,7 +56,7 @@ class SymbolInfo(StrictModel):
     name: str | None = None  # as printed, "nt!KiPageFault+0x469"; None for x /0 (addresses only)
     module: str | None = None
     symbol: str | None = None  # without the displacement: "KiPageFault"
-    offset: str | None = None  # the displacement ln prints after the symbol: "0x469"
+    offset: str | None = None  # the displacement ln prints after the symbol: "0x469", "-0x177" (to the next one)
     signature: str | None = None  # "(void)", "(<no parameter info>)"
     kind: str | None = None  # x /v's first column: "prv func", "pub global", "global"
     size: str | None = None  # x /v /f /d: hex size in bytes, as printed ("249", "a8")
