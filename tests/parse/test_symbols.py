@@ -234,7 +234,35 @@ def _ts_11(c: Corpus) -> None:
     )
 
 
+def _ts_22(c: Corpus) -> None:
+    # 14 ln commands of a manual stack walk (NT 4-era kd): each prints the symbol before the
+    # address (+displacement) and the next one (-distance), whatever the blanks around "|"
+    name = "families/types_symbols/22.txt"
+    blocks = [b for b in c.blocks(name) if b.command.startswith("ln ")]
+    assert len(blocks) == 14
+    assert all(b.record.kind == "symbols" and len(b.record.symbols) == 2 for b in blocks)
+    first = c.record(name, "ln 80136039").symbols
+    assert [(s.address, s.module, s.symbol, s.offset) for s in first] == [
+        ("0x80136039", "NT", "_KiServiceExit", "0x1e"),
+        ("0x80136039", "NT", "_KiServiceExit2", "-0x177"),
+    ]
+    # no blank between the address and the right-hand name
+    glued = c.record(name, "ln fe6b2c04").symbols[1]
+    assert (glued.name, glued.symbol, glued.offset) == ("rdr!_RdrReferenceServer-0x20", "_RdrReferenceServer", "-0x20")
+    # a pair wrapped onto a second, indented line
+    wrapped = c.record(name, "ln fe68f57a").symbols
+    assert [s.name for s in wrapped] == [
+        "rdr!_RdrDereferenceDiscardableCode+0xb4",
+        "rdr!_RdrUninitializeDiscardableCode-0xa",
+    ]
+    exact = c.record(name, "ln 801036fe").symbols[0]
+    assert (exact.symbol, exact.offset, exact.exact) == ("_KeWaitForSingleObject", None, False)
+    assert [b.record.symbols[0].address for b in blocks][-1] == "0xfe682050"
+    assert all(s.address == "0x" + b.command.split()[1] for b in blocks for s in b.record.symbols)
+
+
 CHECKS: dict[str, Callable[[Corpus], None]] = {
+    "families/types_symbols/22.txt": _ts_22,
     "families/types_symbols/06.txt": _ts_06,
     "families/types_symbols/07.txt": _ts_07,
     "families/types_symbols/08.txt": _ts_08,
