@@ -365,6 +365,31 @@ def _ts_21(c: Corpus) -> None:
     ]
 
 
+def _ts_23(c: Corpus) -> None:
+    # the author's "// callback address" notes stay out of the types (nohuto's windbg-notes)
+    r = c.record("families/types_symbols/23.txt", "dt nt!_KDPC")
+    assert len(r.fields) == 11 and not r.instance
+    by_name = {f.name: f for f in r.fields}
+    assert by_name["DeferredRoutine"].type == "Ptr64     void"
+    assert by_name["DeferredContext"].type == "Ptr64 Void"
+    assert by_name["SystemArgument2"].type == "Ptr64 Void"
+    assert [(f.offset, f.name) for f in r.fields][:2] == [("0x000", "TargetInfoAsUlong"), ("0x000", "Type")]
+    assert r.fields[-1].offset == "0x038" and r.fields[-1].name == "DpcData"
+
+
+def _ts_24(c: Corpus) -> None:
+    r = c.record("families/types_symbols/24.txt", "dt nt!_KDPC_DATA")
+    assert [(f.offset, f.name, f.type) for f in r.fields] == [
+        ("0x000", "DpcList", "_KDPC_LIST"),
+        ("0x010", "DpcLock", "Uint8B"),
+        ("0x018", "DpcQueueDepth", "Int4B"),
+        ("0x01c", "DpcCount", "Uint4B"),
+        ("0x020", "ActiveDpc", "Ptr64 _KDPC"),
+        ("0x028", "LongDpcPresent", "Uint4B"),
+        ("0x02c", "Padding", "Uint4B"),
+    ]
+
+
 CHECKS: dict[str, Callable[[Corpus], None]] = {
     "families/types_symbols/01.txt": _ts_01,
     "families/types_symbols/02.txt": _ts_02,
@@ -380,6 +405,8 @@ CHECKS: dict[str, Callable[[Corpus], None]] = {
     "families/types_symbols/19.txt": _ts_19,
     "families/types_symbols/20.txt": _ts_20,
     "families/types_symbols/21.txt": _ts_21,
+    "families/types_symbols/23.txt": _ts_23,
+    "families/types_symbols/24.txt": _ts_24,
     "memory/06.txt": _memory_06,
     "memory/07.txt": _memory_07,
     "memory/09.txt": _memory_09,
