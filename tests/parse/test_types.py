@@ -390,6 +390,21 @@ def _ts_24(c: Corpus) -> None:
     ]
 
 
+def _ts_25(c: Corpus) -> None:
+    name = "families/types_symbols/25.txt"
+    first = c.record(name, "dt nt!_KPRCB fffff80065eb2180 ClockOwner ThreadDpcEnable MHz")
+    assert first.instance
+    assert [(f.offset, f.name, f.value) for f in first.fields] == [
+        ("0x021", "ClockOwner", "0x1 ''"),
+        ("0x044", "MHz", "0xe74"),  # "// 3700" is the author's
+        ("0x33b8", "ThreadDpcEnable", "0x1 ''"),
+    ]
+    second = c.record(
+        name, "dt nt!_KPRCB ffffa68161edc180 ClockOwner ThreadDpcEnable MHz // PRCB address of processor 1"
+    )
+    assert [f.value for f in second.fields] == ["0 ''", "0xe74", "0x1 ''"]
+
+
 CHECKS: dict[str, Callable[[Corpus], None]] = {
     "families/types_symbols/01.txt": _ts_01,
     "families/types_symbols/02.txt": _ts_02,
@@ -407,6 +422,7 @@ CHECKS: dict[str, Callable[[Corpus], None]] = {
     "families/types_symbols/21.txt": _ts_21,
     "families/types_symbols/23.txt": _ts_23,
     "families/types_symbols/24.txt": _ts_24,
+    "families/types_symbols/25.txt": _ts_25,
     "memory/06.txt": _memory_06,
     "memory/07.txt": _memory_07,
     "memory/09.txt": _memory_09,
