@@ -38,6 +38,13 @@ _VALUE_TYPE_RE = re.compile(
     r"^(?P<value>0x[0-9a-fA-F`]+)\s+(?P<type>[A-Za-z_?][\w:<>*?-]*(?: \*+)?)(?:\s+(?P<preview>\S.*))?$"
 )
 
+# A function pointer: the value, blanks, the return type (which may hold blanks), two blanks,
+# then the target: "0xfffff803`2fea9100     unsigned char  +fffff8032fea9100" (no symbol for
+# it, dt nt!_KINTERRUPT in nohuto's windbg-notes), "0x827fa2b4        void  nt!IopDeleteDevice+0".
+_FUNCTION_RE = re.compile(
+    r"^(?P<value>0x[0-9a-fA-F`]+)\s{2,}(?P<type>[A-Za-z_][^\s\"]*(?: [^\s\"]+)*)\s{2,}(?P<preview>\S.*)$"
+)
+
 # "_ULARGE_INTEGER 0xb2", "_NT_TIB", "_TDR_RECOVERY_CONTEXT::<unnamed-type-CrtcTimeoutData>",
 # and an embedded structure dt summarises on its line: "_LIST_ENTRY [ 0x471c98 - 0x47ee28 ]",
 # '_UNICODE_STRING "C:\Windows\system32\notepad.exe"' (dt NT!_PEB 7ffd8000 -r, nixawk's dt.md).
@@ -170,7 +177,7 @@ def _field(offset: str, name: str, text: str, instance: bool, depth: int) -> dic
         field["bitfield"] = text.startswith("Pos ")
         return field
     field["bitfield"] = text.startswith("0y")
-    vt = _VALUE_TYPE_RE.match(text)
+    vt = (_FUNCTION_RE.match(text) if "  " in text else None) or _VALUE_TYPE_RE.match(text)
     if vt is not None:
         field["value"] = vt.group("value").replace("`", "")
         field["type"] = vt.group("type")
