@@ -405,6 +405,24 @@ def _ts_25(c: Corpus) -> None:
     assert [f.value for f in second.fields] == ["0 ''", "0xe74", "0x1 ''"]
 
 
+def _ts_26(c: Corpus) -> None:
+    # a function pointer: value, return type "unsigned char", then the target with no symbol
+    r = c.record(
+        "families/types_symbols/26.txt",
+        "dt nt!_KINTERRUPT ffff970022900500 Vector Irql SynchronizeIrql ServiceRoutine ServiceContext",
+    )
+    routine, context, vector, irql, sync = r.fields
+    assert (routine.name, routine.value, routine.type, routine.preview) == (
+        "ServiceRoutine",
+        "0xfffff8032fea9100",
+        "unsigned char",
+        "+fffff8032fea9100",
+    )
+    assert (context.value, context.type, context.preview) == ("0xffffe60b68e89c00", "Void", None)
+    assert (vector.offset, vector.value) == ("0x058", "0x70")
+    assert irql.value == "0x7 ''" and sync.value == "0x7 ''"
+
+
 CHECKS: dict[str, Callable[[Corpus], None]] = {
     "families/types_symbols/01.txt": _ts_01,
     "families/types_symbols/02.txt": _ts_02,
@@ -423,6 +441,7 @@ CHECKS: dict[str, Callable[[Corpus], None]] = {
     "families/types_symbols/23.txt": _ts_23,
     "families/types_symbols/24.txt": _ts_24,
     "families/types_symbols/25.txt": _ts_25,
+    "families/types_symbols/26.txt": _ts_26,
     "memory/06.txt": _memory_06,
     "memory/07.txt": _memory_07,
     "memory/09.txt": _memory_09,
