@@ -108,7 +108,19 @@ def _memory_11(c: Corpus) -> None:
     assert r.unit == "ascii" and r.rows[0].text == "Hello from DllMain!"
 
 
+def _ts_12(c: Corpus) -> None:
+    # dps over Driver Verifier's LAST_CALL_STACK, 32-bit kernel: every pointer has a symbol+offset
+    r = c.record("families/types_symbols/12.txt", "dps 0x9C1F3480 + 0x10")
+    assert r.kind == "memory" and r.unit == "pointer" and len(r.rows) == 8
+    assert (r.rows[0].address, r.rows[0].values) == ("0x9c1f3490", ["850e1e37"])
+    assert r.rows[0].symbols == ["ndis!ndisMInvokeOidRequest+0x16641"]
+    assert [row.address for row in r.rows][-1] == "0x9c1f34ac"
+    assert r.rows[-1].symbols == ["ndis!ndisMInitializeAdapter+0xad7"]
+    assert all(len(row.symbols) == 1 and row.symbols[0].startswith("ndis!") for row in r.rows)
+
+
 CHECKS: dict[str, Callable[[Corpus], None]] = {
+    "families/types_symbols/12.txt": _ts_12,
     "memory/01.txt": _memory_01,
     "memory/02.txt": _memory_02,
     "memory/04.txt": _memory_04,

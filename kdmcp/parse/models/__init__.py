@@ -36,6 +36,7 @@ from kdmcp.parse.models.data import (
     DataModelRecord,
     DisassemblyRecord,
     ExpressionRecord,
+    ListedType,
     LocalsRecord,
     LocalVariable,
     MemoryRecord,
@@ -43,6 +44,7 @@ from kdmcp.parse.models.data import (
     RegistersRecord,
     TypeDumpRecord,
     TypeField,
+    TypeListEntry,
 )
 from kdmcp.parse.models.diagnosis import (
     AnalysisRecord,
@@ -170,6 +172,7 @@ __all__ = [
     "HeapSummary",
     "Instruction",
     "IrpStackLocation",
+    "ListedType",
     "LocalVariable",
     "LocalsRecord",
     "LockThread",
@@ -203,6 +206,7 @@ __all__ = [
     "ThreadsRecord",
     "TypeDumpRecord",
     "TypeField",
+    "TypeListEntry",
     "UnloadedModule",
     "WaitObject",
 ]

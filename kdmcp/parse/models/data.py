@@ -65,11 +65,31 @@ class TypeField(ServedForm):
     type: str | None = None  # layout dump, or the type printed after a pointer value
     depth: int = 0  # nesting under -r
     bitfield: bool = False
+    # what dt prints after the value and type: the string a pointer or a _UNICODE_STRING holds
+    # (quotes removed), an embedded _LIST_ENTRY's "[ flink - blink ]", after "->" what a
+    # pointer to a pointer points at ("(null)", "0x00470000 Void"), a function's symbol
+    preview: str | None = None
 
     def leave_out_derived(self, data: dict[str, Any]) -> None:
         """Served, ``bitfield`` is left out where the type says it (``Pos 3, 1 Bit``)."""
         if self.bitfield and (self.type or "").startswith("Pos "):
             del data["bitfield"]
+
+
+class ListedType(StrictModel):
+    """One row of a ``dt module!*`` listing: a type, or a global with its address."""
+
+    name: str  # as printed: "ntkrnlmp!_KPCR", "thismodule!myglobal1"
+    address: str | None = None  # a global's address; a type has none
+    size: str | None = None  # dt -v: hex size column as printed ("002")
+
+
+class TypeListEntry(StrictModel):
+    """One entry of a list ``dt -l`` walks: its ``## link at address`` line and its fields."""
+
+    link: str  # "ActiveProcessLinks.Flink"
+    address: str
+    fields: list[TypeField] = Field(default_factory=list)
 
 
 class TypeDumpRecord(RecordBase):
@@ -80,6 +100,8 @@ class TypeDumpRecord(RecordBase):
     instance: bool = False
     preview: str | None = None  # the string line dt prints under _UNICODE_STRING
     fields: list[TypeField] = Field(default_factory=list)
+    types: list[ListedType] = Field(default_factory=list)  # dt module!*: the types and globals listed
+    list_entries: list[TypeListEntry] = Field(default_factory=list)  # dt -l: the walked list's entries
 
 
 # --------------------------------------------------------------------------- smaller families

@@ -50,13 +50,18 @@ class ModulesRecord(RecordBase):
 
 
 class SymbolInfo(StrictModel):
-    """One ``x`` result or ``ln`` neighbour."""
+    """One ``x`` result or ``ln`` neighbour; each field is None where that layout prints none."""
 
-    address: str | None = None
-    name: str
+    address: str | None = None  # None for x /1 (names only) and an exact match ln printed no neighbour for
+    name: str | None = None  # as printed, "nt!KiPageFault+0x469"; None for x /0 (addresses only)
     module: str | None = None
-    symbol: str | None = None
-    signature: str | None = None
+    symbol: str | None = None  # without the displacement: "KiPageFault"
+    offset: str | None = None  # the displacement ln prints after the symbol: "0x469", "-0x177" (to the next one)
+    signature: str | None = None  # "(void)", "(<no parameter info>)"
+    kind: str | None = None  # x /v's first column: "prv func", "pub global", "global"
+    size: str | None = None  # x /v /f /d: hex size in bytes, as printed ("249", "a8")
+    type: str | None = None  # x /t's type column ("char *", "<NoType>"), or x /v's "= type"
+    value: str | None = None  # what x prints after " = " for a global: '0x00425de8 "(null)"', "512"
     exact: bool | None = None
 
 
