@@ -35,7 +35,128 @@ def _exceptions_errors_12(c: Corpus) -> None:
     assert r.children[2].value == "nt!KiSwapContext+0x76 (fffff806`4466a186)"
 
 
+def _tree(r: object) -> list[tuple[int, str, str | None, str | None]]:
+    return [(e.depth, e.name, e.value, e.type) for e in r.children]  # type: ignore[attr-defined]
+
+
+def _dx_01(c: Corpus) -> None:
+    # children whose value is empty ("Display          : ") are kept, with no value
+    r = c.record("families/dx/01.txt", "dx -r1 Debugger.Settings")
+    assert (r.expression, r.value) == ("Debugger.Settings", None)
+    assert [(e.name, e.value) for e in r.children] == [
+        ("Display", None),
+        ("EngineInitialization", None),
+        ("Extensions", None),
+        ("Input", None),
+        ("Sources", None),
+        ("Symbols", None),
+        ("AutoSaveSettings", "false"),
+    ]
+
+
+def _dx_02(c: Corpus) -> None:
+    # two blanks a level: session [0] > Processes > ten processes, then the "..." continuation
+    r = c.record("families/dx/02.txt", "dx -r3 Debugger.Sessions")
+    assert r.expression == "Debugger.Sessions"
+    tree = _tree(r)
+    assert tree[0] == (1, "[0]", "Remote KD: KdSrv:Server=@{<Local>},Trans=@{1394:Channel=0}", None)
+    assert tree[1] == (2, "Processes", None, None)
+    procs = tree[2:12]
+    assert [(d, n) for d, n, _, _ in procs][:3] == [(3, "[0]"), (3, "[4]"), (3, "[304]")]
+    assert [v for _, _, v, _ in procs][2:] == [
+        "smss.exe",
+        "csrss.exe",
+        "wininit.exe",
+        "csrss.exe",
+        "services.exe",
+        "lsass.exe",
+        "winlogon.exe",
+        "svchost.exe",
+    ]
+    assert tree[12][:2] == (3, "...") and len(tree) == 13
+
+
+def _dx_03(c: Corpus) -> None:
+    expression = "Debugger.Sessions.First().Processes.First().Threads.First().Stack.Frames"
+    r = c.record("families/dx/03.txt", f"dx -r1 {expression}")
+    assert r.expression == expression
+    assert r.value is None and len(r.children) == 9
+    assert (r.children[0].name, r.children[0].value) == ("[0x0]", "nt!RtlpBreakWithStatusInstruction")
+    assert (r.children[8].name, r.children[8].value) == ("[0x8]", "nt!KiIdleLoop + 0x1a")
+    assert {e.depth for e in r.children} == {1}
+
+
+def _dx_04(c: Corpus) -> None:
+    # EnvironmentBlock and some of its fields print no ": value", only a type
+    r = c.record("families/dx/04.txt", "dx -r2 @$curthread.Environment")
+    assert (r.expression, r.value, r.type) == ("@$curthread.Environment", None, None)
+    tree = _tree(r)
+    assert len(tree) == 17
+    assert tree[0] == (1, "EnvironmentBlock", None, "_TEB")
+    assert tree[1] == (2, "[+0x000] NtTib", None, "_NT_TIB")
+    assert tree[2] == (2, "[+0x038] EnvironmentPointer", "Unable to read memory at Address 0x38", None)
+    assert tree[11] == (2, "[+0x080] User32Reserved", None, "unsigned long [26]")
+    assert tree[15] == (2, "[+0x10c] FpSoftwareStatusRegister", "Unable to read memory at Address 0x10c", None)
+    assert tree[16][:2] == (2, "...")
+
+
+def _dx_05(c: Corpus) -> None:
+    # bit-field names hold a colon inside their brackets: "[+0x003 ( 0: 0)] ImageUsesLargePages"
+    r = c.record("families/dx/05.txt", "dx -r2 @$curprocess.Environment")
+    tree = _tree(r)
+    assert len(tree) == 19 and tree[0] == (1, "EnvironmentBlock", None, "_PEB")
+    bits = [n for _, n, _, _ in tree if "( " in n]
+    assert len(bits) == 8
+    assert bits[0] == "[+0x003 ( 0: 0)] ImageUsesLargePages"
+    assert bits[7] == "[+0x003 ( 7: 7)] IsLongPathAwareProcess"
+    assert tree[5] == (2, "[+0x003 ( 0: 0)] ImageUsesLargePages", "Unable to read memory at Address 0x3", None)
+    assert tree[13] == (2, "[+0x004] Padding0", None, "unsigned char [4]")
+    assert all(d == 2 for d, _, _, _ in tree[1:])
+
+
+def _dx_06(c: Corpus) -> None:
+    # handle entries that print nothing but their index
+    r = c.record("families/dx/06.txt", "dx -r1 @$curprocess.Io.Handles")
+    assert r.expression == "@$curprocess.Io.Handles"
+    assert _tree(r) == [
+        (1, "[0x8]", None, None),
+        (1, "[0xc]", None, None),
+        (1, "[0x10]", None, None),
+        (1, "[0x14]", None, None),
+        (1, "[0x18]", None, None),
+        (1, "...", None, None),
+    ]
+
+
+def _dx_07(c: Corpus) -> None:
+    r = c.record("families/dx/07.txt", "dx -r2 @$curprocess.Io.Handles.First()")
+    tree = _tree(r)
+    assert len(tree) == 29
+    assert tree[0] == (1, "Handle", "0x8", None)
+    assert tree[3] == (1, "Object", None, "_OBJECT_HEADER")
+    assert tree[4] == (2, "[+0x000] PointerCount", "228806", "__int64")
+    assert tree[7] == (2, "[+0x010] Lock", None, "_EX_PUSH_LOCK")
+    assert tree[15] == (2, "[+0x01b ( 1: 1)] KernelObject", "0x1", "unsigned char")
+    assert tree[23] == (2, "[+0x020] ObjectCreateInfo", "0xfffff801f6d9c6c0", "_OBJECT_CREATE_INFORMATION *")
+    assert tree[26] == (2, "[+0x030] Body", None, "_QUAD")
+    assert tree[28] == (2, "UnderlyingObject", "Unexpected failure to dereference object", None)
+
+
+def _dx_08(c: Corpus) -> None:
+    r = c.record("families/dx/08.txt", "dx greeting")
+    assert (r.expression, r.value, r.type) == ("greeting", "{ size=50 }", "std::array<wchar_t, 50>")
+    assert _tree(r) == [(1, "[<Raw View>]", None, "std::array<wchar_t, 50>")]
+
+
 CHECKS: dict[str, Callable[[Corpus], None]] = {
+    "families/dx/01.txt": _dx_01,
+    "families/dx/02.txt": _dx_02,
+    "families/dx/03.txt": _dx_03,
+    "families/dx/04.txt": _dx_04,
+    "families/dx/05.txt": _dx_05,
+    "families/dx/06.txt": _dx_06,
+    "families/dx/07.txt": _dx_07,
+    "families/dx/08.txt": _dx_08,
     "memory/13.txt": _memory_13,
     "memory/14.txt": _memory_14,
     "exceptions_errors/12.txt": _exceptions_errors_12,
