@@ -22,6 +22,7 @@ families/dx/02.txt), so a level is "deeper than the line above", not a fixed wid
 from __future__ import annotations
 
 import re
+from bisect import bisect_left
 from typing import Any
 
 from kdmcp.parse._text import split_lines
@@ -36,6 +37,13 @@ _BARE_NAME_RE = re.compile(r"\[[^\[\]]*\](?: [^\s\[]\S*)?|\S+")
 _TYPE_RE = re.compile(r"\[Type: (?P<type>(?:[^\[\]]|\[[^\[\]]*\])+)\]")
 # DML links dx appends: "[Switch To]"
 _LINK_RE = re.compile(r"\[(?P<link>Switch To|Browse|Dump|Details)\]")
+# dx -g draws a grid: a rule of "=", the header row (columns split by " = ", "(+)" marks a column
+# that expands), another rule, then one row per element with cells split by " - " at the header's
+# column positions (families/dx/12.txt)
+_GRID_RULE_RE = re.compile(r"^=+$")
+_GRID_EXPANDER = "(+) "
+# the expression of "dx -g @$x", "dx -gc 20 -r2 @$x": a grid prints no head line
+_DX_EXPRESSION_RE = re.compile(r"^dx(?:\s+-(?:gc\s+\d+|c\s+\d+|\w+))*\s+(?P<expression>\S.*)$")
 # the error dx prints instead of a tree: "Error: No type (or void) for object at Address 0x..."
 _ERROR_PREFIX = "Error: "
 
@@ -73,7 +81,10 @@ def parse_data_model(command: str, raw: str) -> DataModelRecord | None:
     seen_head = False
     # the indentation of each open ancestor, outermost first
     levels: list[int] = []
-    for line in split_lines(raw):
+    lines = split_lines(raw)
+    if any(_GRID_RULE_RE.match(line) for line in lines[:2]):
+        return _grid(command, raw, lines)
+    for line in lines:
         if not line.strip() or line.startswith(_ERROR_PREFIX):
             continue  # blank; an error line is the dispatcher's warning
         body = line.lstrip()
@@ -102,3 +113,40 @@ def parse_data_model(command: str, raw: str) -> DataModelRecord | None:
     if not seen_head and not children:
         return None
     return DataModelRecord.model_validate(record)
+
+
+def _grid(command: str, raw: str, lines: list[str]) -> DataModelRecord:
+    """``dx -g``: each row a child (named by its first cell, the element's index), its cells
+    children one level down, named by their column - the tree ``dx -r2`` would print."""
+    children: list[dict[str, Any]] = []
+    # where each column's separator sits, and the column's name
+    starts: list[int] = []
+    names: list[str] = []
+    for line in lines:
+        if not line.startswith("= "):
+            continue
+        if not starts:
+            starts = [0] + [i for i in range(1, len(line) - 1) if line[i] == "=" and line[i - 1] == " "]
+            names = [_column_name(line, start) for start in starts]
+            continue
+        # only the columns the row reaches: a short row must not fan out into every column
+        reached = bisect_left(starts, len(line))
+        cells = [line[starts[i] + 1 : starts[i + 1] if i + 1 < reached else len(line)].strip() for i in range(reached)]
+        if cells and cells[-1].endswith(" ="):
+            cells[-1] = cells[-1][:-2].rstrip()
+        elif cells and cells[-1] == "=":
+            cells[-1] = ""
+        children.append({"name": cells[0] or "?", "depth": 1})
+        for name, cell in zip(names[1:], cells[1:], strict=False):
+            children.append({"name": name, "value": cell or None, "depth": 2})
+    m = _DX_EXPRESSION_RE.match(command.strip())
+    record = {"command": command, "raw": raw, "children": children}
+    if m is not None:
+        record["expression"] = m.group("expression")
+    return DataModelRecord.model_validate(record)
+
+
+def _column_name(header: str, start: int) -> str:
+    end = header.find(" =", start + 1)
+    name = header[start + 1 : end if end >= 0 else len(header)].strip()
+    return name[len(_GRID_EXPANDER) :] if name.startswith(_GRID_EXPANDER) else name

@@ -162,6 +162,13 @@ def _bp_05(c: Corpus) -> None:
     assert all(b.enabled and b.thread == "0:****" for b in r.breakpoints)
 
 
+def _bp_06(c: Corpus) -> None:
+    # ba w 8: a data breakpoint with no symbol, the row ending in the thread column
+    (bp,) = c.record("families/breakpoints/06.txt", "bl").breakpoints
+    assert (bp.id, bp.enabled, bp.address, bp.access, bp.size) == (0, True, "0x00000061887cf898", "w", 8)
+    assert (bp.pass_count, bp.initial_pass_count, bp.thread, bp.symbol) == (1, 1, "0:****", None)
+
+
 CHECKS: dict[str, Callable[[Corpus], None]] = {
     "misc/06.txt": _misc_06,
     "misc/07.txt": _misc_07,
@@ -170,6 +177,7 @@ CHECKS: dict[str, Callable[[Corpus], None]] = {
     "families/breakpoints/03.txt": _bp_03,
     "families/breakpoints/04.txt": _bp_04,
     "families/breakpoints/05.txt": _bp_05,
+    "families/breakpoints/06.txt": _bp_06,
 }
 
 

@@ -148,6 +148,64 @@ def _dx_08(c: Corpus) -> None:
     assert _tree(r) == [(1, "[<Raw View>]", None, "std::array<wchar_t, 50>")]
 
 
+def _dx_09(c: Corpus) -> None:
+    # the pointee of a pointer, printed without a name column: kept as a child
+    r = c.record("families/dx/09.txt", "dx @$csp")
+    assert (r.expression, r.value, r.type) == ("@$csp", "0x61887cf898 : 0x89", "unsigned char *")
+    assert _tree(r) == [(1, "0x89", None, "unsigned char")]
+
+
+def _dx_10(c: Corpus) -> None:
+    r = c.record("families/dx/10.txt", 'dx @$getEnvVar("tmp")')
+    assert (r.expression, r.value) == ('@$getEnvVar("tmp")', None)
+    assert _tree(r) == [(1, "[0x0]", "TMP=C:\\Users\\tmisiak\\AppData\\Local\\Temp", None)]
+
+
+def _dx_11(c: Corpus) -> None:
+    # three levels of a JavaScript object: ReadFile > 5 callers > their callers
+    r = c.record("families/dx/11.txt", "dx -r3 @$scriptContents.stackRoot")
+    assert (r.expression, r.value) == ("@$scriptContents.stackRoot", "undefined - 0")
+    tree = _tree(r)
+    assert len(tree) == 14
+    assert tree[0] == (1, "KERNELBASE!ReadFile", "KERNELBASE!ReadFile - 173", None)
+    assert [n for d, n, _, _ in tree if d == 2] == [
+        "ucrtbase!_read_nolock",
+        "shcore!CFileStream::Read",
+        "msvcrt!read_nolock",
+        "dbghelp!IStreamFileWinAPI::Read",
+        "dbgeng!ReadImageData",
+    ]
+    assert tree[2] == (3, "ucrtbase!_read", "ucrtbase!_read - 2", None)
+    assert tree[13] == (3, "dbgeng!IMAGE_HEADER_INFO::ReadDebugDir", "dbgeng!IMAGE_HEADER_INFO::ReadDebugDir - 4", None)
+
+
+def _dx_12(c: Corpus) -> None:
+    # dx -g: five rows, each a child with its twelve cells one level down
+    r = c.record("families/dx/12.txt", 'dx -g @$scriptContents.AllExportCalls("symsrv")')
+    assert r.expression == '@$scriptContents.AllExportCalls("symsrv")'
+    rows = [e for e in r.children if e.depth == 1]
+    assert [e.name for e in rows] == ["[0x0]", "[0x1]", "[0x2]", "[0x3]", "[0x4]"]
+    assert len(r.children) == 5 * 13
+    first = {e.name: e.value for e in r.children[1:13]}
+    assert first == {
+        "EventType": "0x0",
+        "ThreadId": "0x8610",
+        "UniqueThreadId": "0x2",
+        "TimeStart": "10A0BD:77",
+        "TimeEnd": "10A0BF:BC",
+        "Function": "symsrv!SymbolServerSetOptionsW",
+        "FunctionAddress": "0x7ffa9d5627c0",
+        "ReturnAddress": "0x7ffa340b876a",
+        "ReturnValue": "1",
+        "Parameters": "{...}",
+        "SystemTimeStart": "Thursday, September 15, 2022 23:17:59.836",
+        "SystemTimeEnd": "Thursday, September 15, 2022 23:17:59.836",
+    }
+    last = {e.name: e.value for e in r.children[53:65]}
+    assert last["Function"] == "symsrv!SymbolServerGetOptionData"
+    assert (last["TimeEnd"], last["ReturnValue"]) == ("10A0D1:0", "0")
+
+
 CHECKS: dict[str, Callable[[Corpus], None]] = {
     "families/dx/01.txt": _dx_01,
     "families/dx/02.txt": _dx_02,
@@ -157,6 +215,10 @@ CHECKS: dict[str, Callable[[Corpus], None]] = {
     "families/dx/06.txt": _dx_06,
     "families/dx/07.txt": _dx_07,
     "families/dx/08.txt": _dx_08,
+    "families/dx/09.txt": _dx_09,
+    "families/dx/10.txt": _dx_10,
+    "families/dx/11.txt": _dx_11,
+    "families/dx/12.txt": _dx_12,
     "memory/13.txt": _memory_13,
     "memory/14.txt": _memory_14,
     "exceptions_errors/12.txt": _exceptions_errors_12,
