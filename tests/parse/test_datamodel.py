@@ -206,6 +206,59 @@ def _dx_12(c: Corpus) -> None:
     assert (last["TimeEnd"], last["ReturnValue"]) == ("10A0D1:0", "0")
 
 
+def _dx_13(c: Corpus) -> None:
+    # the list heads Threads / Modules / Environment print no value and stay children
+    r = c.record("families/dx/13.txt", "dx @$curprocess")
+    assert (r.expression, r.value) == ("@$curprocess", "cmd.exe")
+    assert [(e.name, e.value) for e in r.children] == [
+        ("Name", "cmd.exe"),
+        ("Id", "0x874"),
+        ("Threads", None),
+        ("Modules", None),
+        ("Environment", None),
+    ]
+    assert {e.depth for e in r.children} == {1}
+
+
+def _dx_14(c: Corpus) -> None:
+    name = "families/dx/14.txt"
+    r = c.record(name, "dx Debugger.State.DebuggerVariables")
+    assert r.expression == "Debugger.State.DebuggerVariables" and r.value is None
+    assert [(e.name, e.value, e.links) for e in r.children] == [
+        ("cursession", "Live user mode: <Local>", []),
+        ("curprocess", "cmd.exe", ["Switch To"]),
+        ("curthread", "ntdll!DbgUiRemoteBreakin (00007ffc`98675320)", ["Switch To"]),
+        ("scripts", None, []),
+        ("scriptContents", "[object Object]", []),
+        ("vars", None, []),
+        ("curstack", None, []),
+        ("curframe", "ntdll!DbgBreakPoint", ["Switch To"]),
+    ]
+    v = c.record(name, "dx Debugger.State.DebuggerVariables.vars")
+    assert _tree(v) == [(1, "doare", "Diary of a reverse-engineer", None)]
+
+
+def _dx_15(c: Corpus) -> None:
+    name = "families/dx/15.txt"
+    a = c.record(name, 'dx @$doare = "Diary of a reverse-engineer"')
+    assert (a.expression, a.value) == ('@$doare = "Diary of a reverse-engineer"', "Diary of a reverse-engineer")
+    assert _tree(a) == [(1, "Length", "0x1b", None)]
+    b = c.record(name, 'dx "Hello, " + @$doare')
+    assert (b.expression, b.value) == ('"Hello, " + @$doare', "Hello, Diary of a reverse-engineer")
+    assert _tree(b) == [(1, "Length", "0x22", None)]
+
+
+def _dx_16(c: Corpus) -> None:
+    where = "@$curprocess.Modules.Where(p => @rip >= p.BaseAddress && @rip < (p.BaseAddress+p.Size))[8]"
+    r = c.record("families/dx/16.txt", f"dx -r1 {where}")
+    assert (r.expression, r.value) == (where, "C:\\WINDOWS\\SYSTEM32\\ntdll.dll")
+    assert _tree(r) == [
+        (1, "BaseAddress", "0x7ffc985a0000", None),
+        (1, "Name", "C:\\WINDOWS\\SYSTEM32\\ntdll.dll", None),
+        (1, "Size", "0x1db000", None),
+    ]
+
+
 CHECKS: dict[str, Callable[[Corpus], None]] = {
     "families/dx/01.txt": _dx_01,
     "families/dx/02.txt": _dx_02,
@@ -219,6 +272,10 @@ CHECKS: dict[str, Callable[[Corpus], None]] = {
     "families/dx/10.txt": _dx_10,
     "families/dx/11.txt": _dx_11,
     "families/dx/12.txt": _dx_12,
+    "families/dx/13.txt": _dx_13,
+    "families/dx/14.txt": _dx_14,
+    "families/dx/15.txt": _dx_15,
+    "families/dx/16.txt": _dx_16,
     "memory/13.txt": _memory_13,
     "memory/14.txt": _memory_14,
     "exceptions_errors/12.txt": _exceptions_errors_12,
