@@ -78,6 +78,31 @@ def test_command_on_the_row_is_split_from_the_symbol() -> None:
     assert bp.command == "dx @$t0; .if (@$t0 == 1) {} .else {gc}"
 
 
+def test_kernel_rows_with_a_source_location() -> None:
+    # kernel bl prints no process:thread column; rows with [file @ line] must not be dropped.
+    # x64: kash1064/Kaeru-no-Himitsukichi, content/WinDriver/2022-01-29-windows-windriver-002-irp.md;
+    # x86 (with the DBGHELP note the debugger printed before it): published TCPServer kernel notes
+    x64 = (
+        "     0 e Disable Clear  fffff801`18391040  [G:\\Try2WinDbg\\drivers\\SecondDriverSample\\SecondDriver\\"
+        "SecondDriver.cpp @ 18]     0001 (0001) SecondDriver!SecondDriverDeviceControl\n"
+    )
+    (bp,) = parse("bl", x64).breakpoints
+    assert (bp.id, bp.address, bp.line, bp.thread) == (0, "0xfffff80118391040", 18, None)
+    assert bp.file is not None and bp.file.endswith("\\SecondDriver.cpp")
+    assert bp.symbol == "SecondDriver!SecondDriverDeviceControl"
+    x86 = (
+        "DBGHELP: TCPServer is not source indexed\n"
+        "     0 e Disable Clear  00059c8a  [C:\\Users\\刘海龙\\Desktop\\TCPServer\\TCPServer.cpp @ 47]     0001 (0001) "
+        "TCPServer!main+0x12a\n"
+        "     4 e Disable Clear  7715fa50     0001 (0001) ntdll!NtDeviceIoControlFile\n"
+    )
+    r = parse("bl", x86)
+    assert [(b.id, b.address, b.line, b.symbol) for b in r.breakpoints] == [
+        (0, "0x00059c8a", 47, "TCPServer!main+0x12a"),
+        (4, "0x7715fa50", None, "ntdll!NtDeviceIoControlFile"),
+    ]
+
+
 def _misc_06(c: Corpus) -> None:
     r = c.record("misc/06.txt", "bl")
     assert r.kind == "breakpoints"
