@@ -78,6 +78,33 @@ def test_command_on_the_row_is_split_from_the_symbol() -> None:
     assert bp.command == "dx @$t0; .if (@$t0 == 1) {} .else {gc}"
 
 
+def test_source_row_with_a_command_then_a_data_row_ending_in_the_thread() -> None:
+    # published TTD investigation notes (MegaEngineLibWin32AppTest): the first row has
+    # [file @ line] and its command on the row; the second, a ba row, ends with "0:**** " - the
+    # old reader dropped the first row and took "0:****" for the second one's symbol
+    out = (
+        "     0 d Enable Clear  00007ff7`dc3f3f50  [C:\\dev\\Codeberg\\MegaProject\\Tests\\MegaEngineLibWin32AppTest\\"
+        'DrawableDemo.cpp @ 520]     0001 (0001)  0:**** MegaEngineLibWin32AppTest!SceneUpdate+0x30 "dx SceneDemo->'
+        "ThreadPool->m_ActiveTaskCount; .for (r $t0=0; @$t0 < 7; r $t0=@$t0+1) { dx SceneDemo->UpdateTasks->"
+        'm_Tasks[@$t0].Done }"\n'
+        "     1 d Enable Clear  0000021c`d17ca980 w 4 0001 (0001)  0:**** \n"
+    )
+    a, b = parse("bl", out).breakpoints
+    assert (a.id, a.enabled, a.address, a.line, a.thread) == (0, False, "0x00007ff7dc3f3f50", 520, "0:****")
+    assert a.file is not None and a.file.endswith("\\DrawableDemo.cpp")
+    assert a.symbol == "MegaEngineLibWin32AppTest!SceneUpdate+0x30"
+    assert a.command is not None and a.command.startswith("dx SceneDemo->ThreadPool->m_ActiveTaskCount; .for")
+    assert (b.id, b.enabled, b.address, b.access, b.size, b.thread, b.symbol) == (
+        1,
+        False,
+        "0x0000021cd17ca980",
+        "w",
+        4,
+        "0:****",
+        None,
+    )
+
+
 def test_kernel_rows_with_a_source_location() -> None:
     # kernel bl prints no process:thread column; rows with [file @ line] must not be dropped.
     # x64: kash1064/Kaeru-no-Himitsukichi, content/WinDriver/2022-01-29-windows-windriver-002-irp.md;
