@@ -259,6 +259,33 @@ def _dx_16(c: Corpus) -> None:
     ]
 
 
+def _dx_17(c: Corpus) -> None:
+    # four top-level objects, three of them list heads, each with its children one level down
+    r = c.record("families/dx/17.txt", "dx -r2 Debugger")
+    assert (r.expression, r.value) == ("Debugger", None)
+    tops = [(e.name, e.value) for e in r.children if e.depth == 1]
+    assert tops == [("Sessions", "[object Object]"), ("Settings", None), ("State", None), ("Utility", None)]
+    assert len(r.children) == 20
+    assert r.children[1].value == "Remote KD: KdSrv:Server=@{<Local>},Trans=@{NET:Port=50000,Key=1.2.3.4,Target}"
+    settings = [e.name for e in r.children[3:11]]
+    assert settings == [
+        "Debug",
+        "Display",
+        "EngineInitialization",
+        "Extensions",
+        "Input",
+        "Sources",
+        "Symbols",
+        "AutoSaveSettings",
+    ]
+    assert (r.children[10].depth, r.children[10].value) == (2, "false")
+    assert [(e.depth, e.name, e.value) for e in r.children[17:]] == [
+        (2, "Collections", None),
+        (2, "Control", None),
+        (2, "Objects", None),
+    ]
+
+
 CHECKS: dict[str, Callable[[Corpus], None]] = {
     "families/dx/01.txt": _dx_01,
     "families/dx/02.txt": _dx_02,
@@ -276,6 +303,7 @@ CHECKS: dict[str, Callable[[Corpus], None]] = {
     "families/dx/14.txt": _dx_14,
     "families/dx/15.txt": _dx_15,
     "families/dx/16.txt": _dx_16,
+    "families/dx/17.txt": _dx_17,
     "memory/13.txt": _memory_13,
     "memory/14.txt": _memory_14,
     "exceptions_errors/12.txt": _exceptions_errors_12,
