@@ -71,11 +71,14 @@ def test_thread_column_ending_the_row_is_the_thread_not_the_symbol() -> None:
 
 
 def test_command_on_the_row_is_split_from_the_symbol() -> None:
-    # kd bl of "bp nt!NtTerminateProcess "dx ...; .if ..."" (published x86 kernel notes)
-    out = '0 e Disable Clear  840b8a51     0001 (0001) nt!NtTerminateProcess "dx @$t0; .if (@$t0 == 1) {} .else {gc}"\n'
+    # kd bl after bp nt!NtTerminateProcess "dx ...; .if ..." (published x86 kernel notes)
+    out = (
+        "     0 e Disable Clear  840b8a51     0001 (0001) nt!NtTerminateProcess "
+        '"dx Debugger.State.Scripts.auto.Contents.IsNeedBreak(); .if (@$t0 == 1) {} .else {gc}"\n'
+    )
     (bp,) = parse("bl", out).breakpoints
     assert (bp.address, bp.symbol) == ("0x840b8a51", "nt!NtTerminateProcess")
-    assert bp.command == "dx @$t0; .if (@$t0 == 1) {} .else {gc}"
+    assert bp.command == "dx Debugger.State.Scripts.auto.Contents.IsNeedBreak(); .if (@$t0 == 1) {} .else {gc}"
 
 
 def test_source_row_with_a_command_then_a_data_row_ending_in_the_thread() -> None:
