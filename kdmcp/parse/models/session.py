@@ -28,6 +28,11 @@ class Breakpoint(StrictModel):
     thread: str | None = None  # "0:****" (process:thread filter in user mode)
     symbol: str | None = None
     command: str | None = None
+    file: str | None = None  # "[file @ line]": the source location, with source line loading on
+    line: int | None = None
+    group: str | None = None  # a container row: "inline function", "hierarchical breakpoint"
+    parent: int | None = None  # the id of the container row this breakpoint is listed under
+    inline_function: str | None = None  # "(inline function simple!MoreCalculate)" after the symbol
 
 
 class BreakpointsRecord(RecordBase):
