@@ -6,14 +6,11 @@ import re
 from typing import Any
 
 from kdmcp.parse._text import addr
-from kdmcp.parse.objects.fields import (
-    ADDR,
-    Handler,
-)
+from kdmcp.parse.objects.fields import ADDR, Handler, complaint_re
 
 # A debugger or extension complaint inside an extension's output ("*** ERROR: Module load completed but
 # symbols could not be loaded for foo.sys", "Unable to ...", "Could not ..."): a warning.
-_NOISE_RE = re.compile(r"^\s*(?:\*\*\*|Unable to\b|Could not\b|Cannot\b|Error\b|WARNING\b)")
+_NOISE_RE = complaint_re()
 
 # --------------------------------------------------------------------------- !irp
 

@@ -21,6 +21,18 @@ INLINE_PAIR_RE = re.compile(r"(?P<key>[A-Za-z][\w.]*(?: Cmd)?):\s*(?P<value>[^\s
 
 Handler = Callable[[list[str], dict[str, Any]], None]
 
+# What any extension prints when it cannot read or resolve something, at a line's start: symbol
+# loading ("*** ERROR: Module load completed but symbols could not be loaded for foo.sys",
+# "*** WARNING: Unable to verify checksum"), "Unable to get PXE …", "Could not read …",
+# "ReadMemory error for address …", "ERROR: …", "Cannot …". A warning, never a table row; a
+# banner of stars ("****…  NT HEAP STATS BELOW") is not one.
+COMPLAINT = r"\*\*\* |Unable to\b|Could not\b|Cannot\b|Can't\b|Error\b|ERROR:|WARNING\b|ReadMemory error|Invalid "
+
+
+def complaint_re(*own: str) -> re.Pattern[str]:
+    """The complaint lines of one extension: the shared ``COMPLAINT`` heads and its ``own``."""
+    return re.compile(r"^\s*(?:" + "|".join((COMPLAINT, *own)) + ")")
+
 
 def kv_fields(lines: list[str], out: dict[str, Any]) -> None:
     """Fold generic key/value lines into ``out['fields']`` (first occurrence wins)."""

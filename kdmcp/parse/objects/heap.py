@@ -24,7 +24,7 @@ from typing import Any
 
 from kdmcp.parse._text import addr
 from kdmcp.parse.frames import site_fields
-from kdmcp.parse.objects.fields import KV_RE
+from kdmcp.parse.objects.fields import KV_RE, complaint_re
 
 _A = r"[0-9a-fA-F`]{8,17}"  # an address column, with or without the backtick
 
@@ -110,9 +110,7 @@ _STAT_ROW_RE = re.compile(
 )
 
 # what the heap extension prints when it cannot read or walk something
-_COMPLAINT_RE = re.compile(
-    r"^\s*(?:ReadMemory error|ERROR:|Error:|Unable to|Could not|Can't|Cannot|Invalid |HEAP ERROR|\*\*\* )"
-)
+_COMPLAINT_RE = complaint_re("HEAP ERROR")
 
 
 def _hex(text: str) -> str:

@@ -6,7 +6,7 @@ import re
 from typing import Any
 
 from kdmcp.parse._text import addr
-from kdmcp.parse.objects.fields import Handler
+from kdmcp.parse.objects.fields import Handler, complaint_re
 from kdmcp.parse.objects.heap import heap
 
 # --------------------------------------------------------------------------- !pool / !poolfind / !poolused
@@ -46,10 +46,7 @@ _POOL_REGION_RE = re.compile(r"^\s*Pool page (?P<page>[0-9a-fA-F`]+) region is (
 # "Unable to read large session pool table (Session data is not present in mini and kernel-only dumps)",
 # "fffff803712e5000 is not valid pool. Checking for freed (or corrupt) pool",
 # "Address fffff803712e5000 could not be read. It may be a freed, invalid or paged out page"
-_POOL_COMPLAINT_RE = re.compile(
-    r"^\s*(?:\S+ is not (?:a )?valid (?:large )?pool\b|Unable to |(?:Address )?\S+ could not be read"
-    r"|Could not|Invalid )"
-)
+_POOL_COMPLAINT_RE = complaint_re(r"\S+ is not (?:a )?valid (?:large )?pool\b", r"(?:Address )?\S+ could not be read")
 
 
 def _pool(lines: list[str], out: dict[str, Any]) -> None:
@@ -186,7 +183,7 @@ _PTE_VA_RE = re.compile(r"^\s*(?:VA\s+(?P<va>[0-9a-fA-F`]+)|(?P<va2>[0-9a-fA-F`]
 # What !pte prints when it cannot walk the tables (kdexts; a Windows 11 dump write-up):
 # "Unable to get PXE FFFFD7EBF5F00120", "Levels not implemented for this platform",
 # 'Page 19e511 not present in the dump file. Type ".hh dbgerr004" for details'
-_PTE_COMPLAINT_RE = re.compile(r"^\s*(?:Unable to |Levels not implemented|Page [0-9a-fA-F]+ not present|Could not)")
+_PTE_COMPLAINT_RE = complaint_re("Levels not implemented", "Page [0-9a-fA-F]+ not present")
 
 
 def _pte(lines: list[str], out: dict[str, Any]) -> None:
