@@ -31,6 +31,9 @@ _BYTES_RE = re.compile(r"^\s+(?P<hex>(?:[0-9a-fA-F?]{2}[ -]){0,15}[0-9a-fA-F?]{2
 _CELL_RE = re.compile(r"[0-9a-fA-F?]+(?:`[0-9a-fA-F?]+)?")
 _FLOAT_CELL_RE = re.compile(r"[-+]?(?:\d[\d.]*(?:e[-+]?\d+)?|1\.#\w+|-?1\.#\w+|\?+)", re.IGNORECASE)
 
+# the "[file @ line]" that ends a dps/dqs/dds symbol when source line loading is on
+_SOURCE_RE = re.compile(r" \[(?P<file>[^\[\]]+) @ (?P<line>\d+)\]$")
+
 # (unit, shape) per command name; shape: bytes | cells | symbols | string | floats
 _COMMANDS: dict[str, tuple[str, str]] = {
     "db": ("byte", "bytes"),
@@ -112,7 +115,15 @@ def _row(line: str, shape: str) -> dict[str, Any] | None:
         if not _CELL_RE.fullmatch(value):
             return None
         row["values"] = [value.replace("`", "").lower()]
-        row["symbols"] = [symbol.strip() or None]
+        symbol = symbol.strip()
+        if symbol.endswith("]"):
+            # with source line loading on, a symbol carries its source location:
+            # "x64_calling_conventions!main+0x67 [C:\Users\...\x.cpp @ 11]" (families/types_symbols/27.txt)
+            src = _SOURCE_RE.search(symbol)
+            if src is not None:
+                row["source_file"], row["source_line"] = src.group("file"), int(src.group("line"))
+                symbol = symbol[: src.start()]
+        row["symbols"] = [symbol or None]
         return row
     hexpart, sep, tail = body.partition("  ")
     cell_re = _FLOAT_CELL_RE if shape == "floats" else _CELL_RE

@@ -119,8 +119,63 @@ def _ts_12(c: Corpus) -> None:
     assert all(len(row.symbols) == 1 and row.symbols[0].startswith("ndis!") for row in r.rows)
 
 
+def _ts_27(c: Corpus) -> None:
+    # x64 user dqs rsp with source line loading on: "[file @ line]" is kept out of the symbol
+    r = c.record("families/types_symbols/27.txt", "dqs rsp")
+    assert r.unit == "qword" and len(r.rows) == 7
+    ret = r.rows[0]
+    assert (ret.address, ret.values, ret.symbols) == (
+        "0x000000e8f6f9f568",
+        ["00007ff68ce51997"],
+        ["x64_calling_conventions!main+0x67"],
+    )
+    path = "C:\\Users\\John\\source\\repos\\x64-calling-conventions\\x64-calling-conventions\\"
+    assert (ret.source_file, ret.source_line) == (path + "x64-calling-conventions.cpp", 11)
+    perf = r.rows[1]
+    assert perf.symbols == ["x64_calling_conventions!_NULL_IMPORT_DESCRIPTOR <PERF> (x64_calling_conventions+0x220f4)"]
+    assert (perf.source_file, perf.source_line) == (None, None)
+    # shadow space and the fifth/sixth parameters: no symbol
+    assert [row.symbols for row in r.rows[2:4]] == [[None], [None]]
+    crt = r.rows[4]
+    assert crt.symbols == ["ucrtbased!__crt_scoped_get_last_error_reset::~__crt_scoped_get_last_error_reset+0x16"]
+    assert (crt.source_file, crt.source_line) == ("minkernel\\crts\\ucrt\\inc\\corecrt_internal.h", 2056)
+    assert [(row.values, row.symbols) for row in r.rows[5:]] == [
+        (["4545454545454545"], [None]),
+        (["4646464646464646"], [None]),
+    ]
+
+
+def _ts_28(c: Corpus) -> None:
+    # x64 kernel IDT through the KPCR: symbol rows alternate with symbol-less halves of the entries
+    r = c.output_record("families/types_symbols/28.txt")
+    assert r.unit == "qword" and len(r.rows) == 16
+    assert r.rows[0].address == "0xfffff80235d8b004" and r.rows[-1].address == "0xfffff80235d8b07c"
+    assert [row.symbols[0] is None for row in r.rows] == [False, True] * 8
+    assert r.rows[1].values == ["00102a4000000000"]
+    assert r.rows[2].symbols == ["nt!KiDebugServiceTrap+0x44"]
+    assert r.rows[6].values == ["fffff8023944ee00"]
+    assert r.rows[6].symbols == ["nt! ?? ::FNODOBFM::`string'+0x10"]
+
+
+def _ts_29(c: Corpus) -> None:
+    # dps over a user thread's KTHREAD, cut by the author with "..." lines (not rows)
+    r = c.output_record("families/types_symbols/29.txt")
+    assert r.unit == "pointer" and len(r.rows) == 11
+    assert r.rows[0].address == "0xffffe70e57dee0c0" and r.rows[3].address == "0xffffe70e57dee350"
+    named = [(row.address, row.symbols[0]) for row in r.rows if row.symbols[0] is not None]
+    assert named == [
+        ("0xffffe70e57dee368", "nt!EmpCheckErrataList"),
+        ("0xffffe70e57dee370", "nt!EmpCheckErrataList"),
+        ("0xffffe70e57dee378", "nt!KiSchedulerApc"),
+    ]
+    assert r.rows[-1].values == ["0000000000000000"] and r.warnings == []
+
+
 CHECKS: dict[str, Callable[[Corpus], None]] = {
     "families/types_symbols/12.txt": _ts_12,
+    "families/types_symbols/27.txt": _ts_27,
+    "families/types_symbols/28.txt": _ts_28,
+    "families/types_symbols/29.txt": _ts_29,
     "memory/01.txt": _memory_01,
     "memory/02.txt": _memory_02,
     "memory/04.txt": _memory_04,

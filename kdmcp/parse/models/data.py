@@ -32,6 +32,9 @@ class MemoryRow(StrictModel):
     ascii: str | None = None  # db / dc / dW character column
     text: str | None = None  # da / du string
     symbols: list[str | None] = Field(default_factory=list)  # dps / dqs / dds, aligned with values
+    # dps / dqs / dds with source line loading on: the symbol's "[file @ line]", kept out of it
+    source_file: str | None = None
+    source_line: int | None = None
 
 
 class MemoryRecord(RecordBase):
@@ -136,7 +139,7 @@ class LocalsRecord(RecordBase):
 class DataModelEntry(StrictModel):
     """One child line of ``dx``."""
 
-    name: str
+    name: str | None = None  # None on a line that is only "[Type: T]" (a function pointer's pointee)
     value: str | None = None
     type: str | None = None
     depth: int = 1
