@@ -16,7 +16,10 @@ A line is ``name``, then either `` : value`` (dx aligns the colon with blanks; t
 empty: ``Display          : ``) or nothing but an optional ``[Type: T]``. Lines without a value
 are children like the others (families/dx/04.txt, 06.txt, 07.txt, 08.txt). The nesting is the
 indentation: four blanks a level in current dx, two in older builds (``dx -r3 Debugger.Sessions``,
-families/dx/02.txt), so a level is "deeper than the line above", not a fixed width.
+families/dx/02.txt), so a level is "deeper than the line above", not a fixed width. A head line
+without a value is the expression whole, blanks included (``@$cursession.TTD.Memory(0x1bf7d0,
+0x1bf7d4, "rw")``, families/dx/19.txt); a line that is only ``[Type: T]`` (a function pointer's
+pointee, families/dx/18.txt) is a child without a name.
 """
 
 from __future__ import annotations
@@ -35,6 +38,7 @@ _BARE_NAME_RE = re.compile(r"\[[^\[\]]*\](?: [^\s\[]\S*)?|\S+")
 # "[Type: unsigned long [26]]": a type may hold one level of brackets
 # (no leading "\s*": searched over a long blank run, it would be quadratic; the text is stripped after)
 _TYPE_RE = re.compile(r"\[Type: (?P<type>(?:[^\[\]]|\[[^\[\]]*\])+)\]")
+_TYPE_ONLY = "[Type: "
 # DML links dx appends: "[Switch To]"
 _LINK_RE = re.compile(r"\[(?P<link>Switch To|Browse|Dump|Details)\]")
 # dx -g draws a grid: a rule of "=", the header row (columns split by " = ", "(+)" marks a column
@@ -60,18 +64,18 @@ def _value_parts(text: str) -> tuple[str | None, str | None, list[str]]:
     return (text or None), typ, links
 
 
-def _split(body: str) -> tuple[str, str]:
-    """``(name, what follows)`` of one line: split at the first " :" that ends the name (blanks
-    before the colon, a blank or the end after it - so "[Type: T]" and "( 0: 0)" never split),
-    else after the bare name."""
+def _split(body: str) -> tuple[str, str, bool]:
+    """``(name, what follows, whether a colon split them)`` of one line: split at the first " :"
+    that ends the name (blanks before the colon, a blank or the end after it - so "[Type: T]" and
+    "( 0: 0)" never split), else after the bare name."""
     at = body.find(" :")
     while at >= 0 and at + 2 < len(body) and body[at + 2] != " ":
         at = body.find(" :", at + 1)
     if at >= 0:
-        return body[:at].rstrip(), body[at + 2 :]
+        return body[:at].rstrip(), body[at + 2 :], True
     m = _BARE_NAME_RE.match(body)
     end = m.end() if m is not None else len(body)
-    return body[:end], body[end:]
+    return body[:end], body[end:], False
 
 
 def parse_data_model(command: str, raw: str) -> DataModelRecord | None:
@@ -91,13 +95,25 @@ def parse_data_model(command: str, raw: str) -> DataModelRecord | None:
         indent = len(line) - len(body)
         if "\t" in line[:indent]:
             indent = len(line[:indent].expandtabs())
-        name, rest = _split(body)
-        value, typ, links = _value_parts(rest)
         if not seen_head and indent == 0:
-            record["expression"] = name
-            record["value"], record["type"] = value, typ
+            head, rest, split = _split(body)
+            if split:
+                record["expression"] = head
+                record["value"], record["type"] = _value_parts(rest)[:2]
+            else:
+                # no " : value": the whole line is the expression as dx echoes it, blanks and all
+                # ('@$cursession.TTD.Memory(0x1bf7d0,0x1bf7d4, "rw")', families/dx/19.txt)
+                record["expression"], record["type"] = _value_parts(body)[:2]
             seen_head = True
             continue
+        if body.startswith(_TYPE_ONLY):
+            # a line that is only a type: under a function pointer dx prints the function's type
+            # ("    [Type: void __cdecl(wchar_t *,unsigned int)]", families/dx/18.txt) - no name
+            name: str | None = None
+            value, typ, links = _value_parts(body)
+        else:
+            name, rest, _ = _split(body)
+            value, typ, links = _value_parts(rest)
         if name == "..." and children:
             # the continuation dx (or the author) prints under a cut list: a sibling of the line above
             depth = children[-1]["depth"]

@@ -35,7 +35,7 @@ def _exceptions_errors_12(c: Corpus) -> None:
     assert r.children[2].value == "nt!KiSwapContext+0x76 (fffff806`4466a186)"
 
 
-def _tree(r: object) -> list[tuple[int, str, str | None, str | None]]:
+def _tree(r: object) -> list[tuple[int, str | None, str | None, str | None]]:
     return [(e.depth, e.name, e.value, e.type) for e in r.children]  # type: ignore[attr-defined]
 
 
@@ -286,6 +286,47 @@ def _dx_17(c: Corpus) -> None:
     ]
 
 
+def _dx_18(c: Corpus) -> None:
+    # x86 TTD walkthrough: a function pointer, its pointee's type on a line of its own (no name)
+    r = c.record("families/dx/18.txt", "dx &DisplayGreeting!GetCppConGreeting")
+    assert (r.expression, r.value) == ("&DisplayGreeting!GetCppConGreeting", "0xb61720")
+    assert r.type == "void (__cdecl*)(wchar_t *,unsigned int)"
+    assert _tree(r) == [(1, None, None, "void __cdecl(wchar_t *,unsigned int)")]
+
+
+def _dx_19(c: Corpus) -> None:
+    # the head echoes the collection with a blank inside ("..., \"rw\")") and no value; eleven
+    # index-only children and dx's "..." cut, all padded with trailing blanks
+    command = 'dx -r1 @$cursession.TTD.Memory(0xddf800,0xddf804, "rw")'
+    r = c.record("families/dx/19.txt", command)
+    assert (r.expression, r.value, r.type) == ('@$cursession.TTD.Memory(0x1bf7d0,0x1bf7d4, "rw")', None, None)
+    assert [e.name for e in r.children] == [f"[{i:#x}]" for i in range(11)] + ["..."]
+    assert all((e.depth, e.value, e.type) == (1, None, None) for e in r.children)
+
+
+def _dx_20(c: Corpus) -> None:
+    command = 'dx -r1 @$cursession.TTD.Memory(0xddf800,0xddf804, "rw")[5]'
+    r = c.record("families/dx/20.txt", command)
+    assert (r.expression, r.value) == ('@$cursession.TTD.Memory(0xddf800,0xddf804, "rw")[5]', None)
+    fields = {e.name: e.value for e in r.children}
+    assert len(r.children) == 10 and all(e.depth == 1 for e in r.children)
+    assert fields["EventType"] == "MemoryAccess" and fields["AccessType"] == "Write"
+    assert (fields["ThreadId"], fields["UniqueThreadId"]) == ("0x710", "0x2")
+    assert fields["TimeStart"] == fields["TimeEnd"] == "27:3C1 [Time Travel]"
+    assert (fields["IP"], fields["Address"], fields["Size"], fields["Value"]) == (
+        "0x6900432f",
+        "0xddf800",
+        "0x4",
+        "0xddf818",
+    )
+
+
+def _dx_21(c: Corpus) -> None:
+    r = c.record("families/dx/21.txt", "dx &greeting")
+    assert (r.expression, r.value, r.type) == ("&greeting", "0xddf800", "std::array<wchar_t,50> *")
+    assert _tree(r) == [(1, "[+0x000] _Elems", '"\uaf58\u68f6\u6a99\u779d???"', "wchar_t [50]")]
+
+
 CHECKS: dict[str, Callable[[Corpus], None]] = {
     "families/dx/01.txt": _dx_01,
     "families/dx/02.txt": _dx_02,
@@ -304,6 +345,10 @@ CHECKS: dict[str, Callable[[Corpus], None]] = {
     "families/dx/15.txt": _dx_15,
     "families/dx/16.txt": _dx_16,
     "families/dx/17.txt": _dx_17,
+    "families/dx/18.txt": _dx_18,
+    "families/dx/19.txt": _dx_19,
+    "families/dx/20.txt": _dx_20,
+    "families/dx/21.txt": _dx_21,
     "memory/13.txt": _memory_13,
     "memory/14.txt": _memory_14,
     "exceptions_errors/12.txt": _exceptions_errors_12,
