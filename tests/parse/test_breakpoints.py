@@ -224,6 +224,16 @@ def _bp_06(c: Corpus) -> None:
     assert (bp.pass_count, bp.initial_pass_count, bp.thread, bp.symbol) == (1, 1, "0:****", None)
 
 
+def _bp_07(c: Corpus) -> None:
+    # kernel bl (no process:thread column) of a bu on the author's own driver, with its source line
+    (bp,) = c.record("families/breakpoints/07.txt", "bl").breakpoints
+    assert (bp.id, bp.enabled, bp.unresolved, bp.address) == (0, True, False, "0xfffff80118391040")
+    path = "G:\\Try2WinDbg\\drivers\\SecondDriverSample\\SecondDriver\\SecondDriver.cpp"
+    assert (bp.file, bp.line) == (path, 18)
+    assert (bp.pass_count, bp.initial_pass_count, bp.thread) == (1, 1, None)
+    assert bp.symbol == "SecondDriver!SecondDriverDeviceControl"
+
+
 CHECKS: dict[str, Callable[[Corpus], None]] = {
     "misc/06.txt": _misc_06,
     "misc/07.txt": _misc_07,
@@ -233,6 +243,7 @@ CHECKS: dict[str, Callable[[Corpus], None]] = {
     "families/breakpoints/04.txt": _bp_04,
     "families/breakpoints/05.txt": _bp_05,
     "families/breakpoints/06.txt": _bp_06,
+    "families/breakpoints/07.txt": _bp_07,
 }
 
 
