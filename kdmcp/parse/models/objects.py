@@ -195,6 +195,12 @@ class HandleEntry(StrictModel):
     directory_object: str | None = None
     name: str | None = None  # None also for user mode's "Name <none>"
     object_info: list[str] = Field(default_factory=list)  # "Object Specific Information" lines
+    # ...and what those lines say, for the types ntsdexts decodes (user mode, flag 8):
+    event_type: str | None = None  # "Event Type Manual Reset" -> "Manual Reset" / "Auto Reset"
+    state: str | None = None  # "Event is Set" / "Event is Waiting", "Mutex is Free" / "Mutex is Owned"
+    owner: str | None = None  # "Mutant Owner 2dd8.23a0": the owner's pid.tid, hex as printed
+    semaphore_count: int | None = None  # "Semaphore Count 0"
+    semaphore_limit: int | None = None  # "Semaphore Limit 1"
 
 
 class HandleTypeCount(StrictModel):

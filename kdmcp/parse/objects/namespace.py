@@ -128,6 +128,14 @@ _GRANTED_RE = re.compile(r"^(?P<mask>(?:0x)?[0-9a-fA-F]+):?(?: \((?P<rights>[^)]
 _USER_SPECIFIC_RE = re.compile(r"^  (?:Object [Ss]pecific [Ii]nformation|No object specific information available)")
 _USER_RIGHTS_RE = re.compile(r"^ {5,}(?P<rights>\S.*)$")
 _USER_INFO_RE = re.compile(r"^    (?P<info>\S.*)$")
+# The object-specific lines ntsdexts decodes (DebugPrivilege's "0:000> !handle 0 f event" /
+# "... mutant" / "... semaphore" write-ups): "Event Type Manual Reset", "Event is Waiting",
+# "Mutex is Owned", "Mutant Owner 2dd8.23a0", "Semaphore Count 0", "Semaphore Limit 1"; read
+# only under "Object specific information", so no other line pays for them.
+_INFO_RE = re.compile(
+    r"^(?:Event Type (?P<event_type>\w.*)|(?:Event|Mutex) is (?P<state>\w+)"
+    r"|Mutant Owner (?P<owner>[0-9a-fA-F]+\.[0-9a-fA-F]+)|Semaphore (?P<sem>Count|Limit) (?P<n>\d+))$"
+)
 # "6 Handles" then "Type            Count" then "Event           3"
 _SUMMARY_TOTAL_RE = re.compile(r"^(?P<n>\d+) Handles$")
 _SUMMARY_HEAD_RE = re.compile(r"^Type\s+Count$")
@@ -274,9 +282,23 @@ def _handle_body_line(line: str, entry: dict[str, Any], section: str) -> str | N
     if section == "info":
         i = _USER_INFO_RE.match(line)
         if i is not None:
-            entry.setdefault("object_info", []).append(i.group("info"))
+            info = i.group("info")
+            entry.setdefault("object_info", []).append(info)
+            _object_info(info, entry)
             return "info"
     return None
+
+
+def _object_info(info: str, entry: dict[str, Any]) -> None:
+    """Type what an object-specific line says (the line itself stays in ``object_info``)."""
+    m = _INFO_RE.match(info)
+    if m is None:
+        return
+    if m.group("sem"):
+        entry["semaphore_count" if m.group("sem") == "Count" else "semaphore_limit"] = int(m.group("n"))
+    else:
+        key = next(k for k in ("event_type", "state", "owner") if m.group(k))
+        entry[key] = m.group(key)
 
 
 def _handle_summary_line(line: str, out: dict[str, Any], section: str) -> bool:
