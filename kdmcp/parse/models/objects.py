@@ -261,6 +261,18 @@ class PageFile(StrictModel):
     maximum_kb: int | None = None
 
 
+class DpcQueueEntry(StrictModel):
+    """One DPC of ``!pcr``'s ``DpcQueue:``: the KDPC, its routine, the queue it is on and the
+    routine's symbol. x86 (docs): ``DpcQueue:  0x80168ee0 0x80100d04 ntoskrnl!KiTimerExpiration``;
+    x64 Windows 10/11 (DebugPrivilege's ``0: kd> !pcr 4``) adds ``[Normal]`` and prints each
+    further DPC on an indented line of its own."""
+
+    dpc: str
+    routine: str
+    type: str | None = None  # "Normal" (the x64 layout's bracket), None when not printed
+    symbol: str | None = None
+
+
 class ObjectRecord(RecordBase):
     """Kernel/user object extensions: ``!irp !drvobj !devobj !devstack !object !pool !pte``
     and the key/value ones (``!teb !peb !pcr !address !irql !apic !vm !locks !handle !heap``).
@@ -294,3 +306,5 @@ class ObjectRecord(RecordBase):
     critical_sections: list[CriticalSection] = Field(default_factory=list)
     # !vm
     page_files: list[PageFile] = Field(default_factory=list)
+    # !pcr
+    dpc_queue: list[DpcQueueEntry] = Field(default_factory=list)
