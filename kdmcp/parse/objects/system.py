@@ -17,9 +17,13 @@ from kdmcp.parse.objects.fields import (
 
 # A line an extension prints when it cannot read what it walks ("GetUlongFromAddress: unable
 # to read from 00000000" inside "!locks -v", docs) or warns about it (locks.c: "WARNING:
-# SystemResourcesList->Flink chain invalid", "<< Too many exclusive waiters to list>>"); matched
-# on the line without its indent, so a long blank run is skipped once, at C speed.
-_COMPLAINT_RE = re.compile(r"WARNING: |<<.*>>$|(?:\w+: )?(?:[Uu]nable to|[Cc]ould not|[Cc]annot|[Ff]ailed to)\b")
+# SystemResourcesList->Flink chain invalid", "<< Too many exclusive waiters to list>>"), or says
+# what it could not read, after the table's kind ("Handle Error reading handle count." in
+# jasandoval1/windev_training's kernel "1: kd> !handle 6c", "Kernel handle Error reading handle
+# count."); matched on the line without its indent, so a long blank run is skipped once, at C speed.
+_COMPLAINT_RE = re.compile(
+    r"WARNING: |<<.*>>$|(?:\w+: )?(?:[Uu]nable to|[Cc]ould not|[Cc]annot|[Ff]ailed to)\b|(?:\w+ ){0,3}Error reading\b"
+)
 
 
 def complaints(lines: list[str]) -> list[str]:

@@ -235,6 +235,8 @@ def _handles_03(c: Corpus) -> None:
     r = c.record("families/handles/03.txt", "!handle 14 13")
     assert (r.fields["process"], r.fields["image"]) == ("0x80559800", "Idle")
     assert (r.fields["handle_table"], r.fields["entries_in_use"]) == ("0xe1002000", "380")
+    # XP prints the ids on the PROCESS line and "TableSize: 380." where 7+ print HandleCount
+    assert (r.fields["session_id"], r.fields["cid"], r.fields["table_size"]) == ("0", "0x0000", "380")
     (h,) = r.handles
     assert (h.handle, h.object, h.granted_access) == ("0x0014", "0xe12751d0", "0x0002001f")
     assert (h.type, h.type_address, h.object_header) == ("Key", "0x80ec8db8", "0xe12751b8")
@@ -245,6 +247,7 @@ def _handles_03(c: Corpus) -> None:
 def _handles_04(c: Corpus) -> None:
     r = c.output_record("families/handles/04.txt")
     assert (r.fields["process"], r.fields["image"]) == ("0xfffffa8004f48940", "smss.exe")
+    assert (r.fields["session_id"], r.fields["cid"], r.fields["parent_cid"]) == ("none", "0x0138", "0x0004")
     assert (r.fields["handle_table"], r.fields["entries_in_use"]) == ("0xfffff8a00066f700", "39")
     (h,) = r.handles
     assert (h.handle, h.process, h.object) == ("0x0040", "0xfffffa8004f48940", "0xfffff8a000633f00")
@@ -257,6 +260,8 @@ def _handles_05(c: Corpus) -> None:
     r = c.record("families/handles/05.txt", "!handle 0 3 ffffc38e2c0dc080 File")
     assert r.fields["type_filter"] == "File"
     assert (r.fields["process"], r.fields["image"]) == ("0xffffc38e2c0dc080", "IrpTrackerClient.exe")
+    assert (r.fields["session_id"], r.fields["cid"], r.fields["parent_cid"]) == ("1", "0x08fc", "0x156c")
+    assert (r.fields["peb"], r.fields["process_handle_count"]) == ("0xda309be000", "45")
     assert (r.fields["handle_table"], r.fields["entries_in_use"]) == ("0xffffa08f5ad26540", "45")
     assert [h.handle for h in r.handles] == ["0x0004", "0x0044", "0x004c", "0x00a4"]
     assert [h.flags for h in r.handles] == [[], ["Protected", "Inherit", "Audit"], ["Inherit"], ["Protected"]]
@@ -337,6 +342,26 @@ def _handles_08(c: Corpus) -> None:
     assert (r.fields["type_filter"], r.fields["handles_of_type"]) == ("Semaphore", "3")
 
 
+def _handles_09(c: Corpus) -> None:
+    # kernel "1: kd> !handle 6c": the table could not be read, so no "Handle table at" line
+    r = c.record("families/handles/09.txt", "!handle 6c")
+    assert (r.fields["process"], r.fields["image"]) == ("0xffffe00128780080", "test.exe")
+    assert (r.fields["session_id"], r.fields["cid"], r.fields["parent_cid"]) == ("1", "0x0a80", "0x0d5c")
+    assert (r.fields["peb"], r.fields["dir_base"], r.fields["object_table"]) == (
+        "0x7ff617654000",
+        "0x080e5000",
+        "0xffffc000d43244c0",
+    )
+    assert "process_handle_count" not in r.fields and "handle_table" not in r.fields  # "<Data Not Accessible>"
+    assert r.warnings == ["Handle Error reading handle count."]
+    (h,) = r.handles
+    assert (h.handle, h.object, h.granted_access) == ("0x006c", "0xffffe001283ddf20", "0x00100081")
+    assert (h.flags, h.entry) == (["Protected", "Inherit", "Audit"], "0xffffc000d2d5b1b0")
+    assert (h.type, h.type_address, h.object_header) == ("File", "0xffffe001249b49a0", "0xffffe001283ddef0")
+    assert (h.handle_count, h.pointer_count, h.directory_object) == (1, 32768, "0x00000000")
+    assert h.name == "\\sample.txt {HarddiskVolume3}"
+
+
 CHECKS: dict[str, Callable[[Corpus], None]] = {
     "kernel_objects/08.txt": _kernel_objects_08,
     "kernel_objects/09.txt": _kernel_objects_09,
@@ -348,6 +373,7 @@ CHECKS: dict[str, Callable[[Corpus], None]] = {
     "families/handles/06.txt": _handles_06,
     "families/handles/07.txt": _handles_07,
     "families/handles/08.txt": _handles_08,
+    "families/handles/09.txt": _handles_09,
 }
 
 
