@@ -195,6 +195,12 @@ class HandleEntry(StrictModel):
     directory_object: str | None = None
     name: str | None = None  # None also for user mode's "Name <none>"
     object_info: list[str] = Field(default_factory=list)  # "Object Specific Information" lines
+    # ...and what those lines say, for the types ntsdexts decodes (user mode, flag 8):
+    event_type: str | None = None  # "Event Type Manual Reset" -> "Manual Reset" / "Auto Reset"
+    state: str | None = None  # "Event is Set" / "Event is Waiting", "Mutex is Free" / "Mutex is Owned"
+    owner: str | None = None  # "Mutant Owner 2dd8.23a0": the owner's pid.tid, hex as printed
+    semaphore_count: int | None = None  # "Semaphore Count 0"
+    semaphore_limit: int | None = None  # "Semaphore Limit 1"
 
 
 class HandleTypeCount(StrictModel):
@@ -255,6 +261,18 @@ class PageFile(StrictModel):
     maximum_kb: int | None = None
 
 
+class DpcQueueEntry(StrictModel):
+    """One DPC of ``!pcr``'s ``DpcQueue:``: the KDPC, its routine, the queue it is on and the
+    routine's symbol. x86 (docs): ``DpcQueue:  0x80168ee0 0x80100d04 ntoskrnl!KiTimerExpiration``;
+    x64 Windows 10/11 (DebugPrivilege's ``0: kd> !pcr 4``) adds ``[Normal]`` and prints each
+    further DPC on an indented line of its own."""
+
+    dpc: str
+    routine: str
+    type: str | None = None  # "Normal" (the x64 layout's bracket), None when not printed
+    symbol: str | None = None
+
+
 class ObjectRecord(RecordBase):
     """Kernel/user object extensions: ``!irp !drvobj !devobj !devstack !object !pool !pte``
     and the key/value ones (``!teb !peb !pcr !address !irql !apic !vm !locks !handle !heap``).
@@ -288,3 +306,5 @@ class ObjectRecord(RecordBase):
     critical_sections: list[CriticalSection] = Field(default_factory=list)
     # !vm
     page_files: list[PageFile] = Field(default_factory=list)
+    # !pcr
+    dpc_queue: list[DpcQueueEntry] = Field(default_factory=list)

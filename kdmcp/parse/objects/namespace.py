@@ -113,6 +113,18 @@ _OBJECT_HEADER_RE = re.compile(r"^\s*ObjectHeader: (?P<addr>[0-9a-fA-F`]+)")
 _HANDLE_ATTRIBUTE_RE = re.compile(r"\((\w+)\)")
 _HANDLE_ENTRY_RE = re.compile(r"\bEntry: (?P<addr>[0-9a-fA-F`]+)")
 _HANDLE_PROCESS_RE = re.compile(r"^\s*PROCESS (?P<addr>[0-9a-fA-F`]+)")
+# The PROCESS header's ids, under it (Windows 7+: "    SessionId: 1  Cid: 08fc    Peb: da309be000
+# ParentCid: 156c") or on its line (XP: "PROCESS 80559800  SessionId: 0  Cid: 0000 ..."), then
+# "    DirBase: 1bc32002  ObjectTable: ffffa08f5ad26540  HandleCount:  45." (XP: "TableSize: 380.");
+# the count may be "<Data Not Accessible>" (windev_training's "!handle 6c"): then it is not kept.
+_PROCESS_IDS_RE = re.compile(
+    r"SessionId: (?P<session>\S+)\s+Cid: (?P<cid>[0-9a-fA-F]+)\s+Peb: (?P<peb>[0-9a-fA-F`]+)"
+    r"\s+ParentCid: (?P<parent>[0-9a-fA-F]+)"
+)
+_PROCESS_TABLE_RE = re.compile(
+    r"^\s*DirBase: (?P<dirbase>[0-9a-fA-F`]+)\s+ObjectTable: (?P<table>[0-9a-fA-F`]+)"
+    r"\s+(?P<key>HandleCount|TableSize):\s*(?:(?P<count>\d+)\.)?"
+)
 # "Searching for handles of type File" (kernel) / "7 handles of type Event" (user, the end)
 _TYPE_FILTER_RE = re.compile(r"^(?:Searching for handles|(?P<n>\d+) handles) of type (?P<type>\S+)$")
 
@@ -128,6 +140,14 @@ _GRANTED_RE = re.compile(r"^(?P<mask>(?:0x)?[0-9a-fA-F]+):?(?: \((?P<rights>[^)]
 _USER_SPECIFIC_RE = re.compile(r"^  (?:Object [Ss]pecific [Ii]nformation|No object specific information available)")
 _USER_RIGHTS_RE = re.compile(r"^ {5,}(?P<rights>\S.*)$")
 _USER_INFO_RE = re.compile(r"^    (?P<info>\S.*)$")
+# The object-specific lines ntsdexts decodes (DebugPrivilege's "0:000> !handle 0 f event" /
+# "... mutant" / "... semaphore" write-ups): "Event Type Manual Reset", "Event is Waiting",
+# "Mutex is Owned", "Mutant Owner 2dd8.23a0", "Semaphore Count 0", "Semaphore Limit 1"; read
+# only under "Object specific information", so no other line pays for them.
+_INFO_RE = re.compile(
+    r"^(?:Event Type (?P<event_type>\w.*)|(?:Event|Mutex) is (?P<state>\w+)"
+    r"|Mutant Owner (?P<owner>[0-9a-fA-F]+\.[0-9a-fA-F]+)|Semaphore (?P<sem>Count|Limit) (?P<n>\d+))$"
+)
 # "6 Handles" then "Type            Count" then "Event           3"
 _SUMMARY_TOTAL_RE = re.compile(r"^(?P<n>\d+) Handles$")
 _SUMMARY_HEAD_RE = re.compile(r"^Type\s+Count$")
@@ -240,6 +260,10 @@ def _handle(lines: list[str], out: dict[str, Any]) -> None:
         if p is not None:
             process = addr(p.group("addr"))
             fields.setdefault("process", process)
+            if "SessionId:" in line:
+                _process_header(line, fields)
+            continue
+        if ("SessionId:" in line or "DirBase:" in line) and _process_header(line, fields):
             continue
         t = _TYPE_FILTER_RE.match(line)
         if t is not None:
@@ -253,6 +277,27 @@ def _handle(lines: list[str], out: dict[str, Any]) -> None:
         else:
             leftovers.append(line)
     out["warnings"].extend(complaints(leftovers))
+
+
+def _process_header(line: str, fields: dict[str, str]) -> bool:
+    """A PROCESS header's ids or table line into ``fields`` (the first process's, like
+    ``process``); False if the line is neither."""
+    m = _PROCESS_IDS_RE.search(line)
+    if m is not None:
+        fields.setdefault("session_id", m.group("session"))
+        fields.setdefault("cid", "0x" + m.group("cid").lower())
+        fields.setdefault("peb", addr(m.group("peb")))
+        fields.setdefault("parent_cid", "0x" + m.group("parent").lower())
+        return True
+    t = _PROCESS_TABLE_RE.match(line)
+    if t is not None:
+        fields.setdefault("dir_base", addr(t.group("dirbase")))
+        fields.setdefault("object_table", addr(t.group("table")))
+        if t.group("count"):
+            key = "process_handle_count" if t.group("key") == "HandleCount" else "table_size"
+            fields.setdefault(key, t.group("count"))
+        return True
+    return False
 
 
 def _handle_body_line(line: str, entry: dict[str, Any], section: str) -> str | None:
@@ -274,9 +319,23 @@ def _handle_body_line(line: str, entry: dict[str, Any], section: str) -> str | N
     if section == "info":
         i = _USER_INFO_RE.match(line)
         if i is not None:
-            entry.setdefault("object_info", []).append(i.group("info"))
+            info = i.group("info")
+            entry.setdefault("object_info", []).append(info)
+            _object_info(info, entry)
             return "info"
     return None
+
+
+def _object_info(info: str, entry: dict[str, Any]) -> None:
+    """Type what an object-specific line says (the line itself stays in ``object_info``)."""
+    m = _INFO_RE.match(info)
+    if m is None:
+        return
+    if m.group("sem"):
+        entry["semaphore_count" if m.group("sem") == "Count" else "semaphore_limit"] = int(m.group("n"))
+    else:
+        key = next(k for k in ("event_type", "state", "owner") if m.group(k))
+        entry[key] = m.group(key)
 
 
 def _handle_summary_line(line: str, out: dict[str, Any], section: str) -> bool:

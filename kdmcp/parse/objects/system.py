@@ -17,9 +17,13 @@ from kdmcp.parse.objects.fields import (
 
 # A line an extension prints when it cannot read what it walks ("GetUlongFromAddress: unable
 # to read from 00000000" inside "!locks -v", docs) or warns about it (locks.c: "WARNING:
-# SystemResourcesList->Flink chain invalid", "<< Too many exclusive waiters to list>>"); matched
-# on the line without its indent, so a long blank run is skipped once, at C speed.
-_COMPLAINT_RE = re.compile(r"WARNING: |<<.*>>$|(?:\w+: )?(?:[Uu]nable to|[Cc]ould not|[Cc]annot|[Ff]ailed to)\b")
+# SystemResourcesList->Flink chain invalid", "<< Too many exclusive waiters to list>>"), or says
+# what it could not read, after the table's kind ("Handle Error reading handle count." in
+# jasandoval1/windev_training's kernel "1: kd> !handle 6c", "Kernel handle Error reading handle
+# count."); matched on the line without its indent, so a long blank run is skipped once, at C speed.
+_COMPLAINT_RE = re.compile(
+    r"WARNING: |<<.*>>$|(?:\w+: )?(?:[Uu]nable to|[Cc]ould not|[Cc]annot|[Ff]ailed to)\b|(?:\w+ ){0,3}Error reading\b"
+)
 
 
 def complaints(lines: list[str]) -> list[str]:
@@ -65,14 +69,36 @@ _PEB_MODULE_RE = re.compile(
     r"^\s+(?P<base>[0-9a-fA-F]{1,16})\s+(?P<stamp>[0-9a-fA-F]{8})"
     r"\s+(?P<date>\w{3} \d\d \d\d:\d\d:\d\d \d{4})\s+(?P<path>.*)$"
 )
+# !pcr's DPC queue: "DpcQueue:  0x80168ee0 0x80100d04 ntoskrnl!KiTimerExpiration" (x86, docs);
+# x64 Windows 10/11 (DebugPrivilege's " 0: kd> !pcr 4") adds the queue in brackets and prints each
+# further DPC on an indented line of its own, "0xffffa001290ce5d8 0xfffff8014941e4e0 [Normal]
+# nt!PpmPerfAction", which has no key: without this the second DPC was lost.
+_DPC_RE = re.compile(
+    r"^\s*(?:DpcQueue:)?\s*(?P<dpc>0x[0-9a-fA-F`]+) (?P<routine>0x[0-9a-fA-F`]+)"
+    r"(?: \[(?P<type>[^\]]*)\])?(?: (?P<sym>\S+))?\s*$"
+)
 # Environment block entry: "        COMPUTERNAME=DEBUG-WK86-7"
 _ENV_RE = re.compile(r"^\s{6,}(?P<name>[^=\s][^=]*|=[^=]*)=(?P<value>.*)$")
 
 
 def _teb_peb(lines: list[str], out: dict[str, Any]) -> None:
     rest: list[str] = []
-    in_env = False
+    in_env = in_dpc = False
     for line in lines:
+        if in_dpc or "DpcQueue:" in line:
+            d = _DPC_RE.match(line)
+            in_dpc = d is not None
+            if d is not None:
+                out["dpc_queue"].append(
+                    {
+                        "dpc": addr(d.group("dpc")),
+                        "routine": addr(d.group("routine")),
+                        "type": d.group("type"),
+                        "symbol": d.group("sym"),
+                    }
+                )
+                if "DpcQueue:" not in line:
+                    continue  # a continuation; the head line also stays a field, as before
         m = _AT_RE.match(line)
         if m is not None:
             out["address"] = addr(m.group("addr") or m.group("pcr"))

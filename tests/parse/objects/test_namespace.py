@@ -227,6 +227,7 @@ def _handles_02(c: Corpus) -> None:
     assert h.access_rights == ["Synch", "QueryState", "ModifyState"]
     assert (h.handle_count, h.pointer_count, h.name) == (2, 3, None)  # "Name          <none>"
     assert h.object_info == ["Event Type Auto Reset", "Event is Waiting"]
+    assert (h.event_type, h.state, h.owner, h.semaphore_count) == ("Auto Reset", "Waiting", None, None)
     assert r.handle_types == []
 
 
@@ -234,6 +235,8 @@ def _handles_03(c: Corpus) -> None:
     r = c.record("families/handles/03.txt", "!handle 14 13")
     assert (r.fields["process"], r.fields["image"]) == ("0x80559800", "Idle")
     assert (r.fields["handle_table"], r.fields["entries_in_use"]) == ("0xe1002000", "380")
+    # XP prints the ids on the PROCESS line and "TableSize: 380." where 7+ print HandleCount
+    assert (r.fields["session_id"], r.fields["cid"], r.fields["table_size"]) == ("0", "0x0000", "380")
     (h,) = r.handles
     assert (h.handle, h.object, h.granted_access) == ("0x0014", "0xe12751d0", "0x0002001f")
     assert (h.type, h.type_address, h.object_header) == ("Key", "0x80ec8db8", "0xe12751b8")
@@ -244,6 +247,7 @@ def _handles_03(c: Corpus) -> None:
 def _handles_04(c: Corpus) -> None:
     r = c.output_record("families/handles/04.txt")
     assert (r.fields["process"], r.fields["image"]) == ("0xfffffa8004f48940", "smss.exe")
+    assert (r.fields["session_id"], r.fields["cid"], r.fields["parent_cid"]) == ("none", "0x0138", "0x0004")
     assert (r.fields["handle_table"], r.fields["entries_in_use"]) == ("0xfffff8a00066f700", "39")
     (h,) = r.handles
     assert (h.handle, h.process, h.object) == ("0x0040", "0xfffffa8004f48940", "0xfffff8a000633f00")
@@ -256,6 +260,8 @@ def _handles_05(c: Corpus) -> None:
     r = c.record("families/handles/05.txt", "!handle 0 3 ffffc38e2c0dc080 File")
     assert r.fields["type_filter"] == "File"
     assert (r.fields["process"], r.fields["image"]) == ("0xffffc38e2c0dc080", "IrpTrackerClient.exe")
+    assert (r.fields["session_id"], r.fields["cid"], r.fields["parent_cid"]) == ("1", "0x08fc", "0x156c")
+    assert (r.fields["peb"], r.fields["process_handle_count"]) == ("0xda309be000", "45")
     assert (r.fields["handle_table"], r.fields["entries_in_use"]) == ("0xffffa08f5ad26540", "45")
     assert [h.handle for h in r.handles] == ["0x0004", "0x0044", "0x004c", "0x00a4"]
     assert [h.flags for h in r.handles] == [[], ["Protected", "Inherit", "Audit"], ["Inherit"], ["Protected"]]
@@ -271,6 +277,91 @@ def _handles_05(c: Corpus) -> None:
     assert {h.type for h in r.handles} == {"File"} and r.warnings == []
 
 
+def _handles_06(c: Corpus) -> None:
+    # "0:000> !handle 0 f event" of a deadlocked x64 process: seven Event handles, tab-aligned
+    r = c.record("families/handles/06.txt", "!handle 0 f event")
+    assert [h.handle for h in r.handles] == [
+        "0x0000000000000008",
+        "0x000000000000000c",
+        "0x0000000000000010",
+        "0x0000000000000048",
+        "0x000000000000004c",
+        "0x00000000000000a8",
+        "0x00000000000000ac",
+    ]
+    assert {h.type for h in r.handles} == {"Event"} and {h.granted_access for h in r.handles} == {"0x1f0003"}
+    assert [h.pointer_count for h in r.handles] == [65536, 65536, 65537, 65525, 65533, 65538, 65538]
+    assert [h.name for h in r.handles][-2:] == [
+        "\\BaseNamedObjects\\FilesCreatedEvent",
+        "\\BaseNamedObjects\\FilesMovedEvent",
+    ]
+    assert [h.name for h in r.handles][:5] == [None] * 5  # "Name         \t<none>"
+    assert [(h.event_type, h.state) for h in r.handles] == [
+        ("Manual Reset", "Set"),
+        ("Manual Reset", "Set"),
+        ("Auto Reset", "Waiting"),
+        ("Auto Reset", "Set"),
+        ("Auto Reset", "Set"),
+        ("Manual Reset", "Waiting"),
+        ("Manual Reset", "Waiting"),
+    ]
+    assert r.handles[0].access_rights[-2:] == ["QueryState", "ModifyState"] and len(r.handles[0].access_rights) == 7
+    assert (r.fields["type_filter"], r.fields["handles_of_type"]) == ("Event", "7")
+    assert r.handle_types == [] and r.warnings == []
+
+
+def _handles_07(c: Corpus) -> None:
+    # "!handle 0 f mutant": the mutex the main thread never released, owned by 2dd8.23a0
+    r = c.record("families/handles/07.txt", "!handle 0 f mutant")
+    free, owned = r.handles
+    assert (free.handle, free.type, free.granted_access) == ("0x0000000000000078", "Mutant", "0x1f0001")
+    assert free.access_rights == ["Delete", "ReadControl", "WriteDac", "WriteOwner", "Synch", "QueryState"]
+    assert free.name == "\\Sessions\\1\\BaseNamedObjects\\SM0:11736:304:WilStaging_02"
+    assert (free.state, free.owner, free.pointer_count) == ("Free", "0.0", 65536)
+    assert (owned.handle, owned.name) == ("0x00000000000000b0", "\\Sessions\\1\\BaseNamedObjects\\NewMutex")
+    assert (owned.state, owned.owner, owned.handle_count, owned.pointer_count) == ("Owned", "2dd8.23a0", 2, 65538)
+    assert owned.object_info == ["Mutex is Owned", "Mutant Owner 2dd8.23a0"] and owned.event_type is None
+    assert (r.fields["type_filter"], r.fields["handles_of_type"]) == ("Mutant", "2")
+
+
+def _handles_08(c: Corpus) -> None:
+    # "!handle 0 f semaphore": the file-operation semaphore is taken (count 0 of limit 1)
+    r = c.record("families/handles/08.txt", "!handle 0 f semaphore")
+    assert [(h.handle, h.semaphore_count, h.semaphore_limit) for h in r.handles] == [
+        ("0x0000000000000078", 1736680388, 1736680388),
+        ("0x000000000000007c", 274, 274),
+        ("0x00000000000000a8", 0, 1),
+    ]
+    assert [h.name.rsplit("\\", 1)[-1] for h in r.handles if h.name] == [
+        "SM0:7324:304:WilStaging_02_p0",
+        "SM0:7324:304:WilStaging_02_p0h",
+        "FileOperationSyncSemaphore",
+    ]
+    assert [h.pointer_count for h in r.handles] == [65538, 65538, 63537]
+    assert {h.type for h in r.handles} == {"Semaphore"} and all(h.state is None for h in r.handles)
+    assert (r.fields["type_filter"], r.fields["handles_of_type"]) == ("Semaphore", "3")
+
+
+def _handles_09(c: Corpus) -> None:
+    # kernel "1: kd> !handle 6c": the table could not be read, so no "Handle table at" line
+    r = c.record("families/handles/09.txt", "!handle 6c")
+    assert (r.fields["process"], r.fields["image"]) == ("0xffffe00128780080", "test.exe")
+    assert (r.fields["session_id"], r.fields["cid"], r.fields["parent_cid"]) == ("1", "0x0a80", "0x0d5c")
+    assert (r.fields["peb"], r.fields["dir_base"], r.fields["object_table"]) == (
+        "0x7ff617654000",
+        "0x080e5000",
+        "0xffffc000d43244c0",
+    )
+    assert "process_handle_count" not in r.fields and "handle_table" not in r.fields  # "<Data Not Accessible>"
+    assert r.warnings == ["Handle Error reading handle count."]
+    (h,) = r.handles
+    assert (h.handle, h.object, h.granted_access) == ("0x006c", "0xffffe001283ddf20", "0x00100081")
+    assert (h.flags, h.entry) == (["Protected", "Inherit", "Audit"], "0xffffc000d2d5b1b0")
+    assert (h.type, h.type_address, h.object_header) == ("File", "0xffffe001249b49a0", "0xffffe001283ddef0")
+    assert (h.handle_count, h.pointer_count, h.directory_object) == (1, 32768, "0x00000000")
+    assert h.name == "\\sample.txt {HarddiskVolume3}"
+
+
 CHECKS: dict[str, Callable[[Corpus], None]] = {
     "kernel_objects/08.txt": _kernel_objects_08,
     "kernel_objects/09.txt": _kernel_objects_09,
@@ -279,6 +370,10 @@ CHECKS: dict[str, Callable[[Corpus], None]] = {
     "families/handles/03.txt": _handles_03,
     "families/handles/04.txt": _handles_04,
     "families/handles/05.txt": _handles_05,
+    "families/handles/06.txt": _handles_06,
+    "families/handles/07.txt": _handles_07,
+    "families/handles/08.txt": _handles_08,
+    "families/handles/09.txt": _handles_09,
 }
 
 

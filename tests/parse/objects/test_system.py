@@ -196,6 +196,9 @@ def _kernel_state_04(c: Corpus) -> None:
     assert (r.fields["Irql"], r.fields["IDT"], r.fields["TSS"]) == ("00000000", "80043400", "803cc000")
     assert (r.fields["CurrentThread"], r.fields["IdleThread"]) == ("8015e8a0", "8015e8a0")
     assert r.fields["DpcQueue"] == "0x80168ee0 0x80100d04 ntoskrnl!KiTimerExpiration"
+    (dpc,) = r.dpc_queue
+    assert (dpc.dpc, dpc.routine, dpc.type) == ("0x80168ee0", "0x80100d04", None)
+    assert dpc.symbol == "ntoskrnl!KiTimerExpiration"
 
 
 def _kernel_state_06(c: Corpus) -> None:
@@ -296,6 +299,55 @@ def test_kernel_lock_with_a_symbol() -> None:
     assert r.fields == {"total_locks": "1"}
 
 
+def _kernel_state_08(c: Corpus) -> None:
+    # "4: kd> !irql 4" on a 0xD1 crash dump: the crashing CPU was at DISPATCH_LEVEL
+    r = c.record("families/kernel_state/08.txt", "!irql 4")
+    assert (r.object_type, r.fields) == ("irql", {"processor": "0x4", "irql": "2", "irql_name": "DISPATCH_LEVEL"})
+    assert r.warnings == []
+
+
+def _kernel_state_09(c: Corpus) -> None:
+    # x64 "!pcr 4" (Windows 10/11): 16-digit fields after a tab, two DPCs, the second on its own line
+    r = c.record("families/kernel_state/09.txt", "!pcr 4")
+    assert (r.object_type, r.address, r.fields["processor"]) == ("pcr", "0xffffa001290c6000", "4")
+    assert (r.fields["major"], r.fields["minor"]) == ("1", "1")
+    assert r.fields["NtTib.ExceptionList"] == "ffffa001290d6fb0" and r.fields["NtTib.SelfTib"] == "0000003f66fd3000"
+    assert (r.fields["Prcb"], r.fields["Irql"]) == ("ffffa001290c6180", "0000000000000000")
+    assert (r.fields["CurrentThread"], r.fields["NextThread"], r.fields["IdleThread"]) == (
+        "ffffc181ef7ea540",
+        "ffffc181e90c3400",
+        "ffffc181e8ec7080",
+    )
+    assert [(d.dpc, d.routine, d.type, d.symbol) for d in r.dpc_queue] == [
+        ("0xffffc181e9baf728", "0xfffff8014da1cee0", "Normal", "tcpip!TcpPeriodicTimeoutHandler"),
+        ("0xffffa001290ce5d8", "0xfffff8014941e4e0", "Normal", "nt!PpmPerfAction"),
+    ]
+    assert r.warnings == []
+
+
+def _kernel_state_10(c: Corpus) -> None:
+    # user-mode "!locks -v": four free sections (three named by an offset only), two locked ones
+    r = c.record("families/kernel_state/10.txt", "!locks -v")
+    assert [(cs.symbol, cs.address, cs.locked) for cs in r.critical_sections] == [
+        ("ntdll!RtlpProcessHeapsListLock+0", "0x00007ff8e31d3000", False),
+        ("+fb1802c0", "0x00000192fb1802c0", False),
+        ("+faf902c0", "0x00000192faf902c0", False),
+        ("+fb4402c0", "0x00000192fb4402c0", False),
+        ("Wait2!consoleCritSection+0", "0x00007ff6492e5ad0", True),
+        ("Wait2!critSection+0", "0x00007ff6492e5af8", True),
+    ]
+    free = r.critical_sections[0]
+    # "LockCount          NOT LOCKED": no count, and no WaiterWoken line in a free section
+    assert (free.lock_count, free.waiter_woken, free.recursion_count, free.owning_thread) == (None, None, 0, "0x0")
+    held = r.critical_sections[4:]
+    assert [(cs.waiter_woken, cs.lock_count, cs.owning_thread) for cs in held] == [
+        ("No", 1, "0x33bc"),
+        ("No", 1, "0x2aa0"),
+    ]
+    assert [(cs.entry_count, cs.contention_count) for cs in held] == [(0, 1), (0, 1)]
+    assert r.fields == {"scanned_critical_sections": "6"} and r.resources == [] and r.warnings == []
+
+
 CHECKS: dict[str, Callable[[Corpus], None]] = {
     "memory/03.txt": _memory_03,
     "kernel_objects/12.txt": _kernel_objects_12,
@@ -306,6 +358,9 @@ CHECKS: dict[str, Callable[[Corpus], None]] = {
     "families/kernel_state/04.txt": _kernel_state_04,
     "families/kernel_state/06.txt": _kernel_state_06,
     "families/kernel_state/07.txt": _kernel_state_07,
+    "families/kernel_state/08.txt": _kernel_state_08,
+    "families/kernel_state/09.txt": _kernel_state_09,
+    "families/kernel_state/10.txt": _kernel_state_10,
     "kernel_objects/15.txt": _kernel_objects_15,
     "kernel_objects/16.txt": _kernel_objects_16,
     "kernel_objects/19.txt": _kernel_objects_19,
