@@ -125,6 +125,10 @@ _POOLUSED_TOTAL_RE = re.compile(r"^\s*TOTAL\s+(?P<npa>\d+)\s+(?P<npu>\d+)\s+(?P<
 # " Tag    Allocs     Used    Allocs     Used": where the last numeric column ends. The rows
 # come after it (what precedes it is the sort order and the column groups).
 _POOLUSED_HEADER_RE = re.compile(r"^\s*Tag\s+Allocs\s+Used\s+Allocs\s+Used\s*$")
+# What kd prints before the table when it cannot do as asked (Windows Internals notes, a
+# `!poolused 2` of a Windows 10 dump): "*** CacheSize too low - increasing to 128 MB", and the
+# shared complaint heads (symbol loading, "Unable to ...") -- warnings, never rows.
+_POOLUSED_COMPLAINT_RE = complaint_re()
 
 
 def _poolused(lines: list[str], out: dict[str, Any]) -> None:
@@ -163,6 +167,8 @@ def _poolused(lines: list[str], out: dict[str, Any]) -> None:
             continue
         if "Sorting by" in line:
             out["fields"]["sorting"] = line.split("Sorting by", 1)[1].strip()
+        elif _POOLUSED_COMPLAINT_RE.match(line):
+            out["warnings"].append(line.strip())
 
 
 # --------------------------------------------------------------------------- !pte
