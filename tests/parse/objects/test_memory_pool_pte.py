@@ -319,6 +319,45 @@ def _pool_11(c: Corpus) -> None:
     assert r.address == "0x85246428" and sum(b.contains_address for b in blocks) == 1
 
 
+def _pte_11(c: Corpus) -> None:
+    # Windows 7 x86 PAE: a demand-zero PTE, what it holds printed under its "not valid" column
+    r = c.record("families/pte/11.txt", "!pte 0x001f0000")
+    assert r.address == "0x001f0000"
+    pde, pte = r.pte_levels
+    assert (pde.level, pde.address, pde.contains, pde.pfn, pde.flags, pde.valid) == (
+        "PDE",
+        "0xc0600000",
+        "0x000000006a1a6867",
+        "0x6a1a6",
+        "---DA--UWEV",
+        True,
+    )
+    assert (pte.level, pte.address, pte.contains, pte.pfn, pte.valid) == (
+        "PTE",
+        "0xc0000f80",
+        "0x0000000000000080",
+        None,
+        False,
+    )
+    assert pte.details == ["DemandZero", "Protect: 4 - ReadWrite"] and pde.details == []
+
+
+def _pool_12(c: Corpus) -> None:
+    # Windows 7 x86 "!pool <addr> 2": only the block holding the address
+    r = c.record("families/pool/12.txt", "!pool 0x91c26130  2")
+    assert r.fields == {"region": "Paged pool", "pool_page": "0x91c26130"}
+    (block,) = r.pool_blocks
+    assert (block.address, block.size, block.previous_size, block.state, block.tag, block.contains_address) == (
+        "0x91c26128",
+        "0x78",
+        "0x60",
+        "Allocated",
+        "abcd",
+        True,
+    )
+    assert block.description == "Unknown (update pooltag.txt)" and r.address == "0x91c26128"
+
+
 CHECKS: dict[str, Callable[[Corpus], None]] = {
     "families/pool/01.txt": _pool_01,
     "families/pool/02.txt": _pool_02,
@@ -331,6 +370,7 @@ CHECKS: dict[str, Callable[[Corpus], None]] = {
     "families/pool/09.txt": _pool_09,
     "families/pool/10.txt": _pool_10,
     "families/pool/11.txt": _pool_11,
+    "families/pool/12.txt": _pool_12,
     "families/pte/01.txt": _pte_01,
     "families/pte/02.txt": _pte_02,
     "families/pte/03.txt": _pte_03,
@@ -341,6 +381,7 @@ CHECKS: dict[str, Callable[[Corpus], None]] = {
     "families/pte/08.txt": _pte_08,
     "families/pte/09.txt": _pte_09,
     "families/pte/10.txt": _pte_10,
+    "families/pte/11.txt": _pte_11,
 }
 
 
