@@ -107,6 +107,7 @@ class PteLevel(StrictModel):
     pfn: str | None = None
     flags: str | None = None
     valid: bool | None = None  # False: kd printed "not valid" in this column; None: neither
+    large_page: bool = False  # this entry maps a large page (kd prints "LARGE PAGE pfn N" after its column)
     details: list[str] = Field(default_factory=list)  # "Page has been freed", "Proto: ...", "Transition: ..."
 
 

@@ -230,6 +230,7 @@ def _pte(lines: list[str], out: dict[str, Any]) -> None:
     contains: list[str] = []
     columns: list[tuple[str, str] | None] = []  # per level: (pfn, flags), or None for "not valid"
     details: list[str] = []
+    large_level = -1  # the level whose entry maps a large page ("LARGE PAGE pfn" follows its column)
     for line in lines:
         if _PTE_COMPLAINT_RE.match(line):
             out["warnings"].append(line.strip())
@@ -249,10 +250,14 @@ def _pte(lines: list[str], out: dict[str, Any]) -> None:
         large = _PTE_LARGE_RE.search(line)
         if large is not None:
             out["fields"].update(large_page="true", large_page_pfn="0x" + large.group("pfn").lower())
+            # it stands in the next level's column: the column before it maps the large page
+            large_level = len(columns) - 1
         elif columns and v is None and before == len(levels) + len(contains) + len(columns) and line.strip():
             details.append(line.strip())
     for level, value in zip(levels, contains, strict=False):
         level["contains"] = value
+    if 0 <= large_level < len(levels):
+        levels[large_level]["large_page"] = True
     for level, column in zip(levels, columns, strict=False):
         if column is None:
             level["valid"] = False

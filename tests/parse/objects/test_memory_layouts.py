@@ -47,6 +47,7 @@ def test_pte_large_page_pfn_x64() -> None:
     r = parse("!pte fffff803`791153a0", out)
     assert r.fields["large_page_pfn"] == "0x13a115"
     assert [p.pfn for p in r.pte_levels] == ["0xb09", "0xb0a", "0x13a000", None]
+    assert [p.large_page for p in r.pte_levels] == [False, False, True, False]
 
 
 def test_vad_tree() -> None:

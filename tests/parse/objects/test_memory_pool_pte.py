@@ -219,6 +219,7 @@ def _pte_08(c: Corpus) -> None:
     assert (pde.pfn, pde.flags, pde.valid) == ("0x400", "-GLDA--KWEV", True)
     assert (pte.pfn, pte.flags, pte.valid) == (None, None, None)
     assert r.fields == {"large_page": "true", "large_page_pfn": "0x544"}
+    assert (pde.large_page, pte.large_page) == (True, False)
 
 
 def _pte_09(c: Corpus) -> None:
@@ -228,6 +229,7 @@ def _pte_09(c: Corpus) -> None:
     _x64_levels(r, ["0xfffff6fb7dbed008", "0xfffff6fb7da015f8", "0xfffff6fb402bffa0", "0xfffff68057ff4a80"])
     assert [p.pfn for p in r.pte_levels] == ["0x13363d", "0x15273e", "0x152345", "0x133cdc"]
     assert {p.flags for p in r.pte_levels} == {"---DA--UWEV"} and all(p.valid for p in r.pte_levels)
+    assert not any(p.large_page for p in r.pte_levels)
     assert r.pte_levels[3].contains == "0x2840000133cdc867" and r.fields == {}
 
 
@@ -244,6 +246,7 @@ def _pte_10(c: Corpus) -> None:
     ]
     assert nt.pte_levels[2].contains == "0x00c000009c000f01"
     assert nt.fields == {"large_page": "true", "large_page_pfn": "0x9c000"}
+    assert [p.large_page for p in nt.pte_levels] == [False, False, True, False]
     hal = c.record("families/pte/10.txt", "!pte hal")
     assert hal.address == "0xfffff800df891000" and hal.pte_levels[2].address == "0xfffff67b3e0037e0"
     assert hal.pte_levels[2].pfn == "0x9bc00" and hal.fields["large_page_pfn"] == "0x9bc91"
