@@ -83,13 +83,18 @@ class PoolBlock(StrictModel):
 
 
 class PoolTagUsage(StrictModel):
-    """One tag row of ``!poolused``: allocations and bytes in nonpaged and paged pool."""
+    """One tag row of ``!poolused``: allocations and bytes in nonpaged and paged pool; the verbose
+    layout (``!poolused 1``) adds frees and allocs-minus-frees for each pool."""
 
     tag: str
     nonpaged_allocs: int
     nonpaged_used: int
     paged_allocs: int
     paged_used: int
+    nonpaged_frees: int | None = None  # verbose layout only ("Allocs Frees Diff Used")
+    nonpaged_diff: int | None = None
+    paged_frees: int | None = None
+    paged_diff: int | None = None
     description: str | None = None  # from pooltag.txt ("UNKNOWN pooltag 'amda', please update ...")
 
 
@@ -102,6 +107,7 @@ class PteLevel(StrictModel):
     pfn: str | None = None
     flags: str | None = None
     valid: bool | None = None  # False: kd printed "not valid" in this column; None: neither
+    large_page: bool = False  # this entry maps a large page (kd prints "LARGE PAGE pfn N" after its column)
     details: list[str] = Field(default_factory=list)  # "Page has been freed", "Proto: ...", "Transition: ..."
 
 

@@ -118,24 +118,58 @@ def _pool(lines: list[str], out: dict[str, Any]) -> None:
 # 0            0\tContiguous physical memory allocations for device drivers": a tab before the
 # description). The tag is four characters, blank-padded ("Abc "), after one blank; a paste may
 # indent the whole table ("    Abc         0        0     36405 33930272 ", a docs list item).
+_POOLUSED_TAG = r"^(?:\s(?P<tag>\S.{3})|\s*(?P<tag2>\S{1,4}))"
 _POOLUSED_ROW_RE = re.compile(
-    r"^(?:\s(?P<tag>\S.{3})|\s*(?P<tag2>\S{1,4}))\s+(?P<npa>\d+)\s+(?P<npu>\d+)\s+(?P<pa>\d+)\s+(?P<pu>\d+)(?P<desc>.*)$"
+    _POOLUSED_TAG + r"\s+(?P<npa>\d+)\s+(?P<npu>\d+)\s+(?P<pa>\d+)\s+(?P<pu>\d+)(?P<desc>.*)$"
 )
-_POOLUSED_TOTAL_RE = re.compile(r"^\s*TOTAL\s+(?P<npa>\d+)\s+(?P<npu>\d+)\s+(?P<pa>\d+)\s+(?P<pu>\d+)")
-# " Tag    Allocs     Used    Allocs     Used": where the last numeric column ends. The rows
-# come after it (what precedes it is the sort order and the column groups).
-_POOLUSED_HEADER_RE = re.compile(r"^\s*Tag\s+Allocs\s+Used\s+Allocs\s+Used\s*$")
+# `!poolused 1` (verbose) prints frees and their difference too, per pool (an HEVD exploit's notes,
+# Windows 10, `!poolused 1 Hack`): " Hack           1           0         1          112
+# 0           0         0            0\tUNKNOWN pooltag 'Hack', please update pooltag.txt"
+_POOLUSED_VERBOSE_ROW_RE = re.compile(
+    _POOLUSED_TAG + r"\s+(?P<npa>\d+)\s+(?P<npf>\d+)\s+(?P<npd>-?\d+)\s+(?P<npu>\d+)"
+    r"\s+(?P<pa>\d+)\s+(?P<pf>\d+)\s+(?P<pd>-?\d+)\s+(?P<pu>\d+)(?P<desc>.*)$"
+)
+_POOLUSED_TOTAL_RE = re.compile(r"^\s*TOTAL\s+(?P<npa>\d+)\s+(?P<npu>\d+)\s+(?P<pa>\d+)\s+(?P<pu>\d+)\s*$")
+_POOLUSED_VERBOSE_TOTAL_RE = re.compile(
+    r"^\s*TOTAL\s+(?P<npa>\d+)\s+(?P<npf>\d+)\s+(?P<npd>-?\d+)\s+(?P<npu>\d+)"
+    r"\s+(?P<pa>\d+)\s+(?P<pf>\d+)\s+(?P<pd>-?\d+)\s+(?P<pu>\d+)\s*$"
+)
+# " Tag    Allocs     Used    Allocs     Used", verbose " Tag       Allocs       Frees      Diff
+#         Used       Allocs       Frees      Diff         Used": where the last numeric column
+# ends, and which row layout follows (what precedes it is the sort order and the column groups).
+_POOLUSED_HEADER_RE = re.compile(
+    r"^\s*Tag\s+Allocs\s+(?P<verbose>Frees\s+Diff\s+)?Used\s+Allocs\s+(?:Frees\s+Diff\s+)?Used\s*$"
+)
+# What kd prints before the table when it cannot do as asked (Windows Internals notes, a
+# `!poolused 2` of a Windows 10 dump): "*** CacheSize too low - increasing to 128 MB", and the
+# shared complaint heads (symbol loading, "Unable to ...") -- warnings, never rows.
+_POOLUSED_COMPLAINT_RE = complaint_re()
+# the first characters a complaint head can have ("*** ", "Unable", "Could", "Cannot", "Error",
+# "ERROR:", "WARNING", "ReadMemory", "Invalid "): blank lines and progress dots skip the regex
+_COMPLAINT_HEADS = frozenset("*UCEWRI")
+# the verbose columns: (row group, PoolTagUsage field, TOTAL field)
+_POOLUSED_VERBOSE = (
+    ("npf", "nonpaged_frees", "total_nonpaged_frees"),
+    ("npd", "nonpaged_diff", "total_nonpaged_diff"),
+    ("pf", "paged_frees", "total_paged_frees"),
+    ("pd", "paged_diff", "total_paged_diff"),
+)
 
 
 def _poolused(lines: list[str], out: dict[str, Any]) -> None:
     # Descriptions are glued to the last number ("0UNKNOWN pooltag", "01394 OHCI host..."):
     # when a description starts with a digit, split at the header's column end instead.
     last_col_end: int | None = None
+    row_re, total_re, verbose = _POOLUSED_ROW_RE, _POOLUSED_TOTAL_RE, False
     for line in lines:
-        if _POOLUSED_HEADER_RE.match(line):
+        h = _POOLUSED_HEADER_RE.match(line)
+        if h is not None:
             last_col_end = len(line.rstrip())
+            verbose = h.group("verbose") is not None
+            row_re = _POOLUSED_VERBOSE_ROW_RE if verbose else _POOLUSED_ROW_RE
+            total_re = _POOLUSED_VERBOSE_TOTAL_RE if verbose else _POOLUSED_TOTAL_RE
             continue
-        t = _POOLUSED_TOTAL_RE.match(line)
+        t = total_re.match(line)
         if t is not None:
             out["fields"].update(
                 total_nonpaged_allocs=t.group("npa"),
@@ -143,26 +177,31 @@ def _poolused(lines: list[str], out: dict[str, Any]) -> None:
                 total_paged_allocs=t.group("pa"),
                 total_paged_used=t.group("pu"),
             )
+            if verbose:
+                out["fields"].update({total: t.group(g) for g, _, total in _POOLUSED_VERBOSE})
             continue
-        m = _POOLUSED_ROW_RE.match(line) if last_col_end is not None else None
+        m = row_re.match(line) if last_col_end is not None else None
         if m is not None and last_col_end is not None:
             paged_used, desc = m.group("pu"), m.group("desc")
             if m.end("pu") > last_col_end >= m.start("pu") + 1:
                 cut = last_col_end - m.start("pu")
                 paged_used, desc = paged_used[:cut], paged_used[cut:] + desc
-            out["pool_usage"].append(
-                {
-                    "tag": (m.group("tag") or m.group("tag2")).rstrip(),
-                    "nonpaged_allocs": int(m.group("npa")),
-                    "nonpaged_used": int(m.group("npu")),
-                    "paged_allocs": int(m.group("pa")),
-                    "paged_used": int(paged_used),
-                    "description": desc.strip() or None,
-                }
-            )
+            row: dict[str, Any] = {
+                "tag": (m.group("tag") or m.group("tag2")).rstrip(),
+                "nonpaged_allocs": int(m.group("npa")),
+                "nonpaged_used": int(m.group("npu")),
+                "paged_allocs": int(m.group("pa")),
+                "paged_used": int(paged_used),
+                "description": desc.strip() or None,
+            }
+            if verbose:
+                row.update({name: int(m.group(g)) for g, name, _ in _POOLUSED_VERBOSE})
+            out["pool_usage"].append(row)
             continue
         if "Sorting by" in line:
             out["fields"]["sorting"] = line.split("Sorting by", 1)[1].strip()
+        elif line.lstrip()[:1] in _COMPLAINT_HEADS and _POOLUSED_COMPLAINT_RE.match(line):
+            out["warnings"].append(line.strip())
 
 
 # --------------------------------------------------------------------------- !pte
@@ -191,6 +230,7 @@ def _pte(lines: list[str], out: dict[str, Any]) -> None:
     contains: list[str] = []
     columns: list[tuple[str, str] | None] = []  # per level: (pfn, flags), or None for "not valid"
     details: list[str] = []
+    large_level = -1  # the level whose entry maps a large page ("LARGE PAGE pfn" follows its column)
     for line in lines:
         if _PTE_COMPLAINT_RE.match(line):
             out["warnings"].append(line.strip())
@@ -210,10 +250,14 @@ def _pte(lines: list[str], out: dict[str, Any]) -> None:
         large = _PTE_LARGE_RE.search(line)
         if large is not None:
             out["fields"].update(large_page="true", large_page_pfn="0x" + large.group("pfn").lower())
+            # it stands in the next level's column: the column before it maps the large page
+            large_level = len(columns) - 1
         elif columns and v is None and before == len(levels) + len(contains) + len(columns) and line.strip():
             details.append(line.strip())
     for level, value in zip(levels, contains, strict=False):
         level["contains"] = value
+    if 0 <= large_level < len(levels):
+        levels[large_level]["large_page"] = True
     for level, column in zip(levels, columns, strict=False):
         if column is None:
             level["valid"] = False

@@ -47,6 +47,7 @@ def test_pte_large_page_pfn_x64() -> None:
     r = parse("!pte fffff803`791153a0", out)
     assert r.fields["large_page_pfn"] == "0x13a115"
     assert [p.pfn for p in r.pte_levels] == ["0xb09", "0xb0a", "0x13a000", None]
+    assert [p.large_page for p in r.pte_levels] == [False, False, True, False]
 
 
 def test_vad_tree() -> None:
@@ -364,3 +365,49 @@ def test_poolused_windows10_layout_tab_before_description() -> None:
         9360,
     )
     assert row.description == "UNKNOWN pooltag 'amda', please update poolta"
+
+
+def test_poolused_verbose_layout_frees_and_diff() -> None:
+    # `!poolused 1 Hack` in the notes of an HEVD pool exploit (Windows 10; a C comment whose
+    # repository could not be named, found by its text): the verbose layout adds Frees and Diff
+    # to each pool, and TOTAL has eight numbers
+    out = (
+        "Using a machine size of 1f9e5f pages to configure the kd cache\n"
+        "..\n"
+        " Sorting by Tag\n"
+        "\n"
+        "                            NonPaged                                         Paged\n"
+        " Tag       Allocs       Frees      Diff         Used       Allocs       Frees      Diff         Used\n"
+        "\n"
+        " Hack           1           0         1          112            0           0         0            0"
+        "\tUNKNOWN pooltag 'Hack', please update pooltag.txt\n"
+        "\n"
+        "TOTAL           1           0         1          112            0           0         0            0\n"
+    )
+    r = parse("!poolused 1 Hack", out)
+    (row,) = r.pool_usage
+    assert (row.tag, row.nonpaged_allocs, row.nonpaged_frees, row.nonpaged_diff, row.nonpaged_used) == (
+        "Hack",
+        1,
+        0,
+        1,
+        112,
+    )
+    assert (row.paged_allocs, row.paged_frees, row.paged_diff, row.paged_used) == (0, 0, 0, 0)
+    assert row.description == "UNKNOWN pooltag 'Hack', please update pooltag.txt"
+    assert r.fields["sorting"] == "Tag"
+    assert (r.fields["total_nonpaged_allocs"], r.fields["total_nonpaged_frees"]) == ("1", "0")
+    assert (r.fields["total_nonpaged_diff"], r.fields["total_nonpaged_used"]) == ("1", "112")
+    assert r.fields["total_paged_used"] == "0" and r.warnings == []
+
+
+def test_poolused_plain_rows_have_no_verbose_columns() -> None:
+    # `!poolused 2 Even` with a tag filter and its TOTAL line (an HEVD memory-disclosure write-up,
+    # Windows 10 x64, repository not named): the frees and diffs were not printed, so they are None
+    out = (
+        " Tag     Allocs         Used     Allocs         Used\n"
+        " Even     19248      2470752          0            0\tEvent objects \n"
+        "TOTAL     19248      2470752          0            0\n"
+    )
+    (row,) = parse("!poolused 2 Even", out).pool_usage
+    assert (row.nonpaged_allocs, row.nonpaged_used, row.nonpaged_frees, row.paged_diff) == (19248, 2470752, None, None)
