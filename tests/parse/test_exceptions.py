@@ -82,6 +82,16 @@ def _exceptions_04(c: Corpus) -> None:
     assert (r.code, r.first_chance, r.thread, r.debugger_time) == ("0xc00000fd", False, None, None)
 
 
+
+def _exceptions_08(c: Corpus) -> None:
+    # 5h4rrk: x64, a divide-by-zero with no parameters; the symbol keeps its 16-digit offset
+    r = c.record("families/exceptions/08.txt", ".exr -1")
+    assert (r.address, r.code, r.description) == ("0x00007ff7c2929e47", "0xc0000094", "Integer divide-by-zero")
+    assert r.symbol == "DebugApplication!hDoRemaining+0x00000000000000f7"
+    assert (r.flags, r.parameter_count, r.parameters) == ("0x00000000", 0, [])
+    assert (r.access, r.access_address, r.first_chance) == (None, None, None)
+
+
 CHECKS: dict[str, Callable[[Corpus], None]] = {
     "exceptions_errors/01.txt": _exceptions_errors_01,
     "connect/08.txt": _connect_08,
@@ -89,6 +99,7 @@ CHECKS: dict[str, Callable[[Corpus], None]] = {
     "families/exceptions/02.txt": _exceptions_02,
     "families/exceptions/03.txt": _exceptions_03,
     "families/exceptions/04.txt": _exceptions_04,
+    "families/exceptions/08.txt": _exceptions_08,
 }
 
 

@@ -206,12 +206,23 @@ def _process_thread_10(c: Corpus) -> None:
     assert r.processes[1].handle_count == 38
 
 
+
+def _threads_09(c: Corpus) -> None:
+    # lowleveldesign: "|" on a dump, tab-separated, the attach kind "examine"
+    r = c.record("families/threads/09.txt", "|")
+    (p,) = r.processes
+    assert (p.index, p.cid, p.image) == (0, "0x24ac", "c:\\Windows\\System32\\inetsrv\\w3wp.exe")
+    assert (p.current, p.event_process, p.details) == (True, False, {"how": "examine"})
+    assert r.warnings == []
+
+
 CHECKS: dict[str, Callable[[Corpus], None]] = {
     "process_thread/01.txt": _process_thread_01,
     "process_thread/02.txt": _process_thread_02,
     "process_thread/03.txt": _process_thread_03,
     "process_thread/08.txt": _process_thread_08,
     "process_thread/10.txt": _process_thread_10,
+    "families/threads/09.txt": _threads_09,
 }
 
 

@@ -366,6 +366,22 @@ def _threads_07(c: Corpus) -> None:
     assert (t.priority, t.priority_class, t.affinity) == (0, 32, "3")
 
 
+
+def _threads_08(c: Corpus) -> None:
+    # gavinshark: two "~~[tid]" look-ups in one block; the Start symbol is a C++ template whose
+    # name holds blanks and parentheses before the "(address)" the line ends with
+    start = "ucrtbase!thread_start<unsigned int (__cdecl*)(void * __ptr64)>"
+    (t4,) = c.record("families/threads/08.txt", "~~[0x0000000000000174]").threads
+    (t3,) = c.record("families/threads/08.txt", "~~[0x0000000000000278]").threads
+    assert (t4.index, t4.id, t4.process_id, t4.thread_id) == (4, "1914.174", "0x1914", "0x174")
+    assert (t3.index, t3.id, t3.teb) == (3, "1914.278", "0x000000ddea989000")
+    assert t4.teb == "0x000000ddea98b000"
+    for t in (t3, t4):
+        assert (t.start_symbol, t.start_address) == (start, "0x00007ffebd96cd30")
+        assert (t.suspend_count, t.state, t.current, t.event_thread) == (1, "Unfrozen", False, False)
+        assert (t.priority, t.priority_class, t.affinity) == (0, 32, "f")
+
+
 CHECKS: dict[str, Callable[[Corpus], None]] = {
     "kernel_objects/07.txt": _kernel_objects_07,
     "kernel_objects/17.txt": _kernel_objects_17,
@@ -384,6 +400,7 @@ CHECKS: dict[str, Callable[[Corpus], None]] = {
     "families/threads/05.txt": _threads_05,
     "families/threads/06.txt": _threads_06,
     "families/threads/07.txt": _threads_07,
+    "families/threads/08.txt": _threads_08,
 }
 
 
