@@ -82,7 +82,6 @@ def _exceptions_04(c: Corpus) -> None:
     assert (r.code, r.first_chance, r.thread, r.debugger_time) == ("0xc00000fd", False, None, None)
 
 
-
 def _exceptions_08(c: Corpus) -> None:
     # 5h4rrk: x64, a divide-by-zero with no parameters; the symbol keeps its 16-digit offset
     r = c.record("families/exceptions/08.txt", ".exr -1")

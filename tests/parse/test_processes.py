@@ -206,7 +206,6 @@ def _process_thread_10(c: Corpus) -> None:
     assert r.processes[1].handle_count == 38
 
 
-
 def _threads_09(c: Corpus) -> None:
     # lowleveldesign: "|" on a dump, tab-separated, the attach kind "examine"
     r = c.record("families/threads/09.txt", "|")

@@ -210,7 +210,6 @@ def _exceptions_07(c: Corpus) -> None:
     )
 
 
-
 def _exceptions_09(c: Corpus) -> None:
     # FuzzManager cdb-5b: the x64 .ecxr layout; " r8=" starts with a blank; no selector in "ds:…"
     r = c.record("families/exceptions/09.txt", ".ecxr")

@@ -366,7 +366,6 @@ def _threads_07(c: Corpus) -> None:
     assert (t.priority, t.priority_class, t.affinity) == (0, 32, "3")
 
 
-
 def _threads_08(c: Corpus) -> None:
     # gavinshark: two "~~[tid]" look-ups in one block; the Start symbol is a C++ template whose
     # name holds blanks and parentheses before the "(address)" the line ends with
