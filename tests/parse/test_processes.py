@@ -91,6 +91,24 @@ def test_irp_list_in_process_listing_matches_thread_reading() -> None:
     assert t.details["Impersonation"] == "Not impersonating" and len(t.wait_objects) == 1
 
 
+def test_complaints_in_a_process_listing_thread_are_warnings() -> None:
+    # the XP "!locks -v" docs' THREAD block lines inside !process (the bulk THREAD-body reader)
+    out = (
+        "PROCESS 80ed5238  SessionId: none  Cid: 0004    Peb: 00000000  ParentCid: 0000\n"
+        "    Image: System\n\n"
+        "        THREAD 80ed0020  Cid 4.2c  Teb: 00000000 Win32Thread: 00000000 "
+        "WAIT: (WrQueue) KernelMode Non-Alertable\n"
+        "            8055e100  Unknown\n"
+        "        Not impersonating\n"
+        "GetUlongFromAddress: unable to read from 00000000\n"
+        "        Owning Process 80ed5238\n"
+    )
+    r = parse("!process 0 7", out)
+    assert r.warnings == ["GetUlongFromAddress: unable to read from 00000000"]
+    (t,) = r.processes[0].threads
+    assert "GetUlongFromAddress" not in t.details and t.owning_process == "0x80ed5238"
+
+
 def test_xp_thread_keeps_both_start_addresses() -> None:
     # 软件调试 (2nd ed.) notes, Windows XP local kernel debugging (!process <addr>)
     out = (
