@@ -66,6 +66,51 @@ _INITIAL_SP_RE = re.compile(r"^Initial Sp\s+(?P<initial>\S+)\s+Current Sp\s+(?P<
 # "    fef29208: (0006,00b8) Flags: 00000884  Mdl: feed8328"
 IRP_ENTRY_WORD_RE = re.compile(r"[0-9a-fA-F`]{8,17}:")
 
+# Lines an extension prints inside a THREAD block when it cannot read what it would show:
+# "GetUlongFromAddress: unable to read from 00000000" (the XP "!locks -v" of the !locks docs,
+# kernel_state/01.txt) and, in a Windows 7 x86 "!thread" of a 0x9F dump published in a write-up,
+# "GetPointerFromAddress: unable to read from 833a5850" (above the THREAD line),
+# "ffdf0000: Unable to get shared data" and "ReadMemory error: Cannot get
+# nt!KeMaximumIncrement value.". Complaints: the record's warnings, never details or IRPs.
+_COMPLAINT_LINE_RE = re.compile(
+    r"^[ \t]*((?:[\w`]+: )?(?:[Uu]nable to|[Cc]ould not|[Cc]annot|[Ff]ailed to)\b[^\n]*|ReadMemory error\b[^\n]*)$",
+    re.MULTILINE,
+)
+# The key under which a THREAD block's reader keeps the complaint lines it met, in order; the
+# record's parser pops it (``pop_complaints``) before the block becomes a ``ThreadInfo``, so a
+# "!process 0 7" finds its complaints without a scan of the whole output.
+COMPLAINTS = "_complaints"
+
+
+# Text one of those lines holds: output without any is not scanned.
+_COMPLAINT_MARKS = ("nable to", "ould not", "annot ", "ailed to", "ReadMemory error")
+
+
+def thread_complaints(raw: str) -> list[str]:
+    """The complaint lines of ``raw`` (see ``_COMPLAINT_LINE_RE``), stripped, in order: for a
+    "!thread" (a few blocks), whose complaints may also stand above the THREAD line."""
+    if not any(mark in raw for mark in _COMPLAINT_MARKS):
+        return []
+    return [m.group(1).rstrip() for m in _COMPLAINT_LINE_RE.finditer(raw)]
+
+
+def pop_complaints(threads: list[dict[str, Any]]) -> list[str]:
+    """The complaint lines the readers kept in ``threads`` (removed from them), in order."""
+    found: list[str] = []
+    for t in threads:
+        if COMPLAINTS in t:
+            found.extend(t.pop(COMPLAINTS))
+    return found
+
+
+def _keep_complaint(t: dict[str, Any], stripped: str) -> None:
+    listed = t.get(COMPLAINTS)
+    if listed is None:
+        t[COMPLAINTS] = [stripped]
+    else:
+        listed.append(stripped)
+
+
 # !ready heads each group of READY threads with the queue and the priority they wait at:
 # "Processor 0: Ready Threads at priority 8", "SharedReadyQueue 8147e800: Ready Threads at
 # priority 7" (Windows 10); a processor with none says "Processor 2: No threads in READY state".
@@ -190,6 +235,7 @@ def fold_kernel_thread_lines(t: dict[str, Any], lines: list[str]) -> None:
 
 # A detail line the bulk reader takes as it is: blanks, then a first word that starts with a
 
+
 def _owning(t: dict[str, Any], stripped: str) -> None:
     o = _OWNING_RE.match(stripped)
     if o is not None:
@@ -263,7 +309,12 @@ def _irp_list(t: dict[str, Any], stripped: str) -> None:
 
 def irp_entry(t: dict[str, Any], stripped: str) -> None:
     """One IRP of the ``IRP List:`` (``fef29208: (0006,00b8) Flags: 00000884  Mdl: feed8328``),
-    kept as printed in ``details["IRP List"]``, one line per IRP."""
+    kept as printed in ``details["IRP List"]``, one line per IRP. An address and a colon not
+    followed by ``(`` is no IRP: a complaint (``ffdf0000: Unable to get shared data``, the
+    record's warning) or a detail."""
+    if stripped[stripped.find(":") + 1 :].lstrip()[:1] != "(":
+        _complaint(t, stripped)
+        return
     details = t["details"]
     listed = details.get("IRP List")
     details["IRP List"] = stripped if listed is None else listed + "\n" + stripped
@@ -302,6 +353,14 @@ def stack_header(t: dict[str, Any], stripped: str) -> None:
     """Stack column headers ("Child-SP RetAddr Call Site"): nothing to keep."""
 
 
+def _complaint(t: dict[str, Any], stripped: str) -> None:
+    """A complaint line (``_COMPLAINT_LINE_RE``): the record's warning, not a detail."""
+    if _COMPLAINT_LINE_RE.match(stripped) is None:
+        _detail(t, stripped)
+    else:
+        _keep_complaint(t, stripped)
+
+
 # First word of a THREAD-block line -> what to do with it.
 THREAD_LINE_HANDLERS: dict[str, Callable[[dict[str, Any], str], None]] = {
     "Owning": _owning,
@@ -318,6 +377,14 @@ THREAD_LINE_HANDLERS: dict[str, Callable[[dict[str, Any], str], None]] = {
     "ChildEBP": stack_header,
     "#": stack_header,
     "Memory": stack_header,
+    # complaints (see _COMPLAINT_LINE_RE): a first word no detail line of a THREAD block has
+    "GetUlongFromAddress:": _complaint,
+    "GetPointerFromAddress:": _complaint,
+    "ReadMemory": _complaint,
+    "Unable": _complaint,
+    "Could": _complaint,
+    "Cannot": _complaint,
+    "Failed": _complaint,
 }
 
 

@@ -23,7 +23,7 @@ from typing import Any
 
 from kdmcp.parse._construct import trusted
 from kdmcp.parse._text import addr, split_detail, split_lines, to_int
-from kdmcp.parse.kernel_thread import KERNEL_THREAD_RE, kernel_thread_header, kernel_thread_model
+from kdmcp.parse.kernel_thread import KERNEL_THREAD_RE, kernel_thread_header, kernel_thread_model, pop_complaints
 from kdmcp.parse.models import ProcessesRecord, ProcessInfo
 from kdmcp.parse.thread_body import fold_kernel_thread_body
 
@@ -104,10 +104,17 @@ def parse_processes(command: str, raw: str) -> ProcessesRecord | None:
     _fold_body(proc, thread, text[body_start:])
     if not processes:
         return None
+    warnings: list[str] = []
     for proc in processes:
+        warnings.extend(pop_complaints(proc["threads"]))
         proc["threads"] = [kernel_thread_model(t) for t in proc["threads"]]
     return ProcessesRecord.model_validate(
-        {"command": command, "raw": raw, "processes": [_new_process(proc) for proc in processes]}
+        {
+            "command": command,
+            "raw": raw,
+            "processes": [_new_process(proc) for proc in processes],
+            "warnings": warnings,
+        }
     )
 
 

@@ -21,7 +21,7 @@ from kdmcp.parse.frames import (
     FRAME_RE,
     frame_fields,
 )
-from kdmcp.parse.kernel_thread import kernel_threads_from_lines
+from kdmcp.parse.kernel_thread import kernel_threads_from_lines, pop_complaints, thread_complaints
 from kdmcp.parse.models import ThreadsRecord
 
 # "[.#] N  Id: pid.tid Suspend: n Teb: addr Unfrozen [name] [// comment]"
@@ -43,6 +43,7 @@ _BARE_START_RE = re.compile(r"(?:0x)?[0-9a-fA-F]{8}(?:`?[0-9a-fA-F]{8})?")
 _PRIORITY_RE = re.compile(
     r"^\s+Priority:\s*(?P<prio>-?\d+)\s+Priority class:\s*(?P<cls>-?\d+)(?:\s+Affinity:\s*(?P<aff>\S+))?"
 )
+
 
 def user_thread_fields(m: re.Match[str]) -> dict[str, Any]:
     """A ``ThreadInfo`` dict from a ``USER_THREAD_RE`` match."""
@@ -293,4 +294,8 @@ def parse_threads(command: str, raw: str) -> ThreadsRecord | None:
     threads = kernel or user
     if not threads:
         return None
-    return ThreadsRecord.model_validate({"command": command, "raw": raw, "threads": threads})
+    # the blocks' complaints and any above the first THREAD line, in the order printed: one
+    # scan of the (small) output instead of what the readers kept
+    pop_complaints(kernel)
+    warnings = thread_complaints(raw) if kernel else []
+    return ThreadsRecord.model_validate({"command": command, "raw": raw, "threads": threads, "warnings": warnings})

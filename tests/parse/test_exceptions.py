@@ -82,6 +82,35 @@ def _exceptions_04(c: Corpus) -> None:
     assert (r.code, r.first_chance, r.thread, r.debugger_time) == ("0xc00000fd", False, None, None)
 
 
+def _exceptions_08(c: Corpus) -> None:
+    # 5h4rrk: x64, a divide-by-zero with no parameters; the symbol keeps its 16-digit offset
+    r = c.record("families/exceptions/08.txt", ".exr -1")
+    assert (r.address, r.code, r.description) == ("0x00007ff7c2929e47", "0xc0000094", "Integer divide-by-zero")
+    assert r.symbol == "DebugApplication!hDoRemaining+0x00000000000000f7"
+    assert (r.flags, r.parameter_count, r.parameters) == ("0x00000000", 0, [])
+    assert (r.access, r.access_address, r.first_chance) == (None, None, None)
+
+
+def _exceptions_10(c: Corpus) -> None:
+    # InsightEngineering: x64 read access violation; the second parameter is the address read
+    r = c.output_record("families/exceptions/10.txt")
+    assert (r.address, r.code, r.description) == ("0x00007ff8329aa826", "0xc0000005", "Access violation")
+    assert r.symbol == "ntdll!RtlInitUnicodeStringEx+0x0000000000000016"
+    assert (r.parameter_count, r.parameters) == (2, ["0x0000000000000000", "0x00005db157c7b535"])
+    assert (r.access, r.access_address) == ("read", "0x00005db157c7b535")
+
+
+def _exceptions_11(c: Corpus) -> None:
+    # InsightEngineering: kernel ".exr <Arg3>" of a 0x7E dump on processor 3
+    b = c.block("families/exceptions/11.txt", ".exr 0xffffa1088a4aebf8")
+    assert b.prompt is not None and (b.prompt.mode, b.prompt.processor) == ("kernel", 3)
+    r = b.record
+    assert (r.address, r.code, r.flags) == ("0xfffff8076624f3d4", "0xc0000005", "0x00000000")
+    assert r.symbol == "nt!RtlpHpVsFreeChunkInsert+0x00000000000001b4"
+    assert r.parameters == ["0x0000000000000000", "0xffffffffffffffff"]
+    assert (r.access, r.access_address, r.record_address) == ("read", "0xffffffffffffffff", None)
+
+
 CHECKS: dict[str, Callable[[Corpus], None]] = {
     "exceptions_errors/01.txt": _exceptions_errors_01,
     "connect/08.txt": _connect_08,
@@ -89,6 +118,9 @@ CHECKS: dict[str, Callable[[Corpus], None]] = {
     "families/exceptions/02.txt": _exceptions_02,
     "families/exceptions/03.txt": _exceptions_03,
     "families/exceptions/04.txt": _exceptions_04,
+    "families/exceptions/08.txt": _exceptions_08,
+    "families/exceptions/10.txt": _exceptions_10,
+    "families/exceptions/11.txt": _exceptions_11,
 }
 
 

@@ -91,6 +91,24 @@ def test_irp_list_in_process_listing_matches_thread_reading() -> None:
     assert t.details["Impersonation"] == "Not impersonating" and len(t.wait_objects) == 1
 
 
+def test_complaints_in_a_process_listing_thread_are_warnings() -> None:
+    # the XP "!locks -v" docs' THREAD block lines inside !process (the bulk THREAD-body reader)
+    out = (
+        "PROCESS 80ed5238  SessionId: none  Cid: 0004    Peb: 00000000  ParentCid: 0000\n"
+        "    Image: System\n\n"
+        "        THREAD 80ed0020  Cid 4.2c  Teb: 00000000 Win32Thread: 00000000 "
+        "WAIT: (WrQueue) KernelMode Non-Alertable\n"
+        "            8055e100  Unknown\n"
+        "        Not impersonating\n"
+        "GetUlongFromAddress: unable to read from 00000000\n"
+        "        Owning Process 80ed5238\n"
+    )
+    r = parse("!process 0 7", out)
+    assert r.warnings == ["GetUlongFromAddress: unable to read from 00000000"]
+    (t,) = r.processes[0].threads
+    assert "GetUlongFromAddress" not in t.details and t.owning_process == "0x80ed5238"
+
+
 def test_xp_thread_keeps_both_start_addresses() -> None:
     # 软件调试 (2nd ed.) notes, Windows XP local kernel debugging (!process <addr>)
     out = (
@@ -206,12 +224,22 @@ def _process_thread_10(c: Corpus) -> None:
     assert r.processes[1].handle_count == 38
 
 
+def _threads_09(c: Corpus) -> None:
+    # lowleveldesign: "|" on a dump, tab-separated, the attach kind "examine"
+    r = c.record("families/threads/09.txt", "|")
+    (p,) = r.processes
+    assert (p.index, p.cid, p.image) == (0, "0x24ac", "c:\\Windows\\System32\\inetsrv\\w3wp.exe")
+    assert (p.current, p.event_process, p.details) == (True, False, {"how": "examine"})
+    assert r.warnings == []
+
+
 CHECKS: dict[str, Callable[[Corpus], None]] = {
     "process_thread/01.txt": _process_thread_01,
     "process_thread/02.txt": _process_thread_02,
     "process_thread/03.txt": _process_thread_03,
     "process_thread/08.txt": _process_thread_08,
     "process_thread/10.txt": _process_thread_10,
+    "families/threads/09.txt": _threads_09,
 }
 
 

@@ -210,6 +210,25 @@ def _exceptions_07(c: Corpus) -> None:
     )
 
 
+def _exceptions_09(c: Corpus) -> None:
+    # FuzzManager cdb-5b: the x64 .ecxr layout; " r8=" starts with a blank; no selector in "ds:…"
+    r = c.record("families/exceptions/09.txt", ".ecxr")
+    assert r.kind == "registers" and r.warnings == []
+    assert (r.registers["rax"], r.registers["rcx"], r.registers["rip"]) == (
+        "0x0000000000000001", "0xfffe2b2b2b2fffe8", "0x00007ff71dcf75db",
+    )  # fmt: skip
+    assert (r.registers["r8"], r.registers["r9"], r.registers["r15"]) == (
+        "0x0000021699633200", "0x00007ff71effa590", "0x00007ff71effa590",
+    )  # fmt: skip
+    assert len([k for k in r.registers if k.startswith("r")]) == 17  # rax..r15
+    assert r.registers["efl"] == "0x00010284" and r.segments["cs"] == "0x0033"
+    assert r.flags == ["nv", "up", "ei", "ng", "nz", "na", "po", "nc"]
+    assert r.symbol == "js_dbg_64_dm_windows_62f79d676e0e!js::gc::IsInsideNursery+0x1b"
+    assert (r.address, r.bytes, r.mnemonic, r.operands) == ("0x00007ff71dcf75db", "8b11", "mov", "edx,dword ptr [rcx]")
+    m = r.memory_reference
+    assert (m.segment, m.selector, m.address, m.value) == ("ds", None, "0xfffe2b2b2b2fffe8", "????????")
+
+
 CHECKS: dict[str, Callable[[Corpus], None]] = {
     "registers/01.txt": _registers_01,
     "registers/02.txt": _registers_02,
@@ -222,6 +241,7 @@ CHECKS: dict[str, Callable[[Corpus], None]] = {
     "families/exceptions/05.txt": _exceptions_05,
     "families/exceptions/06.txt": _exceptions_06,
     "families/exceptions/07.txt": _exceptions_07,
+    "families/exceptions/09.txt": _exceptions_09,
 }
 
 

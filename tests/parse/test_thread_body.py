@@ -164,6 +164,11 @@ _LINES = [
     "00000000`00000080 00000000`00000000 : 0x12e",
     "        0012fb30 7e3799d8 0x2d0036",
     "        ae12bbf8 77d12740 000000c0 a738d040 0000000a nt!KiSystemServicePostCall (FPO: [0,3] TrapFrame @ ae12bc14)",
+    # complaints inside a THREAD block (XP !locks -v docs; a Windows 7 x86 !thread write-up)
+    "GetUlongFromAddress: unable to read from 00000000",
+    "\tffdf0000: Unable to get shared data",
+    "\tReadMemory error: Cannot get nt!KeMaximumIncrement value.",
+    "        Unable to read memory at fffff800`00000000",
 ]
 
 

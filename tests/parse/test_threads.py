@@ -64,6 +64,41 @@ def test_irp_list_of_a_running_thread_keeps_the_irp() -> None:
     assert "IRP" not in t.details and t.image == "audiodg.exe" and t.processor == 0
 
 
+def test_complaints_inside_a_thread_block_are_warnings() -> None:
+    # A Windows 7 x86 "!thread" of a 0x9F (usbehci.sys) dump, published in a write-up whose
+    # repository could not be named (tab indents removed): the extension's read failures sit
+    # above the THREAD line and between its detail lines; the same "GetUlongFromAddress" line
+    # is in the XP "!locks -v" of the !locks docs (kernel_state/01.txt).
+    out = (
+        "GetPointerFromAddress: unable to read from 833a5850\n"
+        "THREAD 85f6da70  Cid 0004.0048  Teb: 00000000 Win32Thread: 00000000 "
+        "WAIT: (Executive) KernelMode Non-Alertable\n"
+        "\t8dd9f6c0  NotificationEvent\n"
+        "IRP List:\n"
+        "\t8a6b15c0: (0006,01d8) Flags: 00060000  Mdl: 00000000\n"
+        "Not impersonating\n"
+        "GetUlongFromAddress: unable to read from 83364510\n"
+        "Owning Process            85ed8cf0       Image:         System\n"
+        "ffdf0000: Unable to get shared data\n"
+        "Wait Start TickCount      1214434      \n"
+        "ReadMemory error: Cannot get nt!KeMaximumIncrement value.\n"
+        "Win32 Start Address nt!ExpWorkerThread (0x832b6bae)\n"
+    )
+    r = parse("!thread", out)
+    assert r.warnings == [
+        "GetPointerFromAddress: unable to read from 833a5850",
+        "GetUlongFromAddress: unable to read from 83364510",
+        "ffdf0000: Unable to get shared data",
+        "ReadMemory error: Cannot get nt!KeMaximumIncrement value.",
+    ]
+    (t,) = r.threads
+    assert t.details["IRP List"] == "8a6b15c0: (0006,01d8) Flags: 00060000  Mdl: 00000000"  # one IRP, no complaint
+    assert not {"GetUlongFromAddress", "ReadMemory", "ffdf0000"} & set(t.details)
+    assert (t.address, t.state, t.wait_reason, t.image) == ("0x85f6da70", "WAIT", "Executive", "System")
+    assert (t.start_symbol, t.wait_start_tick) == ("nt!ExpWorkerThread", 1214434)
+    assert [(w.address, w.type) for w in t.wait_objects] == [("0x8dd9f6c0", "NotificationEvent")]
+
+
 def test_ready_group_headers_apply_to_the_threads_below() -> None:
     # Windows Internals 7th ed. study notes, "EXPERIMENT: Viewing Ready Threads" (!ready)
     out = (
@@ -366,6 +401,21 @@ def _threads_07(c: Corpus) -> None:
     assert (t.priority, t.priority_class, t.affinity) == (0, 32, "3")
 
 
+def _threads_08(c: Corpus) -> None:
+    # gavinshark: two "~~[tid]" look-ups in one block; the Start symbol is a C++ template whose
+    # name holds blanks and parentheses before the "(address)" the line ends with
+    start = "ucrtbase!thread_start<unsigned int (__cdecl*)(void * __ptr64)>"
+    (t4,) = c.record("families/threads/08.txt", "~~[0x0000000000000174]").threads
+    (t3,) = c.record("families/threads/08.txt", "~~[0x0000000000000278]").threads
+    assert (t4.index, t4.id, t4.process_id, t4.thread_id) == (4, "1914.174", "0x1914", "0x174")
+    assert (t3.index, t3.id, t3.teb) == (3, "1914.278", "0x000000ddea989000")
+    assert t4.teb == "0x000000ddea98b000"
+    for t in (t3, t4):
+        assert (t.start_symbol, t.start_address) == (start, "0x00007ffebd96cd30")
+        assert (t.suspend_count, t.state, t.current, t.event_thread) == (1, "Unfrozen", False, False)
+        assert (t.priority, t.priority_class, t.affinity) == (0, 32, "f")
+
+
 CHECKS: dict[str, Callable[[Corpus], None]] = {
     "kernel_objects/07.txt": _kernel_objects_07,
     "kernel_objects/17.txt": _kernel_objects_17,
@@ -384,6 +434,7 @@ CHECKS: dict[str, Callable[[Corpus], None]] = {
     "families/threads/05.txt": _threads_05,
     "families/threads/06.txt": _threads_06,
     "families/threads/07.txt": _threads_07,
+    "families/threads/08.txt": _threads_08,
 }
 
 
