@@ -57,6 +57,8 @@ class SimDebugger(TargetRun):
         return self.take_interrupt()
 
     def thread_ids(self) -> list[int]:
+        if self.dump is not None:
+            return [t.index for t in self.dump.threads]
         return list(range(BREAK_THREAD + 1))  # the canned process's threads
 
     def prompt_text(self) -> str:
@@ -150,6 +152,9 @@ class SimDebugger(TargetRun):
                 self.machine or "", "x64 (AMD64)")
             self.out(f"Effective machine: {name}\n")
             return
+        if self.dump is not None and (answer := self._from_dump(command)) is not None:
+            self.out(answer)
+            return
         response = self.sc.response_for(command)
         if response is not None:
             self.respond(command, response)
@@ -171,6 +176,18 @@ class SimDebugger(TargetRun):
             self.out(texts.bugcheck(self.sc, 0xE2, [0, 0, 0, 0]))
             return
         self.out(texts.syntax_error(command))
+
+    def _from_dump(self, command: str) -> str | None:
+        """What a real minidump answers (``lm``, ``~``, ``.exr -1``); ``None``: not from the dump."""
+        assert self.dump is not None
+        words = command.split()
+        if words == ["lm"]:
+            return self.dump.lm()
+        if words == ["~"]:
+            return self.dump.thread_list(self.thread)
+        if words == [".exr", "-1"]:
+            return self.dump.exception_record()
+        return None
 
     def set_outmask(self, minus: bool, args: str) -> None:
         """``.outmask``: add (or with ``-`` remove) mask bits; ``/a`` all, ``/d`` the default."""

@@ -17,6 +17,7 @@ from typing import Literal
 
 from kdmcp.sim import texts
 from kdmcp.sim.console_io import ConsoleIO, _Exit
+from kdmcp.sim.minidump_target import MinidumpTarget, is_minidump
 from kdmcp.sim.options import KDNET_KEY_RE, SimOptions
 from kdmcp.sim.scenario import RunEvent, Scenario
 
@@ -40,6 +41,8 @@ class TargetRun(ConsoleIO):
         # cdb's current thread: the attach break runs on its own thread (2 in the canned
         # process); a launch stops on the main thread (0).
         self.thread = BREAK_THREAD if opts.mode == "attach" else 0
+        # a real minidump behind "cdb -z": its modules, threads and exception answer for it
+        self.dump: MinidumpTarget | None = None
         self.break_pending = False
         self.lost_break_ins = scenario.lost_break_ins
         self.script: list[RunEvent] = []
@@ -90,7 +93,19 @@ class TargetRun(ConsoleIO):
                          f"Could not open dump file [{path}], Win32 error 0n2\n"
                          '    "The system cannot find the file specified."\n')
                 raise _Exit(1)
-            self.out(texts.dump_loaded(self.sc, path, self.kernel, o.symbol_path))
+            if not self.kernel and is_minidump(path):
+                try:
+                    self.dump = MinidumpTarget(path)
+                except Exception:  # any reader failure is a dump cdb cannot open
+                    # cdb on a cut or corrupt dump: the open fails and the debugger ends
+                    self.out(texts.VERSION_BANNER + f"\nLoading Dump File [{path}]\n"
+                             f"Could not open dump file [{path}], HRESULT 0x8007000d\n"
+                             '    "The data is invalid."\n')
+                    raise _Exit(1) from None
+                self.thread = self.dump.event_index  # cdb stops on the thread of the stored event
+                self.out(self.dump.banner(texts.VERSION_BANNER, o.symbol_path))
+            else:
+                self.out(texts.dump_loaded(self.sc, path, self.kernel, o.symbol_path))
             self.enter_broken()
             return
         if o.mode == "attach":

@@ -11,15 +11,19 @@ from __future__ import annotations
 
 import hashlib
 import time
+from pathlib import Path
 
 import psutil
 import pytest
 
 from kdmcp.engine import DumpTarget, LocalKernelTarget, ProcessTarget, RemoteTarget, SessionState
 from kdmcp.errors import CommandTimeout, DebuggerExited, InvalidArgument, NotConnected, TargetRunning
+from kdmcp.parse import parse
 from kdmcp.sim import bulk
 from tests.conftest import kdnet
 from tests.engine import DEFAULT_BACKEND_ONLY
+
+REPO = Path(__file__).resolve().parents[2]
 
 pytestmark = pytest.mark.process  # starts processes (tests/tiers.py)
 
@@ -226,14 +230,37 @@ def test_kernel_dump_cannot_run(make_session, tmp_path):
 
 @DEFAULT_BACKEND_ONLY
 def test_user_dump_and_local_kernel_and_remote_prompts(make_session, tmp_path):
-    dump = tmp_path / "app.dmp"
-    dump.write_bytes(b"MDMP")
+    dump = REPO / "fixtures" / "dumps" / "minidump2.dmp"  # a real dump: the exception is on thread 0
     assert make_session(target=DumpTarget(path=str(dump), kernel=False), flavor="cdb").prompt.text == "0:000> "
     local = make_session(target=LocalKernelTarget())
     assert local.prompt.text == "lkd> " and local.prompt.mode == "local_kernel"
     assert local.execute(".echo lkd").output.strip() == "lkd"
     remote = make_session(target=RemoteTarget(connection="tcp:server=127.0.0.1,port=5005"))
     assert remote.state == SessionState.broken
+
+
+@DEFAULT_BACKEND_ONLY
+def test_a_real_user_dump_answers_from_what_it_holds(make_session):
+    """The engine on the simulated ``cdb -z`` of a real minidump: the prompt is the event
+    thread's, and ``lm``, ``~``, ``.exr -1`` parse to what the dump holds (fixtures/dumps/README.md:
+    17 modules, 6 threads, c0000005 at 004015fd on thread 10976)."""
+    dump = REPO / "fixtures" / "dumps" / "thread_name_list.dmp"
+    s = make_session(target=DumpTarget(path=str(dump), kernel=False), flavor="cdb")
+    assert s.prompt is not None and s.prompt.text == "0:005> "
+    assert len(parse("lm", s.execute("lm").output).modules) == 17
+    threads = parse("~", s.execute("~").output).threads
+    assert [t.current for t in threads] == [False] * 5 + [True] and threads[5].thread_id == "0x2ae0"
+    exr = parse(".exr -1", s.execute(".exr -1").output)
+    assert (exr.code, exr.address) == ("0xc0000005", "0x004015fd")
+
+
+@DEFAULT_BACKEND_ONLY
+def test_a_corrupt_user_dump_ends_the_debugger(make_session, tmp_path):
+    dump = tmp_path / "app.dmp"
+    dump.write_bytes(b"MDMP")  # the signature and nothing else
+    s = make_session(target=DumpTarget(path=str(dump), kernel=False), flavor="cdb")
+    assert s.state == SessionState.exited and s.exit_code == 1
+    assert b"Could not open dump file" in s.read_output(0, 4096)
 
 
 @DEFAULT_BACKEND_ONLY

@@ -10,6 +10,7 @@ from __future__ import annotations
 import signal
 import sys
 from collections.abc import Iterator
+from pathlib import Path
 
 import pexpect
 import pytest
@@ -310,3 +311,27 @@ def test_usage_errors_exit_2(children):
     for child, argv in zip(children, argvs, strict=True):
         child.expect(pexpect.EOF)
         assert child.wait() == 2, argv
+
+
+def test_a_real_minidump_answers_from_what_it_holds(children):
+    """``cdb -z`` on a real minidump: its banner, the event thread's prompt, and ``.exr -1``,
+    ``~`` and ``lm`` from the dump (thread_name_list.dmp: the exception is on thread 5)."""
+    dump = Path(__file__).resolve().parents[2] / "fixtures" / "dumps" / "thread_name_list.dmp"
+    cdb = sim_pipes("cdb", "-z", str(dump))
+    children.append(cdb)
+    cdb.expect_exact("User Mini Dump File: Only registers, stack and portions of memory are available\r\n")
+    cdb.expect_exact("Windows 10 Version 17763 ")
+    cdb.expect_exact(".2ae0): Access violation - code c0000005 (first/second chance not available)\r\n")
+    cdb.expect_exact("0:005> ")
+    cdb.sendline(".exr -1")
+    cdb.expect_exact("ExceptionAddress: 004015fd (")
+    cdb.expect_exact("   ExceptionCode: c0000005 (Access violation)\r\n")
+    cdb.expect_exact("0:005> ")
+    cdb.sendline("~")
+    cdb.expect_exact(".  5  Id: 1798.2ae0 Suspend: ")
+    cdb.expect_exact("0:005> ")
+    cdb.sendline("lm")
+    cdb.expect_exact("start    end        module name\r\n")
+    cdb.expect_exact("0:005> ")
+    cdb.sendline("g")
+    cdb.expect_exact("No runnable debuggees error in 'g'")

@@ -1,0 +1,204 @@
+"""A real user-mode minidump behind the simulated ``cdb -z``: what cdb reports of it, read with
+the ``minidump`` package (PyPI, MIT).
+
+The simulator answered ``-z`` with one canned crash whatever the file held. Given a file that
+is a minidump (it starts with ``MDMP``), the simulated cdb now reads it and answers from it:
+the load banner (dump kind, OS line, the stored exception), ``lm`` (its module list), ``~``
+(its threads, the event thread current) and ``.exr -1`` (its exception record), in the layouts
+cdb prints (the shared corpus and the published samples in ``fixtures/corpus/families``):
+
+- ``lm``: ``start    end        module name`` then ``00400000 0042d000   Prymes     (deferred)``
+  (x86), ``00007ff7`863b0000 00007ff7`863d2000   WindowDemo   (deferred)`` (x64);
+- ``~``: ``.  0  Id: 7a0.5ac Suspend: 1 Teb: 7ffdf000 Unfrozen``;
+- ``.exr -1``: ``ExceptionAddress: 0090a6cd (crashme+0x0000a6cd)``, ``ExceptionCode: c0000005
+  (Access violation)``, the flags, parameters and, for an access violation, ``Attempt to read
+  from address 00000000``.
+
+Symbols are not modelled: an address inside a module is named ``module+0xoffset``, as cdb
+names it with no symbols loaded.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+__all__ = ["DumpModule", "DumpThread", "MinidumpTarget", "is_minidump"]
+
+# cdb's names for the exception codes these dumps hold (".exr", the event line)
+_CODE_NAMES = {
+    0xC0000005: "Access violation",
+    0xC00000FD: "Stack overflow",
+    0xC0000409: "Security check failure or stack buffer overrun",
+    0x80000003: "Break instruction exception",
+    0xC0000094: "Integer divide-by-zero",
+    0xC000001D: "Illegal instruction",
+}
+# An access violation's first parameter: "Attempt to read from / write to address ..."
+_ACCESS = {0: "read from", 1: "write to", 8: "execute"}
+_X86_LM_HEAD = "start    end        module name\n"
+_DEFERRED = "(deferred)             "  # cdb pads the symbol column with blanks
+
+
+def is_minidump(path: str) -> bool:
+    """Whether ``path`` is a minidump file (``MINIDUMP_HEADER.Signature`` is ``MDMP``)."""
+    try:
+        with open(path, "rb") as f:
+            return f.read(4) == b"MDMP"
+    except OSError:
+        return False
+
+
+@dataclass(frozen=True)
+class DumpModule:
+    """One module of the dump's module list."""
+
+    base: int
+    end: int
+    name: str  # cdb's module name: the file name without extension, odd characters as '_'
+    path: str
+
+
+@dataclass(frozen=True)
+class DumpThread:
+    """One thread of the dump's thread list."""
+
+    index: int
+    tid: int
+    suspend: int
+    teb: int
+
+
+class MinidumpTarget:
+    """The dump as cdb sees it: system, modules, threads, the stored exception."""
+
+    def __init__(self, path: str) -> None:
+        from minidump.minidumpfile import MinidumpFile  # a third-party reader, loaded only for -z
+
+        # the package logs a traceback at ERROR when a dump holds no PEB (a small minidump
+        # does not): not the debugger's output, so it is kept off the console
+        previous = logging.root.manager.disable
+        logging.disable(logging.CRITICAL)
+        try:
+            # read whole, then parsed from memory: ``parse(path)`` leaves its file open
+            dump = MinidumpFile.parse_bytes(Path(path).read_bytes())
+        finally:
+            logging.disable(previous)
+        self.path = path
+        info = dump.sysinfo
+        self.x64 = info.ProcessorArchitecture.name == "AMD64"
+        self.build = int(info.BuildNumber)
+        self.version = (int(info.MajorVersion), int(info.MinorVersion))
+        self.processors = int(info.NumberOfProcessors)
+        self.pid = int(dump.misc_info.ProcessId) if dump.misc_info is not None else 0
+        self.full_memory = dump.memory_segments_64 is not None
+        modules = dump.modules.modules if dump.modules is not None else []
+        self.modules = sorted(
+            (DumpModule(m.baseaddress, m.baseaddress + m.size, _module_name(m.name), m.name) for m in modules),
+            key=lambda m: m.base,
+        )
+        threads = dump.threads.threads if dump.threads is not None else []
+        self.threads = [DumpThread(i, t.ThreadId, t.SuspendCount, t.Teb) for i, t in enumerate(threads)]
+        self.exception = None
+        if dump.exception is not None and dump.exception.exception_records:
+            self.exception = dump.exception.exception_records[0]
+        self.event_index = 0
+        if self.exception is not None:
+            for t in self.threads:
+                if t.tid == self.exception.ThreadId:
+                    self.event_index = t.index
+
+    # ------------------------------------------------------------------ helpers
+
+    def _addr(self, value: int, tick: bool = True) -> str:
+        if not self.x64:
+            return f"{value:08x}"
+        text = f"{value:016x}"
+        return f"{text[:8]}`{text[8:]}" if tick else text
+
+    def _where(self, address: int) -> str:
+        for m in self.modules:
+            if m.base <= address < m.end:
+                width = 16 if self.x64 else 8
+                return f"{m.name}+0x{address - m.base:0{width}x}"
+        return self._addr(address, tick=False)
+
+    def _os_line(self) -> str:
+        name = {(5, 1): "XP", (5, 2): "Server 2003", (6, 0): "Vista", (6, 1): "7", (6, 2): "8", (6, 3): "8.1"}.get(
+            self.version, "10"
+        )
+        arch = "x64" if self.x64 else "x86 compatible"
+        mp = "MP" if self.processors > 1 else "UP"
+        return f"Windows {name} Version {self.build} {mp} ({self.processors} procs) Free {arch}\n"
+
+    # ------------------------------------------------------------------ what cdb prints
+
+    def banner(self, version_banner: str, symbol_path: str | None) -> str:
+        """From ``Loading Dump File`` to the stored exception's event line."""
+        kind = (
+            "User Mini Dump File with Full Memory: Only application data is available"
+            if self.full_memory
+            else "User Mini Dump File: Only registers, stack and portions of memory are available"
+        )
+        text = (
+            version_banner
+            + f"\nLoading Dump File [{self.path}]\n{kind}\n\n"
+            + f"Symbol search path is: {symbol_path or 'srv*'}\nExecutable search path is: \n"
+            + self._os_line()
+        )
+        if self.exception is None:
+            return text
+        record = self.exception.ExceptionRecord
+        code = record.ExceptionCode_raw
+        name = _CODE_NAMES.get(code, "Unknown exception")
+        return (
+            text
+            + "This dump file has an exception of interest stored in it.\n"
+            + "The stored exception information can be accessed via .ecxr.\n"
+            + f"({self.pid:x}.{self.exception.ThreadId:x}): {name} - code {code:08x} "
+            + "(first/second chance not available)\n"
+        )
+
+    def lm(self) -> str:
+        """``lm``: every module, by address, symbols deferred."""
+        head = "start             end                 module name\n" if self.x64 else _X86_LM_HEAD
+        rows = [f"{self._addr(m.base)} {self._addr(m.end)}   {m.name:<8}   {_DEFERRED}\n" for m in self.modules]
+        return head + "".join(rows)
+
+    def thread_list(self, current: int) -> str:
+        """``~``: each thread with its id, suspend count and TEB; ``.`` marks the current one,
+        ``#`` the event thread when it is another."""
+        lines = []
+        for t in self.threads:
+            mark = "." if t.index == current else "#" if t.index == self.event_index else " "
+            ids = f"{self.pid:x}.{t.tid:x}"
+            lines.append(f"{mark}{t.index:>3}  Id: {ids} Suspend: {t.suspend} Teb: {self._addr(t.teb)} Unfrozen\n")
+        return "".join(lines)
+
+    def exception_record(self) -> str:
+        """``.exr -1``: the stored exception; cdb's complaint when the dump holds none."""
+        if self.exception is None:
+            return "Last event was not an exception\n"
+        r = self.exception.ExceptionRecord
+        code = r.ExceptionCode_raw
+        params = list(r.ExceptionInformation)[: r.NumberParameters]
+        lines = [
+            f"ExceptionAddress: {self._addr(r.ExceptionAddress, tick=False)} ({self._where(r.ExceptionAddress)})\n",
+            f"   ExceptionCode: {code:08x} ({_CODE_NAMES.get(code, 'Unknown exception')})\n",
+            f"  ExceptionFlags: {r.ExceptionFlags:08x}\n",
+            f"NumberParameters: {r.NumberParameters}\n",
+        ]
+        lines += [f"   Parameter[{i}]: {self._addr(p, tick=False)}\n" for i, p in enumerate(params)]
+        if code == 0xC0000005 and len(params) >= 2 and params[0] in _ACCESS:
+            lines.append(f"Attempt to {_ACCESS[params[0]]} address {self._addr(params[1], tick=False)}\n")
+        return "".join(lines)
+
+
+def _module_name(path: str) -> str:
+    """cdb's module name for an image path: the file name without its extension, characters
+    other than letters, digits and ``_`` as ``_`` (``tiny-exe.exe`` is ``tiny_exe``)."""
+    stem = Path(path.replace("\\", "/")).name
+    stem = stem.rsplit(".", 1)[0] if "." in stem else stem
+    return re.sub(r"\W", "_", stem)

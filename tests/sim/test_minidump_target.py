@@ -1,0 +1,100 @@
+"""``kdmcp.sim.minidump_target``: the simulated ``cdb -z`` reports what a real minidump holds.
+
+Every dump in ``fixtures/dumps/`` is held to the figures its README gives (read there with the
+``minidump`` package: architecture, OS build, module and thread counts, the exception's code,
+address and thread), and what the simulated cdb prints of it (``lm``, ``~``, ``.exr -1``) is
+read back by the project's own parser to the same figures.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from kdmcp.parse import parse
+from kdmcp.sim.minidump_target import MinidumpTarget, is_minidump
+
+DUMPS = Path(__file__).resolve().parents[2] / "fixtures" / "dumps"
+
+# the README's table: arch, OS build, modules, threads, (code, address, thread id) or None
+FIGURES = {
+    "null_read_av.dmp": ("x86", 7600, 26, 2, (0xC0000005, 0x0090A6CD, 1192)),
+    "stack_exhaustion.dmp": ("x86", 7600, 26, 2, (0xC00000FD, 0x00DEA637, 5744)),
+    "thread_name_list.dmp": ("x86", 17763, 17, 6, (0xC0000005, 0x004015FD, 10976)),
+    "minidump2.dmp": ("x86", 2600, 13, 2, (0xC0000005, 0x0040429E, 3060)),
+    "tiny-exe-fastfail.dmp": ("x64", 19042, 21, 4, (0xC0000409, 0x00007FF75355AF42, 24440)),
+    "tiny-exe-with-cet-xsave.dmp": ("x64", 22000, 25, 1, None),
+}
+
+
+def test_every_vendored_dump_is_in_the_table_and_the_readme() -> None:
+    assert sorted(p.name for p in DUMPS.glob("*.dmp")) == sorted(FIGURES)
+    readme = (DUMPS / "README.md").read_text(encoding="utf-8")
+    assert "BSD 3-Clause" in readme
+    for name in FIGURES:
+        assert f"| `{name}` |" in readme, name
+
+
+@pytest.mark.parametrize("name", sorted(FIGURES))
+def test_the_target_reads_the_readmes_figures(name: str) -> None:
+    arch, build, modules, threads, exception = FIGURES[name]
+    dump = MinidumpTarget(str(DUMPS / name))
+    assert is_minidump(str(DUMPS / name))
+    assert ("x64" if dump.x64 else "x86", dump.build) == (arch, build)
+    assert (len(dump.modules), len(dump.threads)) == (modules, threads)
+    if exception is None:
+        assert dump.exception is None
+        assert dump.exception_record() == "Last event was not an exception\n"
+        assert "exception of interest" not in dump.banner("", None)
+    else:
+        code, _, tid = exception
+        record = dump.exception.ExceptionRecord
+        assert (record.ExceptionCode_raw, record.ExceptionAddress, dump.exception.ThreadId) == exception
+        assert dump.threads[dump.event_index].tid == tid
+        assert f"({dump.pid:x}.{tid:x}): " in dump.banner("", None)
+        assert f" - code {code:08x} (first/second chance not available)\n" in dump.banner("", None)
+
+
+@pytest.mark.parametrize("name", sorted(FIGURES))
+def test_what_cdb_prints_parses_back_to_the_same_figures(name: str) -> None:
+    """``lm``, ``~`` and ``.exr -1`` as the simulated cdb prints them, read by ``kdmcp.parse``."""
+    _, _, modules, threads, exception = FIGURES[name]
+    dump = MinidumpTarget(str(DUMPS / name))
+    lm = parse("lm", dump.lm())
+    assert lm.kind == "modules" and len(lm.modules) == modules
+    assert [int(m.start, 16) for m in lm.modules] == sorted(m.base for m in dump.modules)
+    assert all(m.symbol_status == "deferred" for m in lm.modules)
+    listing = parse("~", dump.thread_list(dump.event_index))
+    assert listing.kind == "threads" and len(listing.threads) == threads
+    assert [int(t.thread_id, 16) for t in listing.threads] == [t.tid for t in dump.threads]
+    assert [t.current for t in listing.threads] == [t.index == dump.event_index for t in dump.threads]
+    exr = parse(".exr -1", dump.exception_record())
+    if exception is None:
+        assert exr.kind != "exception_record"
+        return
+    code, address, _ = exception
+    assert exr.kind == "exception_record"
+    assert (int(exr.code, 16), int(exr.address, 16)) == (code, address)
+
+
+def test_an_access_violation_says_what_was_accessed() -> None:
+    # minidump2.dmp: a write to 0x45 (ExceptionInformation [1, 0x45])
+    text = MinidumpTarget(str(DUMPS / "minidump2.dmp")).exception_record()
+    assert text.endswith("   Parameter[0]: 00000001\n   Parameter[1]: 00000045\nAttempt to write to address 00000045\n")
+    assert text.startswith("ExceptionAddress: 0040429e (test_app+0x0000429e)\n")
+    r = parse(".exr -1", text)
+    assert (r.access, r.access_address) == ("write", "0x00000045")
+
+
+def test_x64_addresses_keep_cdbs_backtick_in_lm_and_none_in_exr() -> None:
+    dump = MinidumpTarget(str(DUMPS / "tiny-exe-fastfail.dmp"))
+    assert dump.lm().startswith("start             end                 module name\n")
+    assert "`" in dump.lm().splitlines()[1]
+    assert dump.exception_record().startswith("ExceptionAddress: 00007ff75355af42 (")
+
+
+def test_a_file_that_is_no_minidump_is_not_read_as_one(tmp_path: Path) -> None:
+    kernel = tmp_path / "MEMORY.DMP"
+    kernel.write_bytes(b"PAGEDU64")
+    assert not is_minidump(str(kernel)) and not is_minidump(str(tmp_path / "missing.dmp"))
