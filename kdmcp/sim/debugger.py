@@ -22,6 +22,7 @@ from kdmcp.command.tables import leaf_effect
 from kdmcp.sim import bulk, texts
 from kdmcp.sim.console_io import DEFAULT_OUTMASK, PROMPT_OUTPUT, WRITE_CHUNK, _Exit
 from kdmcp.sim.interpreter import EvalError, Interpreter, evaluate
+from kdmcp.sim.minidump_target import MemoryView
 from kdmcp.sim.options import SimOptions
 from kdmcp.sim.scenario import Response, Scenario
 from kdmcp.sim.target import BREAK_THREAD, TargetRun
@@ -178,7 +179,8 @@ class SimDebugger(TargetRun):
         self.out(texts.syntax_error(command))
 
     def _from_dump(self, command: str) -> str | None:
-        """What a real minidump answers (``lm``, ``~``, ``.exr -1``); ``None``: not from the dump."""
+        """What a real minidump answers (``lm``, ``~``, ``|``, ``.exr -1``, ``db``/``dd``/``dq``/``dp``);
+        ``None``: not from the dump."""
         assert self.dump is not None
         words = command.split()
         if words == ["lm"]:
@@ -187,7 +189,9 @@ class SimDebugger(TargetRun):
             return self.dump.thread_list(self.thread)
         if words == [".exr", "-1"]:
             return self.dump.exception_record()
-        return None
+        if words == ["|"]:
+            return self.dump.process_list()
+        return MemoryView(self.dump).display(command)
 
     def set_outmask(self, minus: bool, args: str) -> None:
         """``.outmask``: add (or with ``-`` remove) mask bits; ``/a`` all, ``/d`` the default."""

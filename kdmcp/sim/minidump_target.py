@@ -25,7 +25,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["DumpModule", "DumpThread", "MinidumpTarget", "is_minidump"]
+__all__ = ["DumpModule", "DumpThread", "MemoryView", "MinidumpTarget", "is_minidump"]
 
 # cdb's names for the exception codes these dumps hold (".exr", the event line)
 _CODE_NAMES = {
@@ -83,7 +83,8 @@ class MinidumpTarget:
         logging.disable(logging.CRITICAL)
         try:
             # read whole, then parsed from memory: ``parse(path)`` leaves its file open
-            dump = MinidumpFile.parse_bytes(Path(path).read_bytes())
+            data = Path(path).read_bytes()
+            dump = MinidumpFile.parse_bytes(data)
         finally:
             logging.disable(previous)
         self.path = path
@@ -101,6 +102,13 @@ class MinidumpTarget:
         )
         threads = dump.threads.threads if dump.threads is not None else []
         self.threads = [DumpThread(i, t.ThreadId, t.SuspendCount, t.Teb) for i, t in enumerate(threads)]
+        # the memory the dump holds: (start, end, file offset) of each range, and the file's bytes
+        self.data: bytes = data
+        ranges = dump.memory_segments.memory_segments if dump.memory_segments is not None else []
+        self.ranges: list[tuple[int, int, int]] = sorted(
+            (r.start_virtual_address, r.start_virtual_address + r.size, r.start_file_address) for r in ranges
+        )
+        self.image = modules[0].name if modules else ""
         self.exception = None
         if dump.exception is not None and dump.exception.exception_records:
             self.exception = dump.exception.exception_records[0]
@@ -112,7 +120,7 @@ class MinidumpTarget:
 
     # ------------------------------------------------------------------ helpers
 
-    def _addr(self, value: int, tick: bool = True) -> str:
+    def addr(self, value: int, tick: bool = True) -> str:
         if not self.x64:
             return f"{value:08x}"
         text = f"{value:016x}"
@@ -123,7 +131,7 @@ class MinidumpTarget:
             if m.base <= address < m.end:
                 width = 16 if self.x64 else 8
                 return f"{m.name}+0x{address - m.base:0{width}x}"
-        return self._addr(address, tick=False)
+        return self.addr(address, tick=False)
 
     def _os_line(self) -> str:
         name = {(5, 1): "XP", (5, 2): "Server 2003", (6, 0): "Vista", (6, 1): "7", (6, 2): "8", (6, 3): "8.1"}.get(
@@ -164,7 +172,7 @@ class MinidumpTarget:
     def lm(self) -> str:
         """``lm``: every module, by address, symbols deferred."""
         head = "start             end                 module name\n" if self.x64 else _X86_LM_HEAD
-        rows = [f"{self._addr(m.base)} {self._addr(m.end)}   {m.name:<8}   {_DEFERRED}\n" for m in self.modules]
+        rows = [f"{self.addr(m.base)} {self.addr(m.end)}   {m.name:<8}   {_DEFERRED}\n" for m in self.modules]
         return head + "".join(rows)
 
     def thread_list(self, current: int) -> str:
@@ -174,8 +182,12 @@ class MinidumpTarget:
         for t in self.threads:
             mark = "." if t.index == current else "#" if t.index == self.event_index else " "
             ids = f"{self.pid:x}.{t.tid:x}"
-            lines.append(f"{mark}{t.index:>3}  Id: {ids} Suspend: {t.suspend} Teb: {self._addr(t.teb)} Unfrozen\n")
+            lines.append(f"{mark}{t.index:>3}  Id: {ids} Suspend: {t.suspend} Teb: {self.addr(t.teb)} Unfrozen\n")
         return "".join(lines)
+
+    def process_list(self) -> str:
+        """``|``: the dump's one process, as cdb lists a dump's (tab-separated, "examine")."""
+        return f".  0\tid: {self.pid:x}\texamine\tname: {self.image}\n"
 
     def exception_record(self) -> str:
         """``.exr -1``: the stored exception; cdb's complaint when the dump holds none."""
@@ -185,15 +197,91 @@ class MinidumpTarget:
         code = r.ExceptionCode_raw
         params = list(r.ExceptionInformation)[: r.NumberParameters]
         lines = [
-            f"ExceptionAddress: {self._addr(r.ExceptionAddress, tick=False)} ({self._where(r.ExceptionAddress)})\n",
+            f"ExceptionAddress: {self.addr(r.ExceptionAddress, tick=False)} ({self._where(r.ExceptionAddress)})\n",
             f"   ExceptionCode: {code:08x} ({_CODE_NAMES.get(code, 'Unknown exception')})\n",
             f"  ExceptionFlags: {r.ExceptionFlags:08x}\n",
             f"NumberParameters: {r.NumberParameters}\n",
         ]
-        lines += [f"   Parameter[{i}]: {self._addr(p, tick=False)}\n" for i, p in enumerate(params)]
+        lines += [f"   Parameter[{i}]: {self.addr(p, tick=False)}\n" for i, p in enumerate(params)]
         if code == 0xC0000005 and len(params) >= 2 and params[0] in _ACCESS:
-            lines.append(f"Attempt to {_ACCESS[params[0]]} address {self._addr(params[1], tick=False)}\n")
+            lines.append(f"Attempt to {_ACCESS[params[0]]} address {self.addr(params[1], tick=False)}\n")
         return "".join(lines)
+
+
+_DUMP_RE = re.compile(r"d(?P<unit>[bdqp])\s+(?P<addr>\S+)(?:\s+[Ll]\s*(?P<count>[0-9a-fA-F]+))?\s*$")
+_ROWS = 8  # cdb's default display: 8 lines (128 bytes of db, 32 dwords of dd, 16 qwords of dq)
+
+
+class MemoryView:
+    """``db``/``dd``/``dq``/``dp`` over the memory a dump holds: what is absent reads ``??``.
+
+    cdb prints "????????" for each cell it cannot read (a minidump keeps only stacks and a few
+    ranges) and an address expression it cannot evaluate is "Couldn't resolve error at '...'".
+    """
+
+    def __init__(self, target: MinidumpTarget) -> None:
+        self.t = target
+
+    def byte(self, address: int) -> int | None:
+        for start, end, offset in self.t.ranges:
+            if start <= address < end:
+                return self.t.data[offset + address - start]
+            if start > address:
+                break
+        return None
+
+    def resolve(self, text: str) -> int | None:
+        """A hex address (``0x`` and a backtick allowed), or ``module`` / ``module+offset``."""
+        name, _, offset = text.replace("`", "").partition("+")
+        try:
+            base = int(name, 16)
+        except ValueError:
+            found = [m.base for m in self.t.modules if m.name.lower() == name.lower()]
+            if not found:
+                return None
+            base = found[0]
+        try:
+            return base + (int(offset, 16) if offset else 0)
+        except ValueError:
+            return None
+
+    def display(self, command: str) -> str | None:
+        """The dump of a ``d*`` command; ``None``: not one this view answers."""
+        m = _DUMP_RE.fullmatch(command.strip())
+        if m is None:
+            return None
+        unit = m.group("unit")
+        size = {"b": 1, "d": 4, "q": 8, "p": 8 if self.t.x64 else 4}[unit]
+        address = self.resolve(m.group("addr"))
+        if address is None:
+            return f"Couldn't resolve error at '{m.group('addr')}'\n"
+        per_row = 16 // size if size > 1 else 16
+        count = int(m.group("count"), 16) if m.group("count") else _ROWS * per_row
+        rows = []
+        for first in range(0, count, per_row):
+            n = min(per_row, count - first)
+            at = address + first * size
+            cells = [self._cell(at + i * size, size) for i in range(n)]
+            if size == 1:
+                rows.append(self._byte_row(at, cells))
+            else:
+                rows.append(f"{self.t.addr(at)}  {' '.join(cells)}\n")
+        return "".join(rows)
+
+    def _cell(self, address: int, size: int) -> str:
+        raw = [self.byte(address + i) for i in range(size)]
+        if any(b is None for b in raw):
+            return "??" if size == 1 else "????????`????????" if size == 8 else "?" * (2 * size)
+        value = int.from_bytes(bytes(b for b in raw if b is not None), "little")
+        if size == 8:
+            text = f"{value:016x}"
+            return f"{text[:8]}`{text[8:]}"
+        return f"{value:0{2 * size}x}"
+
+    def _byte_row(self, address: int, cells: list[str]) -> str:
+        hexes = " ".join(cells[:8]) + ("-" + " ".join(cells[8:]) if len(cells) > 8 else "")
+        chars = "".join("?" if c == "??" else chr(int(c, 16)) if 0x20 <= int(c, 16) < 0x7F else "." for c in cells)
+        return f"{self.t.addr(address)}  {hexes:<47}  {chars}\n"
 
 
 def _module_name(path: str) -> str:

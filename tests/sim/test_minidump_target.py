@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from kdmcp.parse import parse
-from kdmcp.sim.minidump_target import MinidumpTarget, is_minidump
+from kdmcp.sim.minidump_target import MemoryView, MinidumpTarget, is_minidump
 
 DUMPS = Path(__file__).resolve().parents[2] / "fixtures" / "dumps"
 
@@ -98,3 +98,53 @@ def test_a_file_that_is_no_minidump_is_not_read_as_one(tmp_path: Path) -> None:
     kernel = tmp_path / "MEMORY.DMP"
     kernel.write_bytes(b"PAGEDU64")
     assert not is_minidump(str(kernel)) and not is_minidump(str(tmp_path / "missing.dmp"))
+
+
+def _package_bytes(name: str, address: int, size: int) -> bytes:
+    """The bytes the ``minidump`` package's own reader returns at ``address``."""
+    import logging
+
+    from minidump.minidumpfile import MinidumpFile
+
+    logging.disable(logging.CRITICAL)  # its PEB-parsing traceback on small dumps
+    try:
+        dump = MinidumpFile.parse_bytes((DUMPS / name).read_bytes())
+    finally:
+        logging.disable(logging.NOTSET)
+    return bytes(dump.get_reader().read(address, size))
+
+
+@pytest.mark.parametrize("name", sorted(FIGURES))
+def test_db_and_dq_show_the_bytes_the_dump_holds(name: str) -> None:
+    """At the start of each memory range the dump holds, ``db`` (through the parser) shows the
+    package reader's bytes, and ``dq`` the same bytes as little-endian quadwords."""
+    dump = MinidumpTarget(str(DUMPS / name))
+    view = MemoryView(dump)
+    assert dump.ranges
+    for start, end, _ in dump.ranges[:4]:
+        n = min(32, end - start)
+        expected = _package_bytes(name, start, n)
+        record = parse(f"db {start:x} L{n:x}", view.display(f"db {start:x} L{n:x}"))
+        shown = bytes(int(v, 16) for row in record.rows for v in row.values)
+        assert shown == expected
+        if n >= 16:
+            quads = parse(f"dq {start:x} L2", view.display(f"dq {start:x} L2")).rows[0].values
+            assert [int(q, 16) for q in quads] == [int.from_bytes(expected[i : i + 8], "little") for i in (0, 8)]
+
+
+def test_memory_the_dump_lacks_reads_as_question_marks_and_names_resolve_to_modules() -> None:
+    dump = MinidumpTarget(str(DUMPS / "null_read_av.dmp"))
+    view = MemoryView(dump)
+    # crashme's image header is not in this small dump: cdb shows unreadable cells
+    assert view.display("dd crashme L4") == "00900000  ???????? ???????? ???????? ????????\n"
+    assert view.display("db crashme L2") == "00900000  ?? ??" + " " * 42 + "  ??\n"
+    assert view.display("dd esp") == "Couldn't resolve error at 'esp'\n"  # registers are not modelled
+    # the faulting instruction's bytes 8b 00 (mov eax,dword ptr [eax]), then c3 (ret), c7 ...
+    assert view.display("dd 0x0090a6cd L1") == "0090a6cd  c7c3008b\n"
+
+
+def test_the_process_list_names_the_dumps_image() -> None:
+    r = parse("|", MinidumpTarget(str(DUMPS / "null_read_av.dmp")).process_list())
+    (p,) = r.processes
+    assert (p.cid, p.image) == ("0x10d4", "D:\\crashme\\Debug\\crashme.exe")
+    assert (p.current, p.details["how"]) == (True, "examine")
