@@ -27,6 +27,11 @@ BARE_ADDRESS_RE = re.compile(r"0x[0-9a-fA-F]{8}`[0-9a-fA-F]{8}|0x[0-9a-fA-F]{1,1
 # A row of dots printed while symbols load (".reload", "Loading Kernel Symbols").
 DOTS_RE = re.compile(r"^\.{2,}$")
 
+# What an extension says when it could not read or walk something ("GetUlongFromAddress: unable
+# to read from 00000000", "ffdf0000: Unable to get shared data", "Could not read ..."): the one
+# vocabulary of the readers that keep such lines as warnings (threads, system, handles).
+READ_FAILURE_WORDS = r"(?:[Uu]nable to|[Cc]ould not|[Cc]annot|[Ff]ailed to)\b"
+
 
 def split_lines(raw: str) -> list[str]:
     """Split on ``\\n`` only and drop trailing blanks (and the ``\\r`` of CRLF) per line.

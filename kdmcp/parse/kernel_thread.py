@@ -18,7 +18,7 @@ from collections.abc import Callable
 from typing import Any
 
 from kdmcp.parse._construct import adopt, trusted
-from kdmcp.parse._text import addr, hex_token_addr, split_detail
+from kdmcp.parse._text import READ_FAILURE_WORDS, addr, hex_token_addr, split_detail
 from kdmcp.parse.frames import (
     FAST_FRAME_RE,
     FRAME_RE,
@@ -73,7 +73,7 @@ IRP_ENTRY_WORD_RE = re.compile(r"[0-9a-fA-F`]{8,17}:")
 # "ffdf0000: Unable to get shared data" and "ReadMemory error: Cannot get
 # nt!KeMaximumIncrement value.". Complaints: the record's warnings, never details or IRPs.
 _COMPLAINT_LINE_RE = re.compile(
-    r"^[ \t]*((?:[\w`]+: )?(?:[Uu]nable to|[Cc]ould not|[Cc]annot|[Ff]ailed to)\b[^\n]*|ReadMemory error\b[^\n]*)$",
+    rf"^[ \t]*((?:[\w`]+: )?{READ_FAILURE_WORDS}[^\n]*|ReadMemory error\b[^\n]*)$",
     re.MULTILINE,
 )
 # The key under which a THREAD block's reader keeps the complaint lines it met, in order; the

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from kdmcp.parse._text import ADDRESS_RE, addr
+from kdmcp.parse._text import ADDRESS_RE, READ_FAILURE_WORDS, addr
 from kdmcp.parse.errors import scan
 from kdmcp.parse.frames import frames_from_lines
 from kdmcp.parse.objects.fields import (
@@ -21,9 +21,7 @@ from kdmcp.parse.objects.fields import (
 # what it could not read, after the table's kind ("Handle Error reading handle count." in
 # jasandoval1/windev_training's kernel "1: kd> !handle 6c", "Kernel handle Error reading handle
 # count."); matched on the line without its indent, so a long blank run is skipped once, at C speed.
-_COMPLAINT_RE = re.compile(
-    r"WARNING: |<<.*>>$|(?:\w+: )?(?:[Uu]nable to|[Cc]ould not|[Cc]annot|[Ff]ailed to)\b|(?:\w+ ){0,3}Error reading\b"
-)
+_COMPLAINT_RE = re.compile(rf"WARNING: |<<.*>>$|(?:\w+: )?{READ_FAILURE_WORDS}|(?:\w+ ){{0,3}}Error reading\b")
 
 
 def complaints(lines: list[str]) -> list[str]:
