@@ -15,6 +15,7 @@ import re
 import select
 import signal
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 from kdmcp.command.classes import RunEffect
 from kdmcp.command.lexing import strip_selectors
@@ -26,6 +27,9 @@ from kdmcp.sim.minidump_target import MemoryView
 from kdmcp.sim.options import SimOptions
 from kdmcp.sim.scenario import Response, Scenario
 from kdmcp.sim.target import BREAK_THREAD, TargetRun
+
+if TYPE_CHECKING:
+    from kdmcp.sim.world.machine import World
 
 __all__ = ["COMMAND_LINE_TOKEN", "SimDebugger"]
 
@@ -40,6 +44,7 @@ _EFFMACH_RE = re.compile(r"\.effmach(?:\s+(\S+))?", re.IGNORECASE)
 _QUIT_RE = re.compile(r"q[qd]?", re.IGNORECASE)
 # In canned text, replaced by the debugger's own command line (as ``version`` prints it).
 COMMAND_LINE_TOKEN = "@@COMMAND_LINE@@"  # noqa: S105 (a placeholder, not a secret)
+_USER_WORLD = False  # the user-mode world (cdb -p / launch) answers once it is built
 
 
 class SimDebugger(TargetRun):
@@ -51,6 +56,7 @@ class SimDebugger(TargetRun):
         self.last_command = ""
         self.temps: dict[int, int] = {}
         self.interpreter = Interpreter(self)
+        self._world: World | None = None
 
     # ------------------------------------------------- the interpreter's host
 
@@ -160,6 +166,9 @@ class SimDebugger(TargetRun):
         if response is not None:
             self.respond(command, response)
             return
+        if (answer := self._from_world(command)) is not None:
+            self.out(answer)
+            return
         if _STEP_OUT_RE.fullmatch(strip_selectors(command)):
             self.out(texts.break_location(self.sc))
             return
@@ -177,6 +186,31 @@ class SimDebugger(TargetRun):
             self.out(texts.bugcheck(self.sc, 0xE2, [0, 0, 0, 0]))
             return
         self.out(texts.syntax_error(command))
+
+    @property
+    def world(self) -> World:
+        """The machine behind the prompt, built on first use (start-up stays fast: building
+        the world and loading the disassembler take longer than the banner does)."""
+        if self._world is None:
+            from kdmcp.sim.world.build import build
+            from kdmcp.sim.world.user import build_user
+
+            if self.kernel:
+                self._world = build(self.sc.world.seed, self.sc.target.processors)
+            else:
+                self._world = build_user(self.sc.world.seed, self.pid, self.opts.command_line or "")
+            self._world.temps = self.temps
+        return self._world
+
+    def _from_world(self, command: str) -> str | None:
+        """What the world answers (``None``: the world does not take this command)."""
+        if self.dump is not None or not self.sc.world.enabled:
+            return None
+        if not self.kernel and not _USER_WORLD:
+            return None
+        from kdmcp.sim.world.commands import answer
+
+        return answer(self.world, command, kernel=self.kernel)
 
     def _from_dump(self, command: str) -> str | None:
         """What a real minidump answers (``lm``, ``~``, ``|``, ``.exr -1``, ``db``/``dd``/``dq``/``dp``);

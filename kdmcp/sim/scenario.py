@@ -82,6 +82,13 @@ class RunEvent(_Strict):
     exit_code: int = 0
 
 
+class WorldConfig(_Strict):
+    """The simulated machine behind the prompt (kdmcp/sim/world, docs/simulator.md)."""
+
+    enabled: bool = True  # False: only the scenario's responses answer (a phrasebook target)
+    seed: int = Field(default=0, ge=0)
+
+
 class Scenario(_Strict):
     """Everything the simulator needs to play one target."""
 
@@ -96,6 +103,7 @@ class Scenario(_Strict):
     # Script played after each go, cycling from the start; empty: run until Ctrl+C.
     on_go: list[RunEvent] = Field(default_factory=list)
     responses: dict[str, Response] = Field(default_factory=dict)
+    world: WorldConfig = Field(default_factory=WorldConfig)
     # Responses of the other built-in scenario to merge under these (so a fixture can say
     # only what differs from the default kd target).
     extends: Literal["default_kd", "default_cdb"] | None = None

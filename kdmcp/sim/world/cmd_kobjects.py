@@ -1,0 +1,3 @@
+"""World commands: (being written)."""
+
+from __future__ import annotations

@@ -1,0 +1,83 @@
+"""Answering a command from the world: split off its name, find its handler, run it.
+
+kd's command names are read the way the debugger reads them (Debugger Commands: "Syntax"):
+an extension ``!name``, a meta-command ``.name``, or a regular command's letters, which may run
+straight into their arguments (``dq@rsp``, ``u.``, ``dd rsp``, ``~1s``). The handler gets the
+rest of the line. An expression it cannot evaluate is kd's ``Couldn't resolve error at '…'``.
+"""
+
+from __future__ import annotations
+
+import re
+
+from kdmcp.sim.world import cmd_kobjects, cmd_memory, cmd_process, cmd_run, cmd_types, cmd_user
+from kdmcp.sim.world.machine import World
+from kdmcp.sim.world.registry import COMMANDS
+from kdmcp.sim.world.symbols import ExprError
+
+__all__ = ["answer", "split"]
+
+_HANDLER_MODULES = (cmd_kobjects, cmd_memory, cmd_process, cmd_run, cmd_types, cmd_user)
+_NAME_RE = re.compile(r"(?P<name>![\w.]+|\.\w+|\?\?|\?|~|\||[a-zA-Z]+)(?P<rest>.*)$", re.DOTALL)
+
+
+def split(command: str) -> tuple[str, str]:
+    """``("dq", "@rsp")`` for ``dq@rsp``; ``("!process", "0 0")``; ``("", command)`` if no name."""
+    m = _NAME_RE.match(command.strip())
+    if m is None:
+        return "", command
+    return m.group("name").lower(), m.group("rest").strip()
+
+
+def answer(world: World, command: str, *, kernel: bool = True) -> str | None:
+    """kd's output for ``command`` from the world, or ``None`` if the world does not answer it."""
+    name, rest = split(command)
+    entry = COMMANDS.get(name)
+    if entry is None and name.startswith("!") and len(name) > 1:
+        # an extension no loaded extension DLL exports (kd: "No export bogus found")
+        return f"No export {name[1:]} found\n"
+    if entry is None:
+        # regular commands whose letters run on: "lmvm" is lm with options, "kb" is k with b
+        for size in range(len(name) - 1, 0, -1):
+            entry = COMMANDS.get(name[:size])
+            if entry is not None and name[:size] in _PREFIX_COMMANDS:
+                name, rest = name[:size], (name[size:] + " " + rest).strip()
+                break
+        else:
+            return None
+    if ("kernel" if kernel else "user") not in entry.modes:
+        return None
+    try:
+        return entry.handler(world, name, rest)
+    except ExprError as exc:
+        return f"Couldn't resolve error at '{exc}'\n"
+
+
+# commands whose options follow their letters without a blank (lm, k, d*, u, bl...)
+_PREFIX_COMMANDS = frozenset(
+    {
+        "lm",
+        "k",
+        "u",
+        "ub",
+        "uf",
+        "x",
+        "bp",
+        "bu",
+        "ba",
+        "bl",
+        "bc",
+        "bd",
+        "be",
+        "r",
+        "p",
+        "t",
+        "pt",
+        "gu",
+        "d",
+        "e",
+        "dt",
+        "dx",
+        "ln",
+    }
+)

@@ -1,0 +1,170 @@
+"""The simulated machine's memory: sparse pages, one kernel space and one user space per process.
+
+Every command that shows bytes (``db``/``dq``, ``u``, ``dt``, ``dps``, ``!pool``) reads them
+from here, and ``e*`` writes here, so two commands at one address can never disagree: that is
+the whole point of the world (issue: "``db``, ``dq`` and ``u`` at one address show the same
+bytes", "``eb`` then ``db`` shows the change").
+
+Pages are 4 KiB, as on x64 Windows. A page that was never mapped is unreadable: kd shows it as
+``??`` cells (``db``) and ``Memory access error at '...'`` (``e*``, ``dt``). Large regions
+(module images, long routines) are filled lazily -- the bytes are produced on the first read of
+a page -- so the simulator starts in well under its 0.3 s budget.
+"""
+
+from __future__ import annotations
+
+import struct
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+__all__ = ["KERNEL_SPACE", "PAGE", "AddressSpace", "Memory"]
+
+PAGE = 0x1000
+# x64: the kernel half of the address space (canonical addresses from 0xffff8000`00000000)
+KERNEL_SPACE = 0xFFFF_8000_0000_0000
+_MASK = (1 << 64) - 1
+
+Filler = Callable[[], bytes]
+
+
+@dataclass
+class _Lazy:
+    """A region whose bytes are made on first use (a module image, a routine's code)."""
+
+    start: int
+    size: int
+    make: Filler
+
+
+@dataclass
+class Memory:
+    """One address space's pages; lazy regions materialise the pages they cover on first touch."""
+
+    pages: dict[int, bytearray] = field(default_factory=dict)
+    lazy: list[_Lazy] = field(default_factory=list)
+    zero: list[tuple[int, int]] = field(default_factory=list)  # mapped, never written: zeros
+
+    def map(self, addr: int, size: int) -> None:
+        """Make ``[addr, addr+size)`` readable (zero-filled where nothing was written).
+
+        Large ranges (a 16 MB kernel image) are kept as a range, not as pages, until written."""
+        first, last = addr & ~(PAGE - 1), (addr + max(size, 1) - 1) & ~(PAGE - 1)
+        if last - first >= 16 * PAGE:
+            self.zero.append((first, last + PAGE))
+            return
+        for page in range(first, last + PAGE, PAGE):
+            self.pages.setdefault(page, bytearray(PAGE))
+
+    def _page(self, page: int) -> bytearray | None:
+        data = self.pages.get(page)
+        if data is None and any(lo <= page < hi for lo, hi in self.zero):
+            data = self.pages[page] = bytearray(PAGE)
+        return data
+
+    def load(self, addr: int, data: bytes) -> None:
+        """Map and write: how the builder lays objects and code into memory."""
+        self.map(addr, len(data))
+        self._put(addr, data)
+
+    def defer(self, addr: int, size: int, make: Filler) -> None:
+        """Map ``[addr, addr+size)`` now, write ``make()`` there when a page of it is first read."""
+        self.map(addr, size)
+        self.lazy.append(_Lazy(addr, size, make))
+
+    def _settle(self, addr: int, size: int) -> None:
+        if not self.lazy:
+            return
+        end = addr + size
+        due = [r for r in self.lazy if r.start < end and addr < r.start + r.size]
+        for region in due:
+            self.lazy.remove(region)
+            data = region.make()[: region.size]
+            self._put(region.start, data)
+
+    def _put(self, addr: int, data: bytes) -> None:
+        pos = 0
+        while pos < len(data):
+            page, off = (addr + pos) & ~(PAGE - 1), (addr + pos) & (PAGE - 1)
+            chunk = data[pos : pos + PAGE - off]
+            target = self._page(page)
+            if target is None:
+                target = self.pages[page] = bytearray(PAGE)
+            target[off : off + len(chunk)] = chunk
+            pos += len(chunk)
+
+    def readable(self, addr: int) -> bool:
+        page = addr & ~(PAGE - 1)
+        return page in self.pages or any(lo <= page < hi for lo, hi in self.zero)
+
+    def cells(self, addr: int, size: int) -> list[int | None]:
+        """Each byte of the range, ``None`` where the page is not mapped (kd's ``??``)."""
+        self._settle(addr, size)
+        out: list[int | None] = []
+        pos = 0
+        while pos < size:
+            a = (addr + pos) & _MASK
+            page, off = a & ~(PAGE - 1), a & (PAGE - 1)
+            take = min(PAGE - off, size - pos)
+            data = self.pages.get(page)
+            if data is None and self.zero and any(lo <= page < hi for lo, hi in self.zero):
+                data = bytearray(PAGE)  # read as zeros, not stored
+            out.extend(data[off : off + take] if data is not None else [None] * take)
+            pos += take
+        return out
+
+    def read(self, addr: int, size: int) -> bytes | None:
+        """The bytes, or ``None`` if any of them is unreadable."""
+        got = self.cells(addr, size)
+        return None if None in got else bytes(b for b in got if b is not None)
+
+    def write(self, addr: int, data: bytes) -> bool:
+        """Write into mapped pages only (``e*``); ``False``, nothing written, where any is unmapped."""
+        self._settle(addr, len(data))
+        last = addr + max(len(data), 1) - 1
+        if not all(self.readable(page) for page in range(addr & ~(PAGE - 1), last + 1, PAGE)):
+            return False
+        self._put(addr, data)
+        return True
+
+
+@dataclass
+class AddressSpace:
+    """What one process context sees: the shared kernel half and its own user half."""
+
+    kernel: Memory
+    user: Memory
+
+    def _mem(self, addr: int) -> Memory:
+        return self.kernel if addr >= KERNEL_SPACE else self.user
+
+    def cells(self, addr: int, size: int) -> list[int | None]:
+        if addr < KERNEL_SPACE <= addr + size - 1:  # a range across the halves
+            cut = KERNEL_SPACE - addr
+            return self.user.cells(addr, cut) + self.kernel.cells(KERNEL_SPACE, size - cut)
+        return self._mem(addr).cells(addr, size)
+
+    def read(self, addr: int, size: int) -> bytes | None:
+        got = self.cells(addr, size)
+        return None if None in got else bytes(b for b in got if b is not None)
+
+    def write(self, addr: int, data: bytes) -> bool:
+        return self._mem(addr).write(addr, data)
+
+    def readable(self, addr: int) -> bool:
+        return self._mem(addr).readable(addr)
+
+    def u8(self, addr: int) -> int | None:
+        return self._unpack("<B", addr, 1)
+
+    def u16(self, addr: int) -> int | None:
+        return self._unpack("<H", addr, 2)
+
+    def u32(self, addr: int) -> int | None:
+        return self._unpack("<I", addr, 4)
+
+    def u64(self, addr: int) -> int | None:
+        return self._unpack("<Q", addr, 8)
+
+    def _unpack(self, fmt: str, addr: int, size: int) -> int | None:
+        data = self.read(addr, size)
+        return None if data is None else int(struct.unpack(fmt, data)[0])
