@@ -191,6 +191,11 @@ class SimDebugger(TargetRun):
             return self.dump.exception_record()
         if words == ["|"]:
             return self.dump.process_list()
+        from kdmcp.sim.minidump_context import DumpContexts  # r, ~Ns, .ecxr, k (iced-x86 decodes)
+
+        if (answer := DumpContexts(self.dump).answer(command, self.thread)) is not None:
+            text, self.thread = answer
+            return text
         return MemoryView(self.dump).display(command)
 
     def set_outmask(self, minus: bool, args: str) -> None:

@@ -15,7 +15,8 @@ cdb prints (the shared corpus and the published samples in ``fixtures/corpus/fam
   from address 00000000``.
 
 Symbols are not modelled: an address inside a module is named ``module+0xoffset``, as cdb
-names it with no symbols loaded.
+names it with no symbols loaded. The threads' register contexts (``r``, ``~Ns``, ``.ecxr``, ``k``)
+are read and printed by :mod:`kdmcp.sim.minidump_context`; this module only locates them.
 """
 
 from __future__ import annotations
@@ -69,6 +70,8 @@ class DumpThread:
     tid: int
     suspend: int
     teb: int
+    context: tuple[int, int] = (0, 0)  # its CONTEXT record: (rva, size) in the file
+    stack: tuple[int, int] = (0, 0)  # its stack memory: [start, end)
 
 
 class MinidumpTarget:
@@ -101,7 +104,17 @@ class MinidumpTarget:
             key=lambda m: m.base,
         )
         threads = dump.threads.threads if dump.threads is not None else []
-        self.threads = [DumpThread(i, t.ThreadId, t.SuspendCount, t.Teb) for i, t in enumerate(threads)]
+        self.threads = [
+            DumpThread(
+                i,
+                t.ThreadId,
+                t.SuspendCount,
+                t.Teb,
+                (t.ThreadContext.Rva, t.ThreadContext.DataSize),
+                (t.Stack.StartOfMemoryRange, t.Stack.StartOfMemoryRange + t.Stack.DataSize),
+            )
+            for i, t in enumerate(threads)
+        ]
         # the memory the dump holds: (start, end, file offset) of each range, and the file's bytes
         self.data: bytes = data
         ranges = dump.memory_segments.memory_segments if dump.memory_segments is not None else []
@@ -112,6 +125,11 @@ class MinidumpTarget:
         self.exception = None
         if dump.exception is not None and dump.exception.exception_records:
             self.exception = dump.exception.exception_records[0]
+        # the exception stream's own CONTEXT (what .ecxr shows), and the thread .ecxr set it on
+        self.exception_context: tuple[int, int] | None = None
+        if self.exception is not None:
+            self.exception_context = (self.exception.ThreadContext.Rva, self.exception.ThreadContext.DataSize)
+        self.ecxr_thread: int | None = None
         self.event_index = 0
         if self.exception is not None:
             for t in self.threads:
