@@ -150,12 +150,18 @@ class DumpContexts:
             return exc
         return self.thread_context(thread)
 
+    def register_values(self, thread: int) -> dict[str, int]:
+        """The current context's registers by name, for ``dd esp``; none in a dump without threads."""
+        return self.current(thread).regs if thread < len(self.t.threads) else {}
+
     # ------------------------------------------------------------------ commands
 
     def answer(self, command: str, thread: int) -> tuple[str, int] | None:
         """What cdb prints for ``command`` and the thread current after it; ``None``: not ours."""
         text = command.strip()
         low = text.lower()
+        if thread >= len(self.t.threads):
+            return None  # a dump without threads has no context: cdb's answers are not modelled
         if low == "r":
             return self.registers(self.current(thread)), thread
         if m := re.fullmatch(r"r\s+@?(\w+)", low):

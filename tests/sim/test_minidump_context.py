@@ -267,6 +267,8 @@ def test_the_debugger_switches_threads_and_the_prompt_and_marker_follow(debugger
     assert parse("r", _run(debugger, "r")).registers["eip"] == "0x0090a6cd"
     _run(debugger, "~0s")
     assert parse("r", _run(debugger, "r")).registers["eip"] == "0x772cf861"
+    # d* reads the current context's registers: thread 0's esp is 0037f2f0
+    assert _run(debugger, "dd esp L1") == _run(debugger, "dd 0037f2f0 L1") != "0037f2f0  ????????\n"
     assert parse("k", _run(debugger, "k")).kind == "stack"
 
 
