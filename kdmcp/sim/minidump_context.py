@@ -187,6 +187,18 @@ class DumpContexts:
             return self.registers(exc), thread
         if low in ("k", "kn", "kb"):
             return self.stack(self.current(thread), self.t.threads[thread].stack, args=low == "kb"), thread
+        if m := re.fullmatch(r"~(\*|\d+)\s*(k[nb]?)", low):
+            # "~*k" / "~1k": each thread's header line as "~" prints it after a blank line, then its
+            # stack (corpus stack/10: "~* kb" in a dump); the current thread is not changed
+            picked = range(len(self.t.threads)) if m.group(1) == "*" else [int(m.group(1))]
+            if any(i >= len(self.t.threads) for i in picked):
+                return f"       ^ Illegal thread error in '{text}'\n", thread
+            rows = self.t.thread_list(thread).splitlines(keepends=True)
+            blocks = [
+                "\n" + rows[i] + self.stack(self.current(i), self.t.threads[i].stack, args=m.group(2) == "kb")
+                for i in picked
+            ]
+            return "".join(blocks), thread
         return None
 
     # ------------------------------------------------------------------ r

@@ -297,3 +297,21 @@ def test_an_x86_frame_pointer_outside_the_stack_falls_back_to_a_scan() -> None:
         assert _word(dump, f.child + 4, 4) == f.ret and view.where(f.ret)
     # the exception context itself has a chain: the frame-pointer walk
     assert not view.walk(ctx, target.threads[0].stack)[1]
+
+
+@pytest.mark.parametrize("name", sorted(FIGURES))
+def test_every_thread_s_stack_with_its_header(name: str) -> None:
+    """``~*k``: each thread's ``~`` line, then its own stack (frame 0 at its own pc); ``~Nk`` one."""
+    target, view = _view(name)
+    dump = _package(name)
+    text, thread = _say(view, "~*k", target.event_index)
+    record = parse("~*k", text)
+    assert thread == target.event_index and record.kind == "stack"
+    assert [int(t.thread_id, 16) for t in record.threads] == [t.tid for t in target.threads]
+    assert [t.current for t in record.threads] == [t.index == target.event_index for t in target.threads]
+    for section, thread_ in zip(record.threads, dump.threads.threads, strict=True):
+        pc = thread_.ContextObject.Rip if target.x64 else thread_.ContextObject.Eip
+        assert section.frames and section.frames[0].call_site == (view.where(pc) or f"0x{pc:x}")
+    last = len(target.threads) - 1
+    assert parse(f"~{last}kb", _say(view, f"~{last}kb", 0)[0]).threads[0].index == last
+    assert _say(view, f"~{last + 1}k", 0)[0] == f"       ^ Illegal thread error in '~{last + 1}k'\n"
