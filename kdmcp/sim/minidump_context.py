@@ -14,7 +14,8 @@ This module prints them the way cdb does and walks a stack from them:
   (the ``ebp`` chain) inside the thread's stack memory, else a scan of the stack for return
   addresses into the dump's modules (what cdb's unwinder would find in the images' unwind data
   the dump lacks), under cdb's own warning ``WARNING: Stack unwind information not available.
-  Following frames may be wrong.``; at most 64 frames, ending at memory the dump does not hold.
+  Following frames may be wrong.``; at most 64 frames, ending at memory the dump does not hold;
+  ``~*k`` / ``~Nk`` print each thread's ``~`` line, then its stack.
 
 The effective-address annotation cdb adds to a memory operand (``ds:002b:00000000=????????``) is
 printed for ``ds``/``ss``/``es`` operands of 1, 2, 4 or 8 bytes; ``fs``/``gs`` operands (whose base is
