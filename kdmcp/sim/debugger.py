@@ -225,7 +225,13 @@ class SimDebugger(TargetRun):
             return self.dump.exception_record()
         if words == ["|"]:
             return self.dump.process_list()
-        return MemoryView(self.dump).display(command)
+        from kdmcp.sim.minidump_context import DumpContexts  # r, ~Ns, .ecxr, k (iced-x86 decodes)
+
+        contexts = DumpContexts(self.dump)
+        if (answer := contexts.answer(command, self.thread)) is not None:
+            text, self.thread = answer
+            return text
+        return MemoryView(self.dump, contexts.register_values(self.thread)).display(command)
 
     def set_outmask(self, minus: bool, args: str) -> None:
         """``.outmask``: add (or with ``-`` remove) mask bits; ``/a`` all, ``/d`` the default."""

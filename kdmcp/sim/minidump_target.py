@@ -15,7 +15,8 @@ cdb prints (the shared corpus and the published samples in ``fixtures/corpus/fam
   from address 00000000``.
 
 Symbols are not modelled: an address inside a module is named ``module+0xoffset``, as cdb
-names it with no symbols loaded.
+names it with no symbols loaded. The threads' register contexts (``r``, ``~Ns``, ``.ecxr``, ``k``)
+are read and printed by :mod:`kdmcp.sim.minidump_context`; this module only locates them.
 """
 
 from __future__ import annotations
@@ -69,6 +70,8 @@ class DumpThread:
     tid: int
     suspend: int
     teb: int
+    context: tuple[int, int] = (0, 0)  # its CONTEXT record: (rva, size) in the file
+    stack: tuple[int, int] = (0, 0)  # its stack memory: [start, end)
 
 
 class MinidumpTarget:
@@ -101,7 +104,17 @@ class MinidumpTarget:
             key=lambda m: m.base,
         )
         threads = dump.threads.threads if dump.threads is not None else []
-        self.threads = [DumpThread(i, t.ThreadId, t.SuspendCount, t.Teb) for i, t in enumerate(threads)]
+        self.threads = [
+            DumpThread(
+                i,
+                t.ThreadId,
+                t.SuspendCount,
+                t.Teb,
+                (t.ThreadContext.Rva, t.ThreadContext.DataSize),
+                (t.Stack.StartOfMemoryRange, t.Stack.StartOfMemoryRange + t.Stack.DataSize),
+            )
+            for i, t in enumerate(threads)
+        ]
         # the memory the dump holds: (start, end, file offset) of each range, and the file's bytes
         self.data: bytes = data
         ranges = dump.memory_segments.memory_segments if dump.memory_segments is not None else []
@@ -112,6 +125,11 @@ class MinidumpTarget:
         self.exception = None
         if dump.exception is not None and dump.exception.exception_records:
             self.exception = dump.exception.exception_records[0]
+        # the exception stream's own CONTEXT (what .ecxr shows), and the thread .ecxr set it on
+        self.exception_context: tuple[int, int] | None = None
+        if self.exception is not None:
+            self.exception_context = (self.exception.ThreadContext.Rva, self.exception.ThreadContext.DataSize)
+        self.ecxr_thread: int | None = None
         self.event_index = 0
         if self.exception is not None:
             for t in self.threads:
@@ -208,7 +226,12 @@ class MinidumpTarget:
         return "".join(lines)
 
 
-_DUMP_RE = re.compile(r"d(?P<unit>[bdqp])\s+(?P<addr>\S+)(?:\s+[Ll]\s*(?P<count>[0-9a-fA-F]+))?\s*$")
+_DUMP_RE = re.compile(r"d(?P<unit>[bdqpau])\s+(?P<addr>\S+)(?:\s+[Ll]\s*(?P<count>[0-9a-fA-F]+))?\s*$")
+# da / du: 32 characters a line, to the terminating NUL; what the dump lacks reads "?" and does
+# not end the string -- a 32-bit dump's "da 56454aec+8" published on Stack Overflow (question
+# 9095898) shows 12 lines of 32 "?" each, the length used here when no "L" count is given
+_STRING_ROW = 32
+_STRING_ROWS = 12
 _ROWS = 8  # cdb's default display: 8 lines (128 bytes of db, 32 dwords of dd, 16 qwords of dq)
 
 
@@ -219,8 +242,10 @@ class MemoryView:
     ranges) and an address expression it cannot evaluate is "Couldn't resolve error at '...'".
     """
 
-    def __init__(self, target: MinidumpTarget) -> None:
+    def __init__(self, target: MinidumpTarget, registers: dict[str, int] | None = None) -> None:
         self.t = target
+        # the current register context, for "dd esp" / "db @rsp+10" (MASM reads a register by name)
+        self.registers = registers or {}
 
     def byte(self, address: int) -> int | None:
         for start, end, offset in self.t.ranges:
@@ -231,10 +256,11 @@ class MemoryView:
         return None
 
     def resolve(self, text: str) -> int | None:
-        """A hex address (``0x`` and a backtick allowed), or ``module`` / ``module+offset``."""
+        """A hex address (``0x`` and a backtick allowed), a register, or ``module`` / ``module+offset``."""
         name, _, offset = text.replace("`", "").partition("+")
+        register = name.lower().removeprefix("@")
         try:
-            base = int(name, 16)
+            base = self.registers[register] if register in self.registers else int(name, 16)
         except ValueError:
             found = [m.base for m in self.t.modules if m.name.lower() == name.lower()]
             if not found:
@@ -251,6 +277,8 @@ class MemoryView:
         if m is None:
             return None
         unit = m.group("unit")
+        if unit in "au":
+            return self._strings(m.group("addr"), 2 if unit == "u" else 1, m.group("count"))
         size = {"b": 1, "d": 4, "q": 8, "p": 8 if self.t.x64 else 4}[unit]
         address = self.resolve(m.group("addr"))
         if address is None:
@@ -267,6 +295,26 @@ class MemoryView:
             else:
                 rows.append(f"{self.t.addr(at)}  {' '.join(cells)}\n")
         return "".join(rows)
+
+    def _strings(self, where: str, width: int, count: str | None) -> str:
+        """``da`` (``width`` 1) / ``du`` (2): ``address  "text"`` lines, nonprintable characters as ``.``."""
+        address = self.resolve(where)
+        if address is None:
+            return f"Couldn't resolve error at '{where}'\n"
+        limit = int(count, 16) if count else _STRING_ROW * _STRING_ROWS
+        chars: list[str] = []
+        for i in range(limit):
+            raw = [self.byte(address + i * width + k) for k in range(width)]
+            if any(b is None for b in raw):
+                chars.append("?")
+                continue
+            code = int.from_bytes(bytes(b for b in raw if b is not None), "little")
+            if code == 0:
+                break
+            chars.append(chr(code) if 0x20 <= code < 0x7F or (width == 2 and code > 0xA0) else ".")
+        rows = [chars[i : i + _STRING_ROW] for i in range(0, len(chars), _STRING_ROW)] or [[]]
+        step = _STRING_ROW * width
+        return "".join(f'{self.t.addr(address + n * step)}  "{"".join(row)}"\n' for n, row in enumerate(rows))
 
     def _cell(self, address: int, size: int) -> str:
         raw = [self.byte(address + i) for i in range(size)]

@@ -138,7 +138,9 @@ def test_memory_the_dump_lacks_reads_as_question_marks_and_names_resolve_to_modu
     # crashme's image header is not in this small dump: cdb shows unreadable cells
     assert view.display("dd crashme L4") == "00900000  ???????? ???????? ???????? ????????\n"
     assert view.display("db crashme L2") == "00900000  ?? ??" + " " * 42 + "  ??\n"
-    assert view.display("dd esp") == "Couldn't resolve error at 'esp'\n"  # registers are not modelled
+    assert view.display("dd esp") == "Couldn't resolve error at 'esp'\n"  # no register context given
+    regs = MemoryView(dump, {"esp": 0x0037F8CC})  # the exception context's esp, inside the stack
+    assert regs.display("dd @esp L1") == regs.display("dd 37f8cc L1") != "0037f8cc  ????????\n"
     # the faulting instruction's bytes 8b 00 (mov eax,dword ptr [eax]), then c3 (ret), c7 ...
     assert view.display("dd 0x0090a6cd L1") == "0090a6cd  c7c3008b\n"
 
@@ -148,3 +150,20 @@ def test_the_process_list_names_the_dumps_image() -> None:
     (p,) = r.processes
     assert (p.cid, p.image) == ("0x10d4", "D:\\crashme\\Debug\\crashme.exe")
     assert (p.current, p.details["how"]) == (True, "examine")
+
+
+def test_da_and_du_read_strings_from_the_dump_and_question_marks_where_it_has_none() -> None:
+    dump = MinidumpTarget(str(DUMPS / "null_read_av.dmp"))
+    view = MemoryView(dump)
+    # ntdll's export-name bytes the dump keeps beside the thread's pc, and a path on thread 1's stack
+    assert _package_bytes("null_read_av.dmp", 0x772CF7E8, 10) == b"wcsncpy_s\0"
+    da = parse("da 772cf7e8", view.display("da 772cf7e8"))
+    assert (da.unit, [r.text for r in da.rows]) == ("ascii", ["wcsncpy_s"])
+    path = _package_bytes("null_read_av.dmp", 0x75F720, 64).decode("utf-16-le").split("\0")[0]
+    du = parse("du 75f720", view.display("du 75f720"))
+    assert du.unit == "unicode" and "".join(r.text for r in du.rows) == path == "C:\\Windows\\system32\\tzres.dll"
+    assert view.display("du 75f720") == '0075f720  "C:\\Windows\\system32\\tzres.dll"\n'
+    # absent memory: 32 "?" a line, never a terminator; "L" bounds the count
+    assert view.display("da 0 L40") == '00000000  "' + "?" * 32 + '"\n00000020  "' + "?" * 32 + '"\n'
+    assert len(view.display("da crashme").splitlines()) == 12
+    assert view.display("du nosuch") == "Couldn't resolve error at 'nosuch'\n"
