@@ -200,6 +200,7 @@ class SimDebugger(TargetRun):
             else:
                 self._world = build_user(self.sc.world.seed, self.pid, self.opts.command_line or "")
             self._world.temps = self.temps
+            self._world.command_line = self.opts.command_line_echo
         return self._world
 
     def _from_world(self, command: str) -> str | None:

@@ -66,8 +66,16 @@ class Layout:
     fields: tuple[Field, ...]
 
     def field(self, name: str) -> Field | None:
-        low = name.lower()
-        return next((f for f in self.fields if f.name.lower() == low), None)
+        return _field_index(self).get(name.lower())
+
+
+@cache
+def _field_index(lay: Layout) -> dict[str, Field]:
+    """Fields by lower-cased name; the first one wins where a union repeats an offset's name."""
+    index: dict[str, Field] = {}
+    for f in lay.fields:
+        index.setdefault(f.name.lower(), f)
+    return index
 
 
 @cache
@@ -114,6 +122,7 @@ def type_size(type_text: str) -> int | None:
     return found.size if found else None
 
 
+@cache
 def offset_of(type_name: str, path: str) -> tuple[int, Field]:
     """``("_EPROCESS", "Pcb.DirectoryTableBase")`` → its offset from the start, and the field."""
     current = layout(type_name)

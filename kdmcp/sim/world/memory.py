@@ -63,8 +63,7 @@ class Memory:
 
     def load(self, addr: int, data: bytes) -> None:
         """Map and write: how the builder lays objects and code into memory."""
-        self.map(addr, len(data))
-        self._put(addr, data)
+        self._put(addr, data)  # _put makes the pages it writes
 
     def defer(self, addr: int, size: int, make: Filler) -> None:
         """Map ``[addr, addr+size)`` now, write ``make()`` there when a page of it is first read."""
