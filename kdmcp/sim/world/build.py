@@ -40,6 +40,10 @@ _SITE_RE = re.compile(r"(?P<mod>\w+)(?:!(?P<sym>[\w:]+))?(?:\+0x(?P<off>[0-9a-f]
 # returns to where the interrupt/trap/syscall happened, not after a call instruction.
 _NOT_CALLS = {"KiPageFault", "KiInterruptDispatchNoLockNoEtw", "KiIpiInterruptNoLockNoEtw", "KiSystemServiceCopyEnd"}
 _PROCESS_TAG, _THREAD_TAG = "Proc", "Thre"
+# Callers that reach many callees through one indirect call: the system-service dispatcher
+# ("call r10" before KiSystemServiceCopyEnd+0x25) and IofCallDriver (the driver's MajorFunction
+# entry, "call qword ptr [rax+rcx*8+70h]").
+_INDIRECT = {"nt!KiSystemServiceCopyEnd": bytes.fromhex("41ffd2"), "nt!IofCallDriver": bytes.fromhex("ff54c870")}
 
 
 def object_header(body: int) -> int:
@@ -163,12 +167,19 @@ class _Builder:
             if key not in self.routines:
                 continue
             ret_off = int(caller.group("off"), 16)
+            if key in _INDIRECT:
+                self.fixed.setdefault(key, {})[ret_off - len(_INDIRECT[key])] = _INDIRECT[key]
+                continue
             target = self.routines.get(f"{callee.group('mod')}!{callee.group('sym')}", (sites[i], 0))[0]
             self.calls.setdefault(key, {})[ret_off] = target
         return sites
 
     def code(self, kernel: list[Module], user: list[Module]) -> None:
         """Lay every routine's code into its image, lazily; headers at each image base."""
+        spans = sorted(self.routines.values())
+        for (a, size), (b, _) in itertools.pairwise(spans):
+            if a + size > b:  # two routines sharing bytes would disassemble as neither
+                raise ValueError(f"routines overlap at {a:#x}+{size:#x} and {b:#x}")
         for mod in kernel:
             self.mem.defer(mod.base, 0x400, _pe_header(mod))
             self.mem.map(mod.base, mod.size)

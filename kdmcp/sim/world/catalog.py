@@ -327,7 +327,7 @@ NT_ROUTINES: dict[str, tuple[int, int]] = {
     "ExAllocatePoolWithTag": (0xFFFFF80062B6F030, 0x100),
     "ExAllocatePool2": (0xFFFFF80062B6E140, 0x150),
     "ExFreePoolWithTag": (0xFFFFF80062B6F140, 0xE0),
-    "ExpWorkerThread": (0xFFFFF80062834EF0, 0x2B0),
+    "ExpWorkerThread": (0xFFFFF80062835330, 0x2B0),
     "PspSystemThreadStartup": (0xFFFFF8006290A4C0, 0x60),
     "KiStartSystemThread": (0xFFFFF800629FB3E0, 0x40),
     "KiStartUserThread": (0xFFFFF800629FB190, 0x80),

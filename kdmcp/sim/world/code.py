@@ -211,7 +211,7 @@ def decode(data: bytes, address: int, symbolize: Callable[[int], str]) -> Decode
         data=bytes(data[: instr.len]),
         text=text.rstrip(),
         branch_target=target,
-        is_call=instr.is_call_near,
+        is_call=instr.is_call_near or instr.is_call_near_indirect,
         is_return=instr.mnemonic in _RET_MNEMONICS,
         is_jump=instr.is_jmp_near or instr.is_jmp_short or instr.is_jmp_near_indirect,
         is_conditional=instr.is_jcc_short_or_near,

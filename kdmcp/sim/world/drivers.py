@@ -169,7 +169,8 @@ def _user_break(_address: int) -> bytes:
 
 
 def _break_end(_address: int) -> bytes:
-    return b"\xcc" * 6
+    # the canned db at DbgBreakPointWithStatus: "cc c3 cc cc cc cc cc cc-0f 1f 84 00 00 00 00 00"
+    return b"\xcc" * 6 + bytes.fromhex("0f1f840000000000")
 
 
 def _syscall_stub(number: int) -> Callable[[int], bytes]:
