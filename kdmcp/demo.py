@@ -1,12 +1,18 @@
-"""``kd-mcp demo``: one full debugging loop against the simulator, shown step by step.
+"""``kd-mcp demo``: a short real investigation on the simulated machine, shown step by step.
 
 It goes through the real MCP path (an in-process client calling the server's tools), so what
-it shows is what an agent gets: the structured results, states and events of each call.
+it shows is what an agent gets: the structured results, states and events of each call. The
+target is the simulator's world (docs/simulator.md), so each step reads what the one before it
+found: break in, find the test driver's client process, look at its threads, read the driver's
+dispatch table, put a breakpoint on its IRP_MJ_DEVICE_CONTROL routine, let the guest run until
+the client's next IOCTL hits it, and read the stack there.
 """
 
 from __future__ import annotations
 
+import re
 import time
+from collections.abc import Callable
 from typing import Any
 
 import anyio
@@ -18,16 +24,38 @@ from kdmcp.config import Config
 from kdmcp.server import KdMcpApp, ServerOptions, build_server
 from kdmcp.server.render import read_error
 
+# (tool, arguments from what earlier steps printed, why); "{name}" fills from _FOUND
 _STEPS: list[tuple[str, dict[str, Any], str]] = [
     ("start_from_state", {"timeout_s": 20}, "connect kd.exe to the guest named in the state file"),
     ("break_in", {}, "break in: the guest freezes at nt!DbgBreakPointWithStatus"),
-    ("kd_command", {"command": "k"}, "the stack of the current thread"),
-    ("kd_command", {"command": "lm"}, "loaded modules"),
-    ("resume_for_winrm", {"wait_s": 1.0}, "let the guest run so WinRM answers again"),
-    ("break_in", {}, "break in again"),
-    ("kd_command", {"command": "!process -1 0"}, "the current process"),
+    ("kd_command", {"command": "!process 0 0 notmyfault64.exe"}, "find the test driver's client process"),
+    ("kd_command", {"command": "!process {process} 2"}, "its threads"),
+    ("kd_command", {"command": "!drvobj myfault 2"}, "the driver's dispatch table"),
+    ("kd_command", {"command": "bp {dispatch}"}, "break where the driver takes IOCTLs"),
+    ("resume_for_winrm", {"wait_s": 5.0}, "let the guest run until the client's next IOCTL arrives"),
+    ("kd_command", {"command": "k"}, "the stack at the breakpoint: the client's DeviceIoControl"),
+    ("kd_command", {"command": "bc *"}, "clear the breakpoint"),
     ("stop_kd", {}, "resume the guest and quit kd"),
 ]
+# what a step's output names, for the steps after it
+_FOUND: dict[str, tuple[re.Pattern[str], Callable[[re.Match[str]], str]]] = {
+    "process": (re.compile(r"^PROCESS ([0-9a-f]{16})", re.M), lambda m: m.group(1)),
+    "dispatch": (re.compile(r"IRP_MJ_DEVICE_CONTROL\s+([0-9a-f`]{17})"), lambda m: m.group(1)),
+}
+
+
+def _fill(args: dict[str, Any], found: dict[str, str]) -> dict[str, Any] | None:
+    """The step's arguments with what earlier steps found; ``None`` if something is missing."""
+    out: dict[str, Any] = {}
+    for key, value in args.items():
+        if isinstance(value, str) and "{" in value:
+            names = re.findall(r"\{(\w+)\}", value)
+            if any(n not in found for n in names):
+                return None
+            out[key] = value.format(**found)
+        else:
+            out[key] = value
+    return out
 
 
 def _summary(name: str, data: dict[str, Any]) -> str:
@@ -57,7 +85,12 @@ async def _drive(console: Console, scenario: str | None) -> bool:
     ok = True
     try:
         async with Client(server) as client:
-            for name, args, why in _STEPS:
+            found: dict[str, str] = {}
+            for name, template, why in _STEPS:
+                args = _fill(template, found)
+                if args is None:
+                    console.print(f"[red]{name}: an earlier step did not show what this one needs[/]")
+                    return False
                 t0 = time.monotonic()
                 result = await client.call_tool(name, args)
                 ms = (time.monotonic() - t0) * 1000
@@ -70,6 +103,9 @@ async def _drive(console: Console, scenario: str | None) -> bool:
                     body = f"[dim]{why}[/]\n{_summary(name, data)}"
                 console.print(Panel(body, title=title, title_align="left"))
                 ok = ok and not result.is_error
+                for key, (pattern, pick) in _FOUND.items():
+                    if key not in found and (m := pattern.search(str(data.get("output", "")))):
+                        found[key] = pick(m)
     finally:
         await anyio.to_thread.run_sync(app.shutdown)
     return ok
@@ -77,8 +113,8 @@ async def _drive(console: Console, scenario: str | None) -> bool:
 
 def run_demo(scenario: str | None = None) -> int:
     console = Console()
-    console.print("[bold]kd-mcp demo[/]: start_from_state → break_in → kd_command → resume_for_winrm → "
-                  "break_in → stop_kd, on the simulated kd.exe\n")
+    console.print("[bold]kd-mcp demo[/]: break in, find a process and its threads, read a driver's "
+                  "dispatch table, stop on its IOCTL routine — on the simulated machine\n")
     t0 = time.monotonic()
     ok = anyio.run(_drive, console, scenario)
     console.print(f"\n{'[green]done' if ok else '[red]failed'}[/] in {time.monotonic() - t0:.1f} s")
