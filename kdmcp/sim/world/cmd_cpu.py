@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import re
 
-from kdmcp.sim.world.cmd_process import q
+from iced_x86 import Decoder, MemorySizeInfo, Mnemonic, OpKind, Register, RegisterInfo
+
+from kdmcp.sim.world.cmd_process import q, stack_lines
 from kdmcp.sim.world.code import decode, fmt_addr
 from kdmcp.sim.world.layouts import offset_of
 from kdmcp.sim.world.machine import REGISTER_NAMES, World
@@ -35,15 +37,55 @@ _FLAGS = (
 _BAD_REGISTER = "       ^ Bad register error in 'r {}'\n"
 
 
-def where(world: World, address: int) -> str:
+def _register_names() -> dict[int, str]:
+    from iced_x86 import Register
+
+    return {getattr(Register, n): n.lower() for n in dir(Register) if n.isupper()}
+
+
+_REGISTER_NAMES = _register_names()
+
+
+def _memory_note(world: World, regs: dict[str, int], data: bytes, address: int) -> str:
+    """kd's effective-address note after an instruction that reads or writes memory:
+    ``ss:0018:ffffcf06`53b5f6e0=000000000000000a`` (corpus exceptions, registers/05: the
+    segment, its selector when it has one, the address, and the value there or ``?`` cells)."""
+    instr = Decoder(64, data, ip=address).decode()
+    if instr.mnemonic in (Mnemonic.LEA, Mnemonic.NOP) or not any(
+        instr.op_kind(k) == OpKind.MEMORY for k in range(instr.op_count)
+    ):
+        return ""
+    size = MemorySizeInfo(instr.memory_size).size
+    if size not in (1, 2, 4, 8):
+        return ""
+    if instr.is_ip_rel_memory_operand:
+        ea = instr.ip_rel_memory_address
+    else:
+        ea = instr.memory_displacement
+        for reg, scale in ((instr.memory_base, 1), (instr.memory_index, instr.memory_index_scale)):
+            if reg != Register.NONE:
+                ea += regs.get(_REGISTER_NAMES[RegisterInfo(reg).full_register], 0) * scale
+    ea &= (1 << 64) - 1
+    value = world.space().read(ea, size)
+    shown = "?" * 2 * size if value is None else f"{int.from_bytes(value, 'little'):0{2 * size}x}"
+    seg = _REGISTER_NAMES.get(instr.memory_segment, "ds")
+    selector = regs.get(seg, 0)
+    return f"{seg}:{selector:04x}:{fmt_addr(ea)}={shown}" if selector else f"{seg}:{fmt_addr(ea)}={shown}"
+
+
+def where(world: World, address: int, regs: dict[str, int] | None = None) -> str:
     """``nt!DbgBreakPointWithStatus:`` then the instruction there, decoded from memory (registers/07)."""
     name = world.name(address)
     head = f"{name}:\n" if name != fmt_addr(address) else ""
     data = world.space().read(address, 16)
     got = decode(data, address, world.name) if data is not None else None
-    if got is None:  # kd: the bytes are unreadable
+    if data is None or got is None:  # kd: the bytes are unreadable
         return f"{head}{fmt_addr(address)} ??              ???\n"
-    return f"{head}{fmt_addr(address)} {got.data.hex():<15} {got.text}\n"  # bytes in 16 columns (disasm/01)
+    line = f"{fmt_addr(address)} {got.data.hex():<15} {got.text}"  # bytes in 16 columns (disasm/01)
+    note = _memory_note(world, regs if regs is not None else world.registers(), data, address)
+    if note:  # the instruction text padded, then the note (registers/05)
+        line = f"{fmt_addr(address)} {got.data.hex():<15} {got.text:<28} {note}"
+    return f"{head}{line}\n"
 
 
 def _flags_line(efl: int) -> str:
@@ -64,14 +106,15 @@ def register_block(world: World, thread: Thread) -> str:
     efl = regs.get("efl", 0x246)
     segs = "  ".join(f"{s}={regs.get(s, 0):04x}" for s in _SEGMENTS)
     lines += [_flags_line(efl), f"{segs}             efl={efl:08x}\n"]
-    return "".join(lines) + where(world, regs.get("rip", 0))
+    return "".join(lines) + where(world, regs.get("rip", 0), regs)
 
 
 def processor_switch_text(world: World, cpu: int) -> str:
     """What kd prints after ``~1s``: where that processor's thread is (``nt!KiFreezeTargetExecution+0x1b9:``)."""
     thread = world.thread(world.processors[cpu].current_thread)
     assert thread is not None
-    return where(world, world.registers(thread).get("rip", 0))
+    regs = world.registers(thread)
+    return where(world, regs.get("rip", 0), regs)
 
 
 _ASSIGN_RE = re.compile(r"^@?(?P<name>\$?\w+)\s*=\s*(?P<value>.+)$")
@@ -141,6 +184,8 @@ def _running(world: World, name: str, args: str) -> str | None:
                 f"  {p.index:<4} {p.prcb:016x}  {p.current_thread:016x} ({pri:2d})"
                 f"                       {p.idle_thread:016x}  ................\n"
             )
+            if "t" in opts and t is not None:  # -t: each processor's stack (kernel_objects/07)
+                out += ["\n", *stack_lines(world, t, numbers=False), "\n"]
     out.append("\n")
     return "".join(out)
 
@@ -270,6 +315,35 @@ def _stacks(world: World, name: str, args: str) -> str | None:
             if detail >= 2:
                 out += [f"{'':40}{n}\n" for n in names[1:]]
     out += ["\n", f"Threads Processed: {count}\n"]
+    return "".join(out)
+
+
+# The interrupt vectors whose routines the world's nt holds, by vector: the page fault, the
+# clock (its ISR runs through KiInterruptDispatchNoLockNoEtw, as the break-in stack shows) and
+# the IPI that froze the other processors. Vectors whose routines nt's symbols lack are left
+# out rather than named after whatever symbol precedes an invented address.
+_IDT_VECTORS = (
+    (0x0E, "nt!KiPageFault"),
+    (0xD1, "nt!KiInterruptDispatchNoLockNoEtw"),
+    (0xE1, "nt!KiIpiInterruptNoLockNoEtw"),
+)
+
+
+def idt_base(p: Processor) -> int:
+    """The IDT sits in the page below the TSS, as Windows lays the boot processor's tables."""
+    return _gdt_tss(p)[1] - 0x1000
+
+
+@command("!idt", summary="a processor's interrupt vectors")
+def _idt(world: World, name: str, args: str) -> str | None:
+    if args.strip():
+        return None  # -a, a vector: not taken
+    # "Dumping IDT: fffff80066c05000", a blank line, then "0e:\tfffff80062a05000 nt!KiPageFault"
+    out = [f"Dumping IDT: {idt_base(world.processor):016x}\n", "\n"]
+    for vector, routine in _IDT_VECTORS:
+        sym = world.symbols.lookup(routine)
+        if sym is not None:
+            out.append(f"{vector:02x}:\t{sym.address:016x} {world.name(sym.address)}\n")
     return "".join(out)
 
 
