@@ -188,7 +188,9 @@ def _thread(world: World, name: str, args: str) -> str | None:
     words = args.split()
     if words and words[0].startswith("-"):
         return None  # -p, -t tid, -1: forms the world does not take yet
-    t = world.current_thread() if not words else world.thread(_number(world, words[0]))
+    # ".thread ... does not change the current thread: !thread and !teb still default to it"
+    # (.thread docs): with no address, the processor's thread
+    t = world.thread(world.processor.current_thread) if not words else world.thread(_number(world, words[0]))
     if t is None:
         return None
     flags = _number(world, words[1]) if len(words) > 1 else 0x6
@@ -310,10 +312,17 @@ def _switch(world: World, args: str, kind: str) -> str | None:
     words = args.split()
     opts = {w.lower() for w in words if w.startswith("/")}
     rest = [w for w in words if not w.startswith("/")]
-    if not rest:  # ".process" / ".thread": the implicit one
-        addr = world.current_process().address if kind == "process" else world.current_thread().address
+    addr = _number(world, rest[0]) if rest else 0
+    if addr == 0:
+        # .thread/.process (Set Register/Process Context): "If you omit this parameter or it is
+        # zero, the thread context is reset to the current thread" (the process: the default one)
+        if kind == "process":
+            world.context_process = None
+            addr = world.current_process().address
+        else:
+            world.context_thread = None
+            addr = world.current_thread().address
         return f"Implicit {kind} is now {fmt_addr(addr)}\n"
-    addr = _number(world, rest[0])
     if kind == "process":
         proc = world.process(addr)
         if proc is None:

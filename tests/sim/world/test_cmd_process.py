@@ -109,7 +109,8 @@ def test_current_process_follows_dot_process(world: World) -> None:
     )
     assert world.context_process == CLIENT_PROCESS
     assert run(world, "!process -1 0").startswith("PROCESS ffffe70f2e61b080\n")
-    assert run(world, ".process") == "Implicit process is now ffffe70f`2e61b080\n"
+    assert run(world, ".process") == "Implicit process is now fffff800`62f33f40\n"  # reset
+    assert world.context_process is None
 
 
 def test_process_with_threads_and_stacks(world: World) -> None:
@@ -197,7 +198,6 @@ def test_thread_current_in_memory(world: World) -> None:
 def test_dot_thread_moves_k_r_and_the_process(world: World) -> None:
     assert run(world, f".thread {CLIENT_THREAD:x}") == "Implicit thread is now ffffe70f`2d53a080\n"
     assert world.context_thread == CLIENT_THREAD
-    assert run(world, ".thread") == "Implicit thread is now ffffe70f`2d53a080\n"
     k = run(world, "k")
     thread = world.thread(CLIENT_THREAD)
     assert thread is not None
@@ -207,6 +207,13 @@ def test_dot_thread_moves_k_r_and_the_process(world: World) -> None:
     assert run(world, "r").startswith("Last set context:\nrax=")
     assert run(world, "r rip") == f"rip={thread.frames[0].site:016x}\n"
     assert run(world, "!process -1 0").startswith("PROCESS ffffe70f2e61b080\n")
+    # !thread with no address is still the processor's thread (.thread docs)
+    assert run(world, "!thread").startswith("THREAD fffff80062f34a00 ")
+    # no address, or 0: back to the current thread
+    assert run(world, ".thread") == "Implicit thread is now fffff800`62f34a00\n"
+    assert world.context_thread is None
+    assert run(world, "k").startswith(" # Child-SP")
+    assert run(world, ".process 0") == "Implicit process is now fffff800`62f33f40\n"
 
 
 def test_k_is_the_canned_break_in_stack(world: World) -> None:
