@@ -179,6 +179,10 @@ def thread_block(world: World, t: Thread, *, indent: str = "", args: bool = True
     return "".join(indent + line if line.strip() else line for line in body) + "\n"
 
 
+def _mismatch(kind: str, addr: int) -> str:
+    return f"TYPE mismatch for {kind} object at {addr:016x}\n"
+
+
 def _number(world: World, text: str) -> int:
     return world.evaluate(text)
 
@@ -190,9 +194,10 @@ def _thread(world: World, name: str, args: str) -> str | None:
         return None  # -p, -t tid, -1: forms the world does not take yet
     # ".thread ... does not change the current thread: !thread and !teb still default to it"
     # (.thread docs): with no address, the processor's thread
-    t = world.thread(world.processor.current_thread) if not words else world.thread(_number(world, words[0]))
-    if t is None:
-        return None
+    addr = world.processor.current_thread if not words else _number(world, words[0])
+    t = world.thread(addr)
+    if t is None:  # kdexts checks Tcb.Header.Type (a Windows 10 lkd transcript's two lines)
+        return f"{addr:016x} is not a thread object, interpreting as stack value...\n" + _mismatch("thread", addr)
     flags = _number(world, words[1]) if len(words) > 1 else 0x6
     if not flags & 0x4:  # corpus threads/05: "!thread ADDR 2" prints the header line only
         return thread_header(t, world)
@@ -300,8 +305,8 @@ def _process(world: World, name: str, args: str) -> str | None:
         found = process_block(world, proc, flags) if proc is not None else ""
         return f"Searching for Process with Cid == {target:x}\n" + found
     proc = world.process(target)
-    if proc is None:
-        return None
+    if proc is None:  # kdexts checks Pcb.Header.Type before it prints a block
+        return _mismatch("process", target)
     return process_block(world, proc, flags)
 
 

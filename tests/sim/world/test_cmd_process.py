@@ -184,6 +184,14 @@ def test_thread_flag_2_is_the_header_only(world: World) -> None:
     assert out.count("\n") == 1 and out.startswith("THREAD ffffe70f2d53a080")
 
 
+def test_an_address_that_is_no_thread_or_process(world: World) -> None:
+    assert run(world, "!thread ffffe70f2e61b080") == (
+        "ffffe70f2e61b080 is not a thread object, interpreting as stack value...\n"
+        "TYPE mismatch for thread object at ffffe70f2e61b080\n"
+    )
+    assert run(world, f"!process {CLIENT_THREAD:x} 0") == "TYPE mismatch for process object at ffffe70f2d53a080\n"
+
+
 def test_thread_current_in_memory(world: World) -> None:
     # "Current" is the KernelStack the ETHREAD holds (what dt nt!_ETHREAD Tcb.KernelStack shows)
     out = run(world, f"!thread {CLIENT_THREAD:x}")
