@@ -293,7 +293,7 @@ class _Builder:
         # frames on another kernel stack (the break-in's DPC/interrupt stack): their return
         # slots too, so dps @rsp shows the sites k prints
         for nxt in t.frames[1:]:
-            if KERNEL_SPACE <= nxt.child_sp - 8 and not t.stack_limit <= nxt.child_sp - 8 < t.stack_base:
+            if nxt.child_sp - 8 >= KERNEL_SPACE and not t.stack_limit <= nxt.child_sp - 8 < t.stack_base:
                 self.mem.load(nxt.child_sp - 8, struct.pack("<Q", nxt.site))
 
     # ----------------------------------------------------------- processes
