@@ -172,11 +172,11 @@ def _string(world: World, name: str, start: int, limit: int) -> tuple[list[str],
     cells = world.space().cells(start, limit * width)
     chars: list[str] = []
     for i in range(limit):
-        unit = cells[i * width : (i + 1) * width]
-        if None in unit:
+        unit = [b for b in cells[i * width : (i + 1) * width] if b is not None]
+        if len(unit) < width:
             chars.append("?")
             continue
-        code = unit[0] if width == 1 else int.from_bytes(bytes(b for b in unit if b is not None), "little")
+        code = int.from_bytes(bytes(unit), "little")
         if code == 0:
             break
         chars.append(chr(code) if 0x20 <= code < 0x7F or (width == 2 and code >= 0xA0) else ".")

@@ -12,7 +12,7 @@ import math
 import re
 import struct
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 
 from kdmcp.sim.world.code import fmt_addr
 from kdmcp.sim.world.machine import World
@@ -44,7 +44,7 @@ def _state(world: World) -> _SymbolState:
 
 def ctime(seconds: int) -> str:
     """``Fri Jul 10 01:26:53 2020``: C's ctime in the target's zone (UTC + 0:00), day padded."""
-    dt = datetime(1970, 1, 1, tzinfo=UTC) + timedelta(seconds=seconds)
+    dt = datetime(1970, 1, 1) + timedelta(seconds=seconds)
     return f"{dt:%a %b} {dt.day:2d} {dt:%H:%M:%S %Y}"
 
 
