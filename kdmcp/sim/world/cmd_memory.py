@@ -43,6 +43,8 @@ _LAYOUT: dict[str, tuple[int, int, int]] = {
 # after 0x20 characters, du after 0x40 bytes); the display stops at the first NUL
 _STRING_ROW = 32
 _STRING_DEFAULT = 0x100
+# "the value passed after L cannot exceed 256MB ... To overwrite this limitation, use L?"
+_LIMIT = 0x10000000
 
 
 @dataclass
@@ -103,14 +105,15 @@ def _options(args: str) -> tuple[int | None, str]:
     return columns, args
 
 
-def access_error(world: World, name: str, args: str) -> str:
+def access_error(world: World, name: str, args: str, kind: str = "Memory access") -> str:
     """kd's ``^ Memory access error in 'u rcx'``: the caret under the command line's last character.
 
     Published: ``0:000> u rcx`` / ``ffffffff`fdc124b0 ??              ???`` /
-    ``           ^ Memory access error in 'u rcx'`` (11 blanks: the 7 of the prompt and 4)."""
+    ``           ^ Memory access error in 'u rcx'`` (11 blanks: the 7 of the prompt and 4);
+    ``0:000> kb rsp+28`` / ``               ^ Range error in 'kb rsp+28'`` (15 blanks)."""
     line = f"{name} {args}".strip()
     prompt = len(f"{world.cpu}: kd> ")
-    return " " * (prompt + len(line) - 1) + f"^ Memory access error in '{line}'\n"
+    return " " * (prompt + len(line) - 1) + f"^ {kind} error in '{line}'\n"
 
 
 def printable(b: int | None) -> str:
@@ -219,6 +222,8 @@ def _display(world: World, name: str, args: str) -> str | None:
         rows, state.next_address = _string(world, name, start, max(limit, 1))
         return "".join(r + "\n" for r in rows)
     size, _, default = _LAYOUT[name]
+    if count is not None and count * size > _LIMIT and not re.search(r"[Ll]\?", args):
+        return access_error(world, name, args, "Range")
     if count is None:
         count = (end - start) // size + 1 if end is not None and end >= start else default
     if count <= 0:

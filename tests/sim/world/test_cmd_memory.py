@@ -165,3 +165,10 @@ def test_write_to_unmapped_memory_is_a_memory_access_error(fresh: World) -> None
 
 def test_bad_expression_is_couldnt_resolve(world: World) -> None:
     assert run(world, "db nosuch!thing") == "Couldn't resolve error at 'nosuch!thing'\n"
+
+
+def test_a_length_past_256mb_is_a_range_error(world: World) -> None:
+    # "the value passed after L cannot exceed 256MB ... use L? instead": kd's caret form
+    out = run(world, "db @rip L20000000")
+    assert out == " " * 23 + "^ Range error in 'db @rip L20000000'\n"
+    assert run(world, "db @rip L?20") == run(world, "db @rip L20")

@@ -181,3 +181,14 @@ def test_reload(world: World) -> None:
     assert "(pdb symbols)" in run(world, "lm m nt")  # nt keeps its pdb; the rest stay deferred
     assert "(deferred)" in run(world, "lm m hal")
     assert run(world, ".reload /f bogus.sys").startswith('"bogus.sys" was not found in the image list.\n')
+
+
+def test_lm_in_a_user_process_context_lists_its_dlls() -> None:
+    w = build()
+    assert "ntdll" not in run(w, "lm")  # the break-in's Idle process has no user half
+    w.context_process = next(p for p in w.processes if p.peb).address
+    user = parse("lm u", run(w, "lm u"))
+    assert {m.name for m in user.modules} == {m.name for m in w.user_modules}
+    both = parse("lm", run(w, "lm"))
+    assert len(both.modules) == len(w.modules) + len(w.user_modules)
+    assert len(parse("lm k", run(w, "lm k")).modules) == len(w.modules)
