@@ -185,14 +185,20 @@ def _ub(world: World, name: str, args: str) -> str | None:
 
 @command("uf", modes=("kernel", "user"), summary="unassemble function")
 def _uf(world: World, name: str, args: str) -> str | None:
-    """The routine's basic blocks, in address order, found by following its branches from
-    ``ADDR`` (corpus disasm/04): each block that a branch enters starts with its label line
-    (``nt!Foo+0x12:``); the routine's symbol size bounds the walk."""
+    """The routine's basic blocks, in address order, found by following its branches from its
+    entry (corpus disasm/04): each block that a branch enters starts with its label line
+    (``nt!Foo+0x12:``); the routine's symbol size bounds the walk. An address outside any
+    symbol is walked from itself."""
     start, _, _ = parse_range(world, args.replace("/c", "").replace("/D", "").strip())
     if start is None:
         return None
     _mod, sym, off = world.symbols.nearest(start)
-    low, high = (sym.address, sym.address + sym.size) if sym is not None and off < sym.size else (start, start + 0x1000)
+    if sym is not None and off < sym.size:
+        # an address inside a routine: uf shows the whole routine, walked from its entry
+        low, high = sym.address, sym.address + sym.size
+        start = low
+    else:
+        low, high = start, start + 0x1000
     seen: dict[int, _Line] = {}
     labels: set[int] = {start}
     todo = [start]

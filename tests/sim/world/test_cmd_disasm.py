@@ -131,9 +131,13 @@ def test_uf_labels_branch_targets() -> None:
     # a conditional jump over the next instruction: two blocks, the target labelled
     start = sym.address + 0x5
     assert run(w, f"eb {start:x} 74 01 90 c3") == ""
-    out = run(w, f"uf {start:x}")
+    out = run(w, f"uf {start:x}")  # inside the routine: the whole routine from its entry
     lines = out.splitlines()
-    assert lines[0] == "nt!KdCheckForDebugBreak+0x5:"
-    assert lines[1].startswith(f"{start >> 32:08x}`{start & 0xFFFFFFFF:08x} 7401            je      ")
-    assert "nt!KdCheckForDebugBreak+0x8:" in lines
-    assert lines[-1].endswith("ret")
+    assert lines[0] == "nt!KdCheckForDebugBreak:"
+    assert lines[2].startswith(f"{start >> 32:08x}`{start & 0xFFFFFFFF:08x} 7401            je      ")
+    assert lines[4:6] == [
+        "nt!KdCheckForDebugBreak+0x8:",
+        f"{start + 3 >> 32:08x}`{start + 3 & 0xFFFFFFFF:08x} c3              ret",
+    ]
+    assert len(lines) == 6
+    assert run(w, "uf nt!KdCheckForDebugBreak") == out
