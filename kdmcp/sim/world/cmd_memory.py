@@ -79,8 +79,14 @@ def parse_range(world: World, text: str) -> tuple[int | None, int | None, int | 
     m = _LENGTH_RE.search(text)
     if m is not None:
         head = text[: m.start()].strip()
-        count = world.evaluate(m.group("count"))
-        return (world.evaluate(head) if head else None), count, None
+        try:
+            count = world.evaluate(m.group("count"))
+        except ExprError:
+            if head:
+                raise
+            # not a length after all: an address that starts with "l" (lsass!..., "l" + hex)
+        else:
+            return (world.evaluate(head) if head else None), count, None
     try:
         return world.evaluate(text), None, None
     except ExprError as first:
