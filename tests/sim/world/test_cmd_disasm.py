@@ -141,3 +141,18 @@ def test_uf_labels_branch_targets() -> None:
     ]
     assert len(lines) == 6
     assert run(w, "uf nt!KdCheckForDebugBreak") == out
+
+
+def test_ub_at_k_return_addresses_shows_the_calls(world: World) -> None:
+    """A return address in k is just past a call of the frame above: ub's last line is that call."""
+    frames = world.current_thread().frames
+    # skipped: frame 2 (catalog: nt!ExpWorkerThread is placed over nt!KeAccumulateTicks+0x340..,
+    # a core layout clash reported to the lead) and frame 8 (an interrupt: a trap frame, no call)
+    checked = [n for n in range(1, len(frames)) if n not in (2, 8)]
+    for n in checked:
+        last = parse("ub", run(world, f"ub {frames[n].site:x} L1")).instructions[-1]
+        assert last.mnemonic == "call" and last.target is not None, n
+        target = int(last.target, 16)
+        callee = world.symbols.nearest(target)[1]
+        assert callee is not None and callee.address == target, n
+        assert target <= frames[n - 1].site < target + callee.size, n  # the frame above runs in it
