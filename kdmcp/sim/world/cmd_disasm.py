@@ -9,7 +9,7 @@ symbol, ``nt!Foo+0x12:`` at the start of a listing that is not on one (corpus di
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from kdmcp.sim.world.cmd_memory import access_error, parse_range
 from kdmcp.sim.world.code import Decoded, decode, fmt_addr
@@ -55,6 +55,11 @@ def _one(world: World, addr: int) -> _Line:
     if not data:
         return _Line(addr, None)
     got = decode(bytes(data), addr, world.name)
+    if got is not None and got.branch_target is not None and world.symbols.module_at(got.branch_target) is None:
+        # a target in no module is the bare address ("je      ffff9d01`69ff0032"), not
+        # "name (address)" with the address twice
+        bare = fmt_addr(got.branch_target)
+        got = replace(got, text=got.text.replace(f"{bare} ({bare})", bare))
     return _Line(addr, got, data[0] if got is None else None)
 
 

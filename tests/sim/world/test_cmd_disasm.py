@@ -156,3 +156,16 @@ def test_ub_at_k_return_addresses_shows_the_calls(world: World) -> None:
         callee = world.symbols.nearest(target)[1]
         assert callee is not None and callee.address == target, n
         assert target <= frames[n - 1].site < target + callee.size, n  # the frame above runs in it
+
+
+def test_a_branch_out_of_every_module_shows_the_bare_address() -> None:
+    w = build()
+    # jmp rel32 from nt!KdCheckForDebugBreak to an address no module covers
+    sym = w.symbols.lookup("nt!KdCheckForDebugBreak")
+    assert sym is not None
+    target = 0xFFFFF80010000000
+    rel = (target - (sym.address + 5)) & 0xFFFFFFFF
+    assert run(w, f"ed {sym.address + 1:x} {rel:x}") == "" and run(w, f"eb {sym.address:x} e9") == ""
+    line = run(w, f"u {sym.address:x} L1").splitlines()[1]
+    assert line.endswith(" jmp     fffff800`10000000")
+    assert parse("u", line + "\n").instructions[0].target == "0xfffff80010000000"
