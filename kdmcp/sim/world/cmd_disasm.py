@@ -194,7 +194,9 @@ def _uf(world: World, name: str, args: str) -> str | None:
     entry (corpus disasm/04): each block that a branch enters starts with its label line
     (``nt!Foo+0x12:``); the routine's symbol size bounds the walk. An address outside any
     symbol is walked from itself."""
-    start, _, _ = parse_range(world, args.replace("/c", "").replace("/D", "").strip())
+    words = args.split()
+    flags = {w[1:] for w in words if w.startswith("/")}
+    start, _, _ = parse_range(world, " ".join(w for w in words if not w.startswith("/")))
     if start is None:
         return None
     _mod, sym, off = world.symbols.nearest(start)
@@ -222,4 +224,18 @@ def _uf(world: World, name: str, args: str) -> str | None:
                 break
             addr += len(d.data)
     lines = [seen[a] for a in sorted(seen)]
+    if "c" in flags:
+        return _calls(world, start, lines)
     return _finish(world, name, args, lines, labels)
+
+
+def _calls(world: World, entry: int, lines: list[_Line]) -> str:
+    """uf /c: the routine, then each call's site and target (published ``uf /c /o KiExecuteDpc``:
+    ``nt!KiExecuteDpc (fffff806`3d19ed00)`` / ``  nt!KiExecuteDpc+0x37 (fffff806`3d19ed37):`` /
+    ``    call to nt!memset (fffff806`3d1f1040)``)."""
+    out = [world.describe(entry)]
+    for line in lines:
+        d = line.decoded
+        if d is not None and d.is_call:
+            out += [f"  {world.describe(line.address)}:", f"    call to {d.text[8:].strip()}"]
+    return "".join(s + "\n" for s in out)

@@ -169,3 +169,12 @@ def test_a_branch_out_of_every_module_shows_the_bare_address() -> None:
     line = run(w, f"u {sym.address:x} L1").splitlines()[1]
     assert line.endswith(" jmp     fffff800`10000000")
     assert parse("u", line + "\n").instructions[0].target == "0xfffff80010000000"
+
+
+def test_uf_c_lists_the_calls(world: World) -> None:
+    # published "uf /c /o KiExecuteDpc": the routine, each call site, "call to" its target
+    assert run(world, "uf /c nt!KdCheckForDebugBreak") == (
+        "nt!KdCheckForDebugBreak (fffff800`62a8be30)\n"
+        "  nt!KdCheckForDebugBreak+0x6d (fffff800`62a8be9d):\n"
+        "    call to nt!DbgBreakPointWithStatus (fffff800`62a05c20)\n"
+    )
