@@ -263,7 +263,7 @@ def _verbose(mod: Module) -> list[str]:
     return ["    " + s for s in lines]
 
 
-_OPTION_LETTERS = set("vkumofnt1dsceil")
+_OPTION_LETTERS = set("vkumofnt1dsceila")
 
 
 def _wild(pattern: str, text: str) -> bool:
@@ -275,6 +275,7 @@ def _wild(pattern: str, text: str) -> bool:
 def _lm(world: World, name: str, args: str) -> str | None:
     opts: set[str] = set()
     pattern: str | None = None
+    address = 0
     words = args.split()
     i = 0
     while i < len(words):
@@ -282,10 +283,13 @@ def _lm(world: World, name: str, args: str) -> str | None:
         if not set(word) <= _OPTION_LETTERS:
             return None
         opts |= set(word)
-        if word.endswith("m") and word != "1m":
+        if word.endswith(("m", "a")) and word != "1m":
             if i + 1 >= len(words):
                 return None
-            pattern = words[i + 1]
+            if word.endswith("a"):  # lm a Address: the module that contains it
+                address = world.evaluate(words[i + 1])
+            else:
+                pattern = words[i + 1]
             i += 1
         i += 1
     mods: list[Module] = []
@@ -295,6 +299,11 @@ def _lm(world: World, name: str, args: str) -> str | None:
         mods += world.user_modules
     if pattern is not None:
         mods = [m for m in mods if _wild(pattern, m.name)]
+    if "a" in opts:
+        mods = [m for m in mods if m.base <= address < m.end]
+        pattern = pattern or "*"  # a selection: printed as lm m is, without the unloaded list
+    if "l" in opts:  # only the modules whose symbols are loaded
+        mods = [m for m in mods if m.pdb is not None and not m.deferred]
     mods.sort(key=lambda m: m.base)
     if "1" in opts:  # lm 1m: the names alone
         return "".join(m.name + "\n" for m in mods)
@@ -308,7 +317,7 @@ def _lm(world: World, name: str, args: str) -> str | None:
     unloaded = [
         u for u in world.unloaded if pattern is None or _wild(pattern, u[0]) or _wild(pattern, u[0].rsplit(".", 1)[0])
     ]
-    if "o" not in opts and "u" not in opts and unloaded:
+    if not opts & {"o", "u", "a", "l"} and unloaded:
         # corpus modules/09: "Unloaded modules:" and each image's range and file name
         out.append("Unloaded modules:")
         out += [f"{fmt_addr(lo)} {fmt_addr(hi)}   {image}" for image, lo, hi in unloaded]

@@ -192,3 +192,10 @@ def test_lm_in_a_user_process_context_lists_its_dlls() -> None:
     both = parse("lm", run(w, "lm"))
     assert len(both.modules) == len(w.modules) + len(w.user_modules)
     assert len(parse("lm k", run(w, "lm k")).modules) == len(w.modules)
+
+
+def test_lm_a_and_lm_l(world: World) -> None:
+    assert run(world, "lm a @rip") == run(world, "lm m nt")  # the module that holds rip
+    assert [m.name for m in parse("lm", run(world, "lma fffff800`60da1000")).modules] == ["myfault"]
+    loaded = run(world, "lm l")
+    assert [m.name for m in parse("lm l", loaded).modules] == ["nt"] and "Unloaded" not in loaded
