@@ -104,7 +104,7 @@ def parse_range(world: World, text: str) -> tuple[int | None, int | None, int | 
 def _options(args: str) -> tuple[int | None, str]:
     """``/c N`` (columns) taken off the front of the arguments."""
     columns: int | None = None
-    m = re.match(r"\s*/c\s*(\S+)\s*", args)
+    m = re.match(r"\s*/c\s*([0-9a-fA-F]+)\s+", args)
     if m is not None:
         columns = int(m.group(1), 16)
         args = args[m.end() :]
