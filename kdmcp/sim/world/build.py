@@ -15,7 +15,6 @@ layouts (:mod:`~kdmcp.sim.world.layouts`) say; lists are linked (``PsActiveProce
 from __future__ import annotations
 
 import functools
-import itertools
 import random
 import re
 import struct
@@ -25,7 +24,7 @@ from kdmcp.sim.world import drivers as drv
 from kdmcp.sim.world.code import Routine, assemble
 from kdmcp.sim.world.layouts import put
 from kdmcp.sim.world.machine import World
-from kdmcp.sim.world.memory import Memory
+from kdmcp.sim.world.memory import KERNEL_SPACE, Memory
 from kdmcp.sim.world.model import Frame, Module, PoolBlock, Process, Processor, Symbol, Thread
 
 __all__ = ["build", "object_header"]
@@ -302,6 +301,11 @@ class _Builder:
         )
         stack = _stack_bytes(t)
         self.mem.defer(t.stack_limit, t.stack_base - t.stack_limit, lambda: stack)
+        # frames on another kernel stack (the break-in's DPC/interrupt stack): their return
+        # slots too, so dps @rsp shows the sites k prints
+        for nxt in t.frames[1:]:
+            if nxt.child_sp - 8 >= KERNEL_SPACE and not t.stack_limit <= nxt.child_sp - 8 < t.stack_base:
+                self.mem.load(nxt.child_sp - 8, struct.pack("<Q", nxt.site))
 
     # ----------------------------------------------------------- processes
 
@@ -362,9 +366,7 @@ def _stack_bytes(t: Thread) -> bytes:
     ``rsp - 8`` at the call), so ``dps @rsp`` and ``k`` agree."""
     size = t.stack_base - t.stack_limit
     data = bytearray(size)
-    kernel = [f for f in t.frames if f.child_sp >= t.stack_limit]
-    for here, nxt in itertools.pairwise(kernel):
-        del here
+    for nxt in t.frames[1:]:
         slot = nxt.child_sp - 8 - t.stack_limit
         if 0 <= slot <= size - 8:
             data[slot : slot + 8] = struct.pack("<Q", nxt.site)

@@ -8,16 +8,23 @@ rest of the line. An expression it cannot evaluate is kd's ``Couldn't resolve er
 
 from __future__ import annotations
 
+import importlib
+import pkgutil
 import re
 
-from kdmcp.sim.world import cmd_cpu, cmd_kobjects, cmd_memory, cmd_process, cmd_run, cmd_types, cmd_user
+import kdmcp.sim.world
 from kdmcp.sim.world.machine import World
 from kdmcp.sim.world.registry import COMMANDS
 from kdmcp.sim.world.symbols import ExprError
 
 __all__ = ["answer", "split"]
 
-_HANDLER_MODULES = (cmd_cpu, cmd_kobjects, cmd_memory, cmd_process, cmd_run, cmd_types, cmd_user)
+# every cmd_* module registers its commands when imported: the table is whatever they define
+_HANDLER_MODULES = tuple(
+    importlib.import_module(f"kdmcp.sim.world.{info.name}")
+    for info in pkgutil.iter_modules(kdmcp.sim.world.__path__)
+    if info.name.startswith("cmd_")
+)
 _NAME_RE = re.compile(r"(?P<name>![\w.]+|\.\w+|\?\?|\?|~|\||[a-zA-Z]+)(?P<rest>.*)$", re.DOTALL)
 
 
