@@ -215,7 +215,7 @@ def _listing_name(world: World) -> str:
     return kernel.image.rsplit(".", 1)[0] if kernel else "nt"
 
 
-@command("dt", modes=("kernel", "user"), summary="display a type's layout or an instance of it")
+@command("dt", modes=("kernel",), summary="display a type's layout or an instance of it")
 def _dt(world: World, name: str, args: str) -> str | None:
     del name
     words = split_args(args)
