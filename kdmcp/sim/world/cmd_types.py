@@ -14,7 +14,7 @@ import fnmatch
 import re
 from dataclasses import dataclass, field
 
-from kdmcp.sim.world.layouts import Field, Layout, layout, layouts, type_size
+from kdmcp.sim.world.layouts import Field, Layout, layout, layouts, offset_of, type_size
 from kdmcp.sim.world.machine import ExprError, World
 from kdmcp.sim.world.memory import AddressSpace
 from kdmcp.sim.world.registry import command
@@ -221,13 +221,19 @@ def _dt(world: World, name: str, args: str) -> str | None:
     words = split_args(args)
     req: _Request | None = None
     pending: list[str] = []
-    for i, word in enumerate(words):
+    link = ""
+    i = 0
+    while i < len(words):
+        word = words[i]
+        i += 1
         if word.startswith("-") and len(word) > 1 and not word[1].isdigit():
             if word.startswith("-r"):
                 req_depth = int(word[2:]) if word[2:].isdigit() else _DEFAULT_DEPTH
                 pending.append(f"-r{req_depth}")
-            elif word in ("-l", "-y", "-yoi", "-s", "-c") and i + 1 < len(words):
-                return None  # list walks and name searches: not modelled (types_symbols/16)
+            elif word == "-l" and i < len(words):
+                link, i = words[i], i + 1
+            elif word in ("-y", "-yoi", "-s", "-c", "-ca", "-v", "-a"):
+                return None  # name searches, options that change the layout: not modelled
             continue
         if req is None:
             req = _Request(word)
@@ -268,6 +274,8 @@ def _dt(world: World, name: str, args: str) -> str | None:
     if not space.readable(req.address):
         # kd: "Memory read error 000000000000007b" (sixteen digits, no backtick)
         return f"Memory read error {req.address:016x}\n"
+    if link:
+        return _walk(world, space, lay, req, link)
     if req.fields:
         chosen = _chosen_lines(world, space, lay, req.address, req.fields)
         if chosen is None:
@@ -277,6 +285,40 @@ def _dt(world: World, name: str, args: str) -> str | None:
         # the string itself under the type's name: ' ""C:\Windows\system32\cmd.exe" "' (memory/09)
         out.append(f' "{_unicode(space, req.address, wide=lay.name == "_UNICODE_STRING") or ""}"')
     out += _instance_lines(world, space, lay, req.address, 1, req.depth, 16)
+    return "\n".join(out) + "\n"
+
+
+def _walk(world: World, space: AddressSpace, lay: Layout, req: _Request, link: str) -> str:
+    """``dt nt!_EPROCESS -l ActiveProcessLinks.Flink ImageFileName ADDR``: each structure on the
+    list from ADDR on, headed ``Link at ADDR`` and a rule, its list entry shown first
+    (a Windows 11 kd transcript of exactly this command); the walk ends where it began."""
+    try:
+        link_off, _ = offset_of(lay.name, link)
+        entry_path = link.rsplit(".", 1)[0] if "." in link else link
+        entry_off, entry = offset_of(lay.name, entry_path)
+    except KeyError:
+        return "Cannot find specified field members.\n"
+    start = req.address or 0
+    out: list[str] = []
+    here, seen = start, set[int]()
+    while here not in seen and len(seen) < 4096 and space.readable(here):
+        seen.add(here)
+        out += [f"{link} at {pointer_text(here)}", "-" * 45]
+        if req.fields:
+            width = max(len(f) for f in req.fields)
+            head = _list_summary(space, here + entry_off) or ""
+            lines = _chosen_lines(world, space, lay, here, req.fields) or []
+            if entry.name.lower() not in {f.rstrip(".").split(".", 1)[0].lower() for f in req.fields}:
+                row = _line(1, entry, " " + head, width)
+                lines = sorted([*lines, row], key=lambda line: int(line.split()[0][1:], 16))
+            out += lines
+        else:
+            out += _instance_lines(world, space, lay, here, 1, req.depth, 16)
+        out.append("")
+        nxt = read_int(space, here + link_off, 8)
+        if not nxt:
+            break
+        here = nxt - entry_off
     return "\n".join(out) + "\n"
 
 

@@ -266,3 +266,23 @@ def test_parser_reads_typed_records(world: World) -> None:
     assert layout_record.kind == "type_dump" and not layout_record.instance  # type: ignore[attr-defined]
     listing = parse("dt nt!*PROCESS*", dt(world, "nt!*PROCESS*"))
     assert [t.name for t in listing.types] == ["ntkrnlmp!_KPROCESS", "ntkrnlmp!_EPROCESS"]  # type: ignore[attr-defined]
+
+
+def test_list_walk_visits_every_process_then_the_head(world: World) -> None:
+    first = world.processes[0].address
+    out = dt(world, "nt!_EPROCESS -l ActiveProcessLinks.Flink ImageFileName (poi(nt!PsActiveProcessHead) - 0x448)")
+    blocks = out.split("\n\n")
+    assert blocks[-1] == ""
+    entries = blocks[:-1]
+    # a Windows 11 kd transcript of this command: header, a rule of 45 dashes, the link, the field
+    assert entries[0].splitlines() == [
+        f"ActiveProcessLinks.Flink at {_ptr(first)}",
+        "-" * 45,
+        f"   +0x448 ActiveProcessLinks :  [ {_ptr(world.processes[1].address + 0x448)} - 0xfffff800`6321e0f0 ]",
+        '   +0x5a8 ImageFileName : [15]  "System"',
+    ]
+    # every process in ActiveProcessLinks order, then the list head's own (pseudo) entry
+    assert len(entries) == len(world.processes) + 1
+    for block, p in zip(entries, world.processes, strict=False):
+        assert block.splitlines()[0] == f"ActiveProcessLinks.Flink at {_ptr(p.address)}"
+        assert block.splitlines()[-1] == f'   +0x5a8 ImageFileName : [15]  "{p.image[:14]}"'
