@@ -260,10 +260,11 @@ def _dt(world: World, name: str, args: str) -> str | None:
                 # neither an address nor one of the type's fields (kd names no culprit)
                 return "Cannot find specified field members.\n"
     out: list[str] = []
-    # kd names the type on a line of its own when the name typed was not the module's own:
-    # "dt _KPCR" -> "ntdll!_KPCR" (memory/07), "dt nt!_KIDTENTRY64" none (types_symbols/02)
+    # kd names the type on a line of its own when the name typed was not the module's own, with
+    # chosen fields too: "dt _KPCR" -> "ntdll!_KPCR" (memory/07), "dt _KPROCESS @$proc
+    # DirectoryTableBase" -> "ntdll!_KPROCESS" (a kd transcript), "dt nt!_KIDTENTRY64" none (/02)
     module = _module_of(world, req.type_name)
-    if typed_module != module and not req.fields:
+    if typed_module != module:
         out.append(f"{module}!{lay.name}")
     if req.address is None:
         if req.fields:
@@ -280,7 +281,7 @@ def _dt(world: World, name: str, args: str) -> str | None:
         chosen = _chosen_lines(world, space, lay, req.address, req.fields)
         if chosen is None:
             return "Cannot find specified field members.\n"
-        return "\n".join(chosen) + "\n"
+        return "\n".join(out + chosen) + "\n"
     if lay.name in ("_UNICODE_STRING", "_STRING"):
         # the string itself under the type's name: ' ""C:\Windows\system32\cmd.exe" "' (memory/09)
         out.append(f' "{_unicode(space, req.address, wide=lay.name == "_UNICODE_STRING") or ""}"')

@@ -286,3 +286,14 @@ def test_list_walk_visits_every_process_then_the_head(world: World) -> None:
     for block, p in zip(entries, world.processes, strict=False):
         assert block.splitlines()[0] == f"ActiveProcessLinks.Flink at {_ptr(p.address)}"
         assert block.splitlines()[-1] == f'   +0x5a8 ImageFileName : [15]  "{p.image[:14]}"'
+
+
+def test_unqualified_name_with_fields_keeps_its_header(world: World) -> None:
+    p = world.processes[3]
+    out = dt(world, f"_KPROCESS {p.address:x} DirectoryTableBase UserDirectoryTableBase")
+    # "dt _KPROCESS @$proc DirectoryTableBase UserDirectoryTableBase" in a kd transcript
+    assert out.splitlines() == [
+        "nt!_KPROCESS",
+        f"   +0x028 DirectoryTableBase     : {_ptr(p.dirbase) if p.dirbase >> 32 else hex(p.dirbase)}",
+        "   +0x388 UserDirectoryTableBase : 0",
+    ]
