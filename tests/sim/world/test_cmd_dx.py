@@ -3,6 +3,9 @@ its memory, casts and arithmetic, in kd's spelling (families/dx) and agreeing wi
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import pytest
 
 from kdmcp.parse import parse
@@ -174,3 +177,26 @@ def test_parser_reads_data_model_records(world: World) -> None:
     pids = [int(c.name.strip("[]"), 16) for c in listing.children]  # type: ignore[attr-defined]
     assert pids == [0] + [p.pid for p in world.processes]
     assert all(c.links == ["Switch To"] for c in listing.children)  # type: ignore[attr-defined]
+
+
+@pytest.mark.process
+def test_the_simulator_answers_dt_and_dx_from_the_same_world(world: World) -> None:
+    """``python -m kdmcp.sim kd`` (the real debugger loop) prints what the world built here does."""
+    commands = [
+        "dt nt!_LIST_ENTRY nt!PsActiveProcessHead",
+        "dx @$cursession.Processes[4].KernelObject.UniqueProcessId",
+        "dx -r0 @$cursession.Processes[4]",
+    ]
+    run = subprocess.run(
+        [sys.executable, "-m", "kdmcp.sim", "kd", "-k", "net:port=50000,key=1.2.3.4", "-b"],
+        input="".join(c + "\n" for c in commands) + "q\n",
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    out = run.stdout.replace("\r\n", "\n")
+    for command in commands:
+        expected = answer(world, command)
+        assert expected is not None
+        assert f"kd> {expected}" in out
