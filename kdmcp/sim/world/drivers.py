@@ -301,7 +301,11 @@ def lay(
     irp = Irp(
         irp_addr,
         client_thread.address,
-        [IrpStack(_IRP_MJ_DEVICE_CONTROL, 0, myfault_dev.address, file_obj, args=(0x20, 0x20, WAIT_CODE, 0))],
+        [
+            IrpStack(
+                _IRP_MJ_DEVICE_CONTROL, 0, myfault_dev.address, file_obj, control=0x1, args=(0x20, 0x20, WAIT_CODE, 0)
+            )
+        ],  # SL_PENDING_RETURNED
         current=1,
         system_buffer=system_buffer,
         user_buffer=0x000001E35FB24550,
