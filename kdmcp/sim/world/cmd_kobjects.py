@@ -126,7 +126,7 @@ def _drvobj(world: World, name: str, args: str) -> str | None:
     driver = _find_driver(world, parts[0])
     if driver is None:
         return f"Driver object {parts[0]} not found\n"
-    flags = int(parts[1], 16) if len(parts) > 1 else 1
+    flags = world.evaluate(parts[1]) if len(parts) > 1 else 1
     space = world.space()
     at = driver.address
     # io_objects/03 and 04: the header, the (empty) extension list, then what the flags ask for
@@ -163,7 +163,7 @@ def _routine_line(world: World, label: str, routine: int) -> str:
 
 def _device_chain(world: World, first: int) -> list[int]:
     """DRIVER_OBJECT.DeviceObject, then each DEVICE_OBJECT.NextDevice, from memory."""
-    space, out = world.space(), []
+    space, out = world.space(), list[int]()
     while first and first not in out and len(out) < 256:
         out.append(first)
         first = space.u64(first + 0x10) or 0
