@@ -125,20 +125,22 @@ def _drvobj(world: World, name: str, args: str) -> str | None:
         return None
     driver = _find_driver(world, parts[0])
     if driver is None:
-        return f"Driver object {parts[0]} not found\n"
+        return f"Driver object {args.strip()} not found\n"  # kdexts names the whole argument
     flags = world.evaluate(parts[1]) if len(parts) > 1 else 1
     space = world.space()
     at = driver.address
-    # io_objects/03 and 04: the header, the (empty) extension list, then what the flags ask for
-    out = [f"Driver object ({at:016x}) is for:\n", f" {_driver_name(world, at)}\n", "\n"]
-    out += ["Driver Extension List: (id , addr)\n", "\n"]
+    if space.u16(at) != _DRIVER_TYPE:
+        return f"Driver object ({at:016x}) is for:\n{kd_ptr(at)}: is not a driver object\n"
+    # kdexts DumpDriver (io_objects/03, 04; kernel_objects/03 for flag 2 alone): the name line,
+    # then flag 1's extension list and devices (four to a line), flag 2's routines each after a
+    # blank line, flag 4's device stacks
+    out = [f"Driver object ({at:016x}) is for:\n", f" {_driver_name(world, at)}"]  # the line ends below
     devices = _device_chain(world, space.u64(at + 0x8) or 0)
     if flags & 1:
-        out.append("Device Object list:\n")
-        out.append("".join(f"{d:016x}  " for d in devices) + "\n")
+        out += ["\n", "\n", "Driver Extension List: (id , addr)\n", "\n", "Device Object list:\n"]
+        out.append("".join(f"{d:016x}" + ("\n" if i % 4 == 3 else "  ") for i, d in enumerate(devices)) + "\n")
     if flags & 2:
-        if flags & 1:
-            out.append("\n")
+        out.append("\n")
         # io_objects/03: "DriverEntry:   fffff80074885000\tAurum", zero as "00000000\t"
         for label, off in (("DriverEntry:  ", 0x58), ("DriverStartIo:", 0x60), ("DriverUnload: ", 0x68)):
             out.append(_routine_line(world, label, space.u64(at + off) or 0))
@@ -147,8 +149,11 @@ def _drvobj(world: World, name: str, args: str) -> str | None:
         for major, mj in enumerate(IRP_MJ_NAMES):
             routine = space.u64(at + 0x70 + 8 * major) or 0
             out.append(f"[{major:02x}] {mj:<35}{routine:016x}\t{world.name(routine) if routine else ''}\n")
+        out.append("\n")
+    if not flags & 3:
+        out.append("\n")
     if flags & 4:
-        out += ["\n", "\n", "Device Object stacks:\n", "\n"]
+        out += ["\n", "Device Object stacks:\n", "\n"]
         for dev in devices:
             out.append(f"!devstack {dev:016x} :\n")
             out.append(_devstack_text(world, dev))

@@ -276,7 +276,10 @@ def lay(
             name,
             module,
             dispatch,
-            init=mod.base + 0x6000 if module == "myfault" else mod.base + 0x1010,
+            # the module's DriverEntry symbol where it has one (x and !drvobj agree)
+            init=mod.base + 0x6000
+            if module == "myfault"
+            else b.routines.get(f"{module}!DriverEntry", (mod.base + 0x1010,))[0],
             unload=MYFAULT + 0x2000 if module == "myfault" else 0,
         )
         drivers.append(d)
