@@ -277,7 +277,10 @@ def lay(
             name,
             module,
             dispatch,
-            init=mod.base + 0x6000 if module == "myfault" else mod.base + 0x1010,
+            # the module's DriverEntry symbol where it has one (x and !drvobj agree)
+            init=mod.base + 0x6000
+            if module == "myfault"
+            else b.routines.get(f"{module}!DriverEntry", (mod.base + 0x1010,))[0],
             unload=MYFAULT + 0x2000 if module == "myfault" else 0,
         )
         drivers.append(d)
@@ -302,7 +305,11 @@ def lay(
     irp = Irp(
         irp_addr,
         client_thread.address,
-        [IrpStack(_IRP_MJ_DEVICE_CONTROL, 0, myfault_dev.address, file_obj, args=(0x20, 0x20, WAIT_CODE, 0))],
+        [
+            IrpStack(
+                _IRP_MJ_DEVICE_CONTROL, 0, myfault_dev.address, file_obj, control=0x1, args=(0x20, 0x20, WAIT_CODE, 0)
+            )
+        ],  # SL_PENDING_RETURNED
         current=1,
         system_buffer=system_buffer,
         user_buffer=0x000001E35FB24550,

@@ -1,0 +1,185 @@
+"""Handle tables: each process's handles, generated on demand and the same every run.
+
+A default world has some 20 000 handles (System alone has 2651): far too many to build at
+start-up for the few sessions that ask. So a table is a function, not a list: handle ``4*i``
+of a process is made from the seed, the process id and ``i`` alone (its own
+``random.Random``), so ``!handle 44`` and the 0x11th row of ``!handle`` agree without either
+having made the other. The entry count is the process's ``HandleCount`` (``!process 0 0``);
+values run 4, 8, 0xc... with no gaps, and the table's pages of 256 entries (4 KiB of 16-byte
+entries, entry 0 reserved) sit in paged pool at addresses derived from the process.
+
+What a handle refers to is real where the world has it: Process and Thread handles point at
+the world's EPROCESS/ETHREAD bodies, a process's Token handle at its own token, and the test
+client's handle to ``\\Device\\Myfault`` at the FILE_OBJECT its pending IRP carries.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+
+from kdmcp.sim.world.machine import World
+from kdmcp.sim.world.model import Process
+
+__all__ = ["ROOT_DIRECTORY", "TYPE_OBJECTS", "HandleInfo", "entry_address", "handle", "table_pages"]
+
+OBJECT_HEADER = 0x30
+ENTRIES_PER_PAGE = 256  # a 4 KiB table page of 16-byte HANDLE_TABLE_ENTRYs
+ROOT_DIRECTORY = 0xFFFFB28D4B815E40  # "\" (ObpRootDirectoryObject's object)
+_BASE_NAMED = {None: 0xFFFFB28D4B8F3A20, 0: 0xFFFFB28D4B8F3A20, 1: 0xFFFFB28D4D40C960}  # by session
+_KNOWN_DLLS = 0xFFFFB28D4B8DC3E0
+# the OBJECT_TYPE of each kind (Type: (ffffe70f28a96d20) Event)
+_TYPE_NAMES = ("Directory", "Token", "Process", "Thread", "Event", "Mutant", "Section", "Key", "File", "ALPC Port")
+TYPE_OBJECTS: dict[str, int] = {name: 0xFFFFE70F28A96000 + 0x1A0 * i for i, name in enumerate(_TYPE_NAMES)}
+# type -> (weight, granted access masks)
+_KINDS: dict[str, tuple[int, tuple[int, ...]]] = {
+    "Event": (26, (0x1F0003, 0x100002, 0x1F0003)),
+    "File": (16, (0x100001, 0x12019F, 0x100020, 0x120089)),
+    "Key": (14, (0x20019, 0xF003F, 0x20019, 0x1)),
+    "ALPC Port": (8, (0x1F0001,)),
+    "Section": (6, (0x4, 0xF0007, 0x6)),
+    "Mutant": (6, (0x1F0001, 0x100000)),
+    "Thread": (9, (0x1FFFFF, 0x1402, 0x101000)),
+    "Process": (4, (0x1FFFFF, 0x1478, 0x101000)),
+    "Directory": (4, (0x3, 0xF)),
+    "Token": (3, (0x8, 0xF01FF, 0xA)),
+}
+_KIND_NAMES = tuple(_KINDS)
+_WEIGHTS = tuple(w for w, _ in _KINDS.values())
+_FILES = (
+    "\\Windows\\System32 {HarddiskVolume3}",
+    "\\Windows\\System32\\en-US\\KernelBase.dll.mui {HarddiskVolume3}",
+    "\\Windows\\System32\\en-US\\user32.dll.mui {HarddiskVolume3}",
+    "\\Windows\\Fonts\\StaticCache.dat {HarddiskVolume3}",
+    "\\Windows\\Registration\\R000000000006.clb {HarddiskVolume3}",
+    "\\ProgramData\\Microsoft\\Windows\\Caches\\cversions.2.db {HarddiskVolume3}",
+    "\\Windows\\System32\\config\\systemprofile\\AppData\\Local\\Microsoft\\Windows\\Caches {HarddiskVolume3}",
+    "\\Endpoint {AFD}",
+    "\\Reference {ConDrv}",
+    "\\Connect {ConDrv}",
+    "\\Input {ConDrv}",
+    "\\Output {ConDrv}",
+    "\\Windows\\WinSxS\\amd64_microsoft.windows.common-controls_6595b64144ccf1df_6.0.19041.1110_none {HarddiskVolume3}",
+)
+_KEYS = (
+    "\\REGISTRY\\MACHINE",
+    "\\REGISTRY\\MACHINE\\SYSTEM\\ControlSet001\\Control\\Nls\\Sorting\\Versions",
+    "\\REGISTRY\\MACHINE\\SYSTEM\\ControlSet001\\Control\\Session Manager",
+    "\\REGISTRY\\MACHINE\\SOFTWARE\\Microsoft\\Windows NT\\CurrentVersion\\Image File Execution Options",
+    "\\REGISTRY\\MACHINE\\SOFTWARE\\Microsoft\\Ole",
+    "\\REGISTRY\\MACHINE\\SOFTWARE\\Classes",
+    "\\REGISTRY\\USER\\.DEFAULT\\Software\\Classes\\Local Settings\\Software\\Microsoft",
+    "\\REGISTRY\\MACHINE\\SYSTEM\\ControlSet001\\Services\\WinSock2\\Parameters\\Protocol_Catalog9",
+    "\\REGISTRY\\MACHINE\\SOFTWARE\\Microsoft\\Windows\\CurrentVersion\\Explorer\\FolderDescriptions",
+)
+_NAMED = (
+    "CTF.TimListCache.FMPDefaultS-1-5-21",
+    "MSCTF.Shared.MUTEX.IL",
+    "Local\\SM0:1264:304:WilStaging_02",
+    "TermSrvReadyEvent",
+    "ShellReadyEvent",
+    "__ComCatalogCache__",
+    "MicrosoftWindows.Mutex.DiagTrack",
+)
+
+
+@dataclass(frozen=True)
+class HandleInfo:
+    """One handle as kd's ``!handle`` shows it, entry and object block."""
+
+    value: int
+    object: int
+    type: str
+    access: int
+    attributes: tuple[str, ...]  # "Protected", "Inherit", "Audit"
+    entry: int
+    handle_count: int
+    pointer_count: int
+    directory: int | None = None  # None: no name line (an unnamed object)
+    name: str = ""
+
+    @property
+    def header(self) -> int:
+        return self.object - OBJECT_HEADER
+
+
+def table_pages(proc: Process) -> list[int]:
+    """The addresses of the process's table pages (level 0), enough for its HandleCount."""
+    count = (proc.handle_count + 1 + ENTRIES_PER_PAGE - 1) // ENTRIES_PER_PAGE or 1
+    # keyed by the table, not the process: the Idle process shares System's table
+    base = 0xFFFFB28D64000000 + ((proc.object_table >> 4) * 0x3D & 0xFFF) * 0x10000
+    return [base + 0x1000 * k for k in range(count)]
+
+
+def entry_address(proc: Process, value: int) -> int:
+    index = value // 4
+    return table_pages(proc)[min(index // ENTRIES_PER_PAGE, len(table_pages(proc)) - 1)] + 16 * (
+        index % ENTRIES_PER_PAGE
+    )
+
+
+def _synthetic(seed: int, table: int, value: int, paged: bool) -> int:
+    r = random.Random(f"hobj:{seed}:{table:x}:{value}")
+    base = 0xFFFFB28D58000000 if paged else 0xFFFFE70F38000000
+    return base + (r.randrange(0, 0x800000) << 4)
+
+
+def handle(world: World, proc: Process, value: int) -> HandleInfo | None:
+    """Handle ``value`` of ``proc``, or ``None`` if the table has no such entry in use."""
+    if value <= 0 or value % 4 or value // 4 > proc.handle_count:
+        return None
+    return _make(world, proc.address, value)
+
+
+def _make(world: World, proc_addr: int, value: int) -> HandleInfo:
+    proc = world.process(proc_addr)
+    assert proc is not None
+    r = random.Random(f"handle:{world.seed}:{proc.object_table:x}:{value}")
+    kind = _first(proc, value) or r.choices(_KIND_NAMES, _WEIGHTS)[0]
+    access = r.choice(_KINDS[kind][1])
+    attributes = tuple(a for a, p in (("Protected", 0.04), ("Inherit", 0.08), ("Audit", 0.02)) if r.random() < p)
+    handles = 1 + (r.random() < 0.3) + (r.random() < 0.1)
+    pointers = handles * 32768 - r.randrange(0, 64)
+    directory: int | None = None
+    name = ""
+    obj = _synthetic(world.seed, proc.object_table, value, kind in ("Key", "Section", "Directory", "Token"))
+    if kind == "Process":
+        obj = r.choice(world.processes).address if value != 4 * 9 else proc.address
+    elif kind == "Thread":
+        pool = proc.threads or world.idle_process.threads
+        obj = pool[r.randrange(len(pool))].address
+    elif kind == "Token":
+        obj = proc.token & ~0xF
+    elif kind == "File":
+        directory, name = 0, r.choice(_FILES)
+        client = _client_file(world, proc, value)
+        if client is not None:
+            obj, name = client, "\\ {Myfault}"
+    elif kind == "Key":
+        directory, name = 0, r.choice(_KEYS)
+    elif kind == "Directory":
+        if value == 8:
+            directory, name = ROOT_DIRECTORY, "KnownDlls"
+        else:
+            directory, name = ROOT_DIRECTORY, "BaseNamedObjects" if proc.session in (None, 0) else "Sessions"
+    elif kind in ("Event", "Mutant", "Section") and r.random() < 0.3:
+        directory, name = _BASE_NAMED.get(proc.session, _BASE_NAMED[1]), r.choice(_NAMED)
+    return HandleInfo(
+        value, obj, kind, access, attributes, entry_address(proc, value), handles, pointers, directory, name
+    )
+
+
+def _first(proc: Process, value: int) -> str | None:
+    """The handles every process opens first (its current directory, \\KnownDlls, an event)."""
+    return {4: "Event", 8: "Directory", 0xC: "File", 0x10: "Key", 0x24: "Process"}.get(value)
+
+
+def _client_file(world: World, proc: Process, value: int) -> int | None:
+    """The test client's handle to \\Device\\Myfault: the FILE_OBJECT its pending IRP names."""
+    if value != 0xC or not world.irps:
+        return None
+    irp = world.irps[0]
+    owner = world.thread(irp.thread)
+    if owner is None or owner.process != proc.address:
+        return None
+    return irp.stacks[0].file

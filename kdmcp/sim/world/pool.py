@@ -1,0 +1,151 @@
+"""The pool around the world's objects: full pages, as ``!pool`` walks them, and tag facts.
+
+The builder allocates a pool block for each object it lays (``PoolBlock``s in
+``world.pool``), but a real pool page is never that empty: the objects at fixed (canned)
+addresses sit alone in their pages, and the packed region ends each page with the part
+that did not fit. kd's ``!pool`` walks a page from its first header to its end, so a page
+here reads full: the gaps are filled with blocks generated from the page address and the
+world's seed (``random.Random`` seeded with text is stable across runs and interpreters),
+and their headers are laid into memory the first time a page is looked at, where nothing
+else was written -- so ``dt nt!_POOL_HEADER`` at a filler agrees with ``!pool``.
+
+Fillers never use a tag the world's own objects use, so ``!poolused``'s count for ``Proc``
+is the number of processes' blocks in ``world.pool``, which ``!pool`` on each process shows.
+"""
+
+from __future__ import annotations
+
+import random
+import struct
+from dataclasses import dataclass
+from typing import Literal
+
+from kdmcp.sim.world.machine import World
+from kdmcp.sim.world.memory import PAGE
+from kdmcp.sim.world.model import PoolBlock
+
+__all__ = ["TAGS", "PageView", "all_blocks", "page_view", "tag_text"]
+
+# tag -> (description, binary): pooltag.txt's words, as kd prints them ("Pooltag MmSt : Mm
+# section object prototype ptes, Binary : nt!mm", families/pool/03); "" binary: none known
+TAGS: dict[str, tuple[str, str]] = {
+    "Proc": ("Process objects", "nt!ps"),
+    "Thre": ("Thread objects", "nt!ps"),
+    "Toke": ("Token objects", "nt!se"),
+    "ObNm": ("object names", "nt!ob"),
+    "MmLd": ("Mm load module database", "nt!mm"),
+    "Obtb": ("object tables via EX handle.c", "nt!ob"),
+    "Devi": ("Device objects", ""),
+    "Driv": ("Driver objects", ""),
+    "Irp ": ("Io, IRP packets", "nt!io"),
+    "File": ("File objects", "nt!io"),
+    "Even": ("Event objects", "nt!ob"),
+    "Muta": ("Mutant objects", "nt!ob"),
+    "Sema": ("Semaphore objects", "nt!ob"),
+    "IoCo": ("Io completion", "nt!io"),
+    "Mdl ": ("Io, Mdls", "nt!io"),
+    "MmCa": ("Mm control areas for mapped files", "nt!mm"),
+    "MmSt": ("Mm section object prototype ptes", "nt!mm"),
+    "Vad ": ("Mm virtual address descriptors", "nt!mm"),
+    "Ntfx": ("General Allocation", "ntfs.sys"),
+    "Ntff": ("FCB_DATA", "ntfs.sys"),
+    "EtwB": ("Etw Buffer", "nt!etw"),
+    "CM31": ("Internal Configuration manager allocations", "nt!cm"),
+    "SeSd": ("Security Descriptor", "nt!se"),
+    "ReTa": ("Reparse point tag", "nt!io"),
+    "IoWI": ("Io work items", "nt!io"),
+    "FMsl": ("STREAM_LIST_CTRL structure", "fltmgr.sys"),
+    "Key ": ("Key objects", "nt!cm"),
+    "AlIn": ("ALPC port handle table", "nt!alpc"),
+}
+# what fills the gaps, by the page's pool (never a tag the builder gives the world's objects)
+_FILL_NONPAGED = ("Even", "IoCo", "Mdl ", "MmCa", "Vad ", "Ntfx", "EtwB", "ReTa", "IoWI", "FMsl", "Muta", "Sema")
+_FILL_PAGED = ("CM31", "MmSt", "Ntff", "SeSd", "Key ", "AlIn", "MmCa")
+_SIZES = (0x40, 0x60, 0x80, 0xA0, 0xC0, 0x100, 0x140, 0x1A0, 0x250, 0x330)
+_POOL_HEADER = 0x10
+
+
+@dataclass(frozen=True)
+class PageView:
+    """One pool page as ``!pool`` walks it: its region and its blocks, the world's and fillers."""
+
+    page: int
+    region: str  # "Nonpaged pool" / "Paged pool"
+    blocks: list[PoolBlock]
+
+
+def tag_text(tag: str) -> str:
+    """The tag as kd prints it: unprintable bytes as dots (families/pool/03's ``.r."``)."""
+    return "".join(c if 0x20 <= ord(c) < 0x7F else "." for c in tag)
+
+
+def _by_page(world: World) -> dict[int, list[PoolBlock]]:
+    cache: dict[int, list[PoolBlock]] | None = getattr(world, "_pool_pages", None)
+    if cache is None:
+        cache = {}
+        for blk in world.pool:
+            cache.setdefault(blk.address & ~(PAGE - 1), []).append(blk)
+        world._pool_pages = cache  # type: ignore[attr-defined]
+    return cache
+
+
+def _fill(rng: random.Random, start: int, size: int, paged: bool) -> list[PoolBlock]:
+    out: list[PoolBlock] = []
+    tags = _FILL_PAGED if paged else _FILL_NONPAGED
+    kind: Literal["Paged pool", "NonPagedNx pool"] = "Paged pool" if paged else "NonPagedNx pool"
+    while size > 0:
+        take = rng.choice([s for s in _SIZES if s <= size] or [size])
+        if size - take < 0x40:
+            take = size  # a remainder too small for a block joins this one
+        free = rng.random() < 0.25
+        out.append(PoolBlock(start, take, rng.choice(tags), kind, not free))
+        start, size = start + take, size - take
+    return out
+
+
+def page_view(world: World, addr: int) -> PageView | None:
+    """The pool page holding ``addr``, full; ``None`` if the world has no pool there."""
+    page = addr & ~(PAGE - 1)
+    own = _by_page(world).get(page)
+    if not own:
+        return None
+    views: dict[int, PageView] = world.__dict__.setdefault("_pool_views", {})
+    if page in views:
+        return views[page]
+    paged = own[0].pool_type == "Paged pool"
+    rng = random.Random(f"pool:{world.seed}:{page:x}")
+    blocks: list[PoolBlock] = []
+    cursor = page
+    for blk in sorted(own, key=lambda b: b.address):
+        blocks += _fill(rng, cursor, blk.address - cursor, paged)
+        blocks.append(blk)
+        cursor = blk.address + blk.size
+    blocks += _fill(rng, cursor, page + PAGE - cursor, paged)
+    mine = {id(b) for b in own}
+    for blk in blocks:
+        if id(blk) not in mine:
+            _lay_header(world, blk, paged)
+    view = PageView(page, "Paged pool" if paged else "Nonpaged pool", blocks)
+    views[page] = view
+    return view
+
+
+def _lay_header(world: World, blk: PoolBlock, paged: bool) -> None:
+    """A filler's _POOL_HEADER (the builder's encoding: BlockSize in 16-byte units at bits
+    16-23, PoolType at 24-31, 0 for a free block), only where memory holds nothing yet."""
+    space = world.space()
+    if space.read(blk.address, _POOL_HEADER) != bytes(_POOL_HEADER):
+        return
+    pool_type = 0 if not blk.allocated else (1 if paged else 3)
+    head = (min(blk.size // 16, 0xFF) << 16) | (pool_type << 24)
+    world.kernel.load(blk.address, struct.pack("<I4s", head, blk.tag.encode("latin-1")))
+
+
+def all_blocks(world: World) -> list[PoolBlock]:
+    """Every block of every pool page the world has, fillers included, by address."""
+    out: list[PoolBlock] = []
+    for page in sorted(_by_page(world)):
+        view = page_view(world, page)
+        if view is not None:
+            out += view.blocks
+    return out

@@ -1,0 +1,95 @@
+"""Kernel ``!handle`` from the world's generated tables: the entry count is ``!process``'s
+HandleCount, handles point at the world's objects, one handle reads the same alone and in
+the full table, and every form parses to the handle record (families/handles/05, 09)."""
+
+from __future__ import annotations
+
+import pytest
+
+from kdmcp.parse import parse
+from kdmcp.parse.models import ObjectRecord
+from kdmcp.sim.world.build import build
+from kdmcp.sim.world.commands import answer
+from kdmcp.sim.world.machine import World
+from kdmcp.sim.world.model import Process
+
+
+@pytest.fixture(scope="module")
+def world() -> World:
+    return build()
+
+
+@pytest.fixture(scope="module")
+def client(world: World) -> Process:
+    return next(p for p in world.processes if p.image == "notmyfault64.exe")
+
+
+def _record(command: str, text: str | None) -> ObjectRecord:
+    assert text is not None
+    record = parse(command, text)
+    assert isinstance(record, ObjectRecord), record
+    return record
+
+
+def test_entries_are_the_handle_count(world: World, client: Process) -> None:
+    text = answer(world, f"!handle 0 3 {client.address:x}")
+    assert text is not None
+    assert text.startswith(
+        f"\nPROCESS {client.address:016x}\n"
+        "    SessionId: 1  Cid: 1e90    Peb: bb6f2ac000  ParentCid: 0d3c\n"
+        f"    DirBase: 1d822d002  ObjectTable: {client.object_table:016x}  HandleCount: 186.\n"
+        "    Image: notmyfault64.exe\n\n"
+        f"Handle table at {client.object_table:016x} with 186 entries in use\n\n"
+    )
+    r = _record("!handle 0 3", text)
+    assert len(r.handles) == client.handle_count == int(r.fields["entries_in_use"])
+    assert [h.handle for h in r.handles][:3] == ["0x0004", "0x0008", "0x000c"]
+    assert r.fields["process_handle_count"] == str(client.handle_count)
+    types = {h.type for h in r.handles}
+    assert {"File", "Key", "Event", "Process", "Thread", "Directory", "Token"} <= types
+    for h in r.handles:
+        assert h.object is not None and h.object_header is not None
+        assert int(h.object_header, 16) == int(h.object, 16) - 0x30
+        if h.type == "Process":
+            assert world.process(int(h.object, 16)) is not None
+        if h.type == "Thread":
+            assert world.thread(int(h.object, 16)) is not None
+
+
+def test_one_handle_matches_the_table(world: World, client: Process) -> None:
+    full = _record("!handle", answer(world, f"!handle 0 3 {client.pid:x}"))
+    for value in (0x4, 0x24, 0x1F0):
+        one = _record("!handle", answer(world, f"!handle {value:x} f {client.address:x}"))
+        assert len(one.handles) == 1
+        row = next(h for h in full.handles if h.handle == f"0x{value:04x}")
+        assert one.handles[0] == row
+
+
+def test_client_file_handle_is_the_irps_file_object(world: World, client: Process) -> None:
+    r = _record("!handle", answer(world, f"!handle c f {client.address:x}"))
+    h = r.handles[0]
+    assert h.type == "File" and int(h.object or "0", 16) == world.irps[0].stacks[0].file
+    own = _record("!handle", answer(world, f"!handle 24 3 {client.address:x}")).handles[0]
+    assert own.type == "Process" and int(own.object or "0", 16) == client.address
+
+
+def test_flags_0_and_type_filter_and_free(world: World, client: Process) -> None:
+    text = answer(world, "!handle 0 0")
+    assert text is not None
+    r = _record("!handle 0 0", text)
+    assert r.handles == [] and r.fields["entries_in_use"] == str(world.idle_process.handle_count)
+    files = _record("!handle", answer(world, f"!handle 0 3 {client.address:x} File"))
+    assert files.fields["type_filter"] == "File" and files.handles
+    assert all(h.type == "File" for h in files.handles)
+    f = _record("!handle 0 f", answer(world, f"!handle 0 f {client.address:x}"))
+    free = [h for h in f.handles if h.free]
+    assert len(free) == 255 - client.handle_count  # the rest of the one 256-entry page (entry 0 reserved)
+    assert len(f.handles) - len(free) == client.handle_count
+
+
+def test_all_processes_and_deterministic(world: World) -> None:
+    w = build()
+    for p in w.processes[:3]:
+        assert answer(w, f"!handle 4 3 {p.address:x}") == answer(world, f"!handle 4 3 {p.address:x}")
+    every = answer(world, "!handle 4 1 0")
+    assert every is not None and every.count("PROCESS ") == len(world.processes)
