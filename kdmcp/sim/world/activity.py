@@ -257,8 +257,8 @@ def play(world: World) -> tuple[str, Stop | None]:
         if bp.one_shot:
             world.breakpoints.remove(bp)
         # the breakpoint's number, then where the target stopped (corpus misc/05; kd shows no
-        # register block there, unlike cdb's stack/07)
-        return event.dbgprint, Stop(f"Breakpoint {bp.id} hit\n" + location(world, address), bp.id, bp.command)
+        # register block there, unlike cdb's stack/07); the event stopped before it printed
+        return "", Stop(f"Breakpoint {bp.id} hit\n" + location(world, address), bp.id, bp.command)
     return event.dbgprint, None
 
 

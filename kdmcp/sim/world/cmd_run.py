@@ -20,7 +20,7 @@ from kdmcp.sim.world.model import Frame, Thread
 from kdmcp.sim.world.registry import command
 from kdmcp.sim.world.symbols import ExprError
 
-__all__ = ["bl_row", "register_block"]
+__all__ = ["bl_row", "format_registers", "register_block"]
 
 _KERNEL = 0xFFFF800000000000
 _QUOTED_RE = re.compile(r'\s*"(?P<cmd>.*)"\s*$', re.DOTALL)
@@ -203,8 +203,8 @@ def _bc(world: World, name: str, args: str) -> str | None:
 
 def _flags(efl: int) -> str:
     """``nv up ei pl zr na pe nc``: OF DF IF SF ZF AF PF CF, as kd spells each state."""
-    bits = ((11, "ov", "nv"), (10, "dn", "up"), (9, "ei", "di"), (7, "ng", "pl"))
-    bits += ((6, "zr", "nz"), (4, "ac", "na"), (2, "pe", "po"), (0, "cy", "nc"))
+    bits = [(11, "ov", "nv"), (10, "dn", "up"), (9, "ei", "di"), (7, "ng", "pl")]
+    bits += [(6, "zr", "nz"), (4, "ac", "na"), (2, "pe", "po"), (0, "cy", "nc")]
     return " ".join(on if efl >> bit & 1 else off for bit, on, off in bits)
 
 
@@ -220,7 +220,12 @@ def register_block(world: World, thread: Thread | None = None) -> str:
         iopl=0         nv up ei pl zr na pe nc
         cs=0010  ss=0018  ds=002b  es=002b  fs=0053  gs=002b             efl=00000246
     """
-    regs = world.registers(thread)
+    return format_registers(world.registers(thread))
+
+
+def format_registers(regs: dict[str, int], *, segments: bool = True) -> str:
+    """The ``r`` block of a register set (``segments=False``: a trap frame's, which kd prints
+    without the segment line, corpus analyze/02)."""
 
     def cell(name: str) -> str:
         return f"{name:>3}={regs.get(name, 0):016x}"
@@ -236,6 +241,8 @@ def register_block(world: World, thread: Thread | None = None) -> str:
     out = "".join(" ".join(cell(n) for n in row) + "\n" for row in rows)
     efl = regs.get("efl", 0x246)
     out += f"iopl={efl >> 12 & 3}         {_flags(efl)}\n"
+    if not segments:
+        return out
     seg = "  ".join(f"{n}={regs.get(n, 0):04x}" for n in ("cs", "ss", "ds", "es", "fs", "gs"))
     return out + f"{seg}             efl={efl:08x}\n"
 

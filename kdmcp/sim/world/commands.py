@@ -10,14 +10,23 @@ from __future__ import annotations
 
 import re
 
-from kdmcp.sim.world import cmd_kobjects, cmd_memory, cmd_process, cmd_run, cmd_types, cmd_user
+from kdmcp.sim.world import (
+    cmd_analyze,
+    cmd_kobjects,
+    cmd_memory,
+    cmd_process,
+    cmd_report,
+    cmd_run,
+    cmd_types,
+    cmd_user,
+)
 from kdmcp.sim.world.machine import World
 from kdmcp.sim.world.registry import COMMANDS
 from kdmcp.sim.world.symbols import ExprError
 
 __all__ = ["answer", "split"]
 
-_HANDLER_MODULES = (cmd_kobjects, cmd_memory, cmd_process, cmd_run, cmd_types, cmd_user)
+_HANDLER_MODULES = (cmd_kobjects, cmd_memory, cmd_process, cmd_run, cmd_types, cmd_user, cmd_report, cmd_analyze)
 _NAME_RE = re.compile(r"(?P<name>![\w.]+|\.\w+|\?\?|\?|~|\||[a-zA-Z]+)(?P<rest>.*)$", re.DOTALL)
 
 
