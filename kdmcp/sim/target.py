@@ -10,16 +10,21 @@ a prompt to :class:`~kdmcp.sim.debugger.SimDebugger`.
 
 from __future__ import annotations
 
+import itertools
 import os
 import time
 from collections.abc import Iterator
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from kdmcp.sim import texts
 from kdmcp.sim.console_io import ConsoleIO, _Exit
 from kdmcp.sim.minidump_target import MinidumpTarget, is_minidump
 from kdmcp.sim.options import KDNET_KEY_RE, SimOptions
 from kdmcp.sim.scenario import RunEvent, Scenario
+
+if TYPE_CHECKING:
+    from kdmcp.sim.interpreter import Interpreter
+    from kdmcp.sim.world.machine import World
 
 __all__ = ["BREAK_THREAD", "State", "TargetRun"]
 
@@ -30,6 +35,8 @@ BREAK_THREAD = 2  # the canned process's break-in thread: cdb stops there after 
 
 class TargetRun(ConsoleIO):
     """The target's state and the loop that waits for its next event or the next prompt."""
+
+    interpreter: Interpreter  # the subclass's: runs a breakpoint's commands at the stop
 
     def __init__(self, opts: SimOptions, scenario: Scenario, in_fd: int = 0, out_fd: int = 1) -> None:
         super().__init__(in_fd, out_fd)
@@ -50,6 +57,13 @@ class TargetRun(ConsoleIO):
         self.pid = opts.pid if opts.pid is not None else 0x1A2C
         # The rest of a command line whose command let the target run: kd runs it at the next stop.
         self.pending: Iterator[None] | None = None
+        # the world's own activity plays while the target runs (a scenario without on_go events)
+        self.world_running = False
+
+    @property
+    def world(self) -> World:
+        """The machine behind the target (the subclass builds it)."""
+        raise NotImplementedError
 
     def prompt_and_execute(self) -> None:
         """At a prompt: show it, read a line and run it (the command side, in the subclass)."""
@@ -147,6 +161,11 @@ class TargetRun(ConsoleIO):
                 self.lost_break_ins -= 1  # lost on the wire: the target never heard it
                 return
             if self.state == "running":
+                if self.world_running:
+                    from kdmcp.sim.world import activity
+
+                    activity.break_in(self.world)  # processor 0, in nt!DbgBreakPointWithStatus
+                    self.cpu = self.world.cpu
                 if self.kernel:
                     self.out(texts.kernel_break_in(self.sc))
                 else:
@@ -155,6 +174,9 @@ class TargetRun(ConsoleIO):
                 self.enter_broken()
             else:
                 self.break_pending = True  # kd breaks in as soon as the target is back
+            return
+        if what == "timeout" and self.world_running:
+            self.play_world()
             return
         if what == "timeout" and self.script:
             event = self.script.pop(0)
@@ -194,12 +216,36 @@ class TargetRun(ConsoleIO):
     def enter_broken(self) -> None:
         self.state = "broken"
         self.script, self.script_deadline = [], None
+        self.world_running = False
         self.interrupts = 0
 
     def go(self) -> None:
         self.state = "running"
         self.script = list(self.sc.on_go)
         self.script_deadline = time.monotonic() + self.script[0].after_ms / 1000 if self.script else None
+        if not self.script and self.kernel and self.sc.world.enabled and self.dump is None:
+            from kdmcp.sim.world import activity
+
+            activity.resume(self.world)  # the stopped threads go back to what they were doing
+            self.world_running = True
+            self.script_deadline = time.monotonic() + activity.EVENT_MS / 1000
+
+    def play_world(self) -> None:
+        """The world's next event: its DbgPrint line, and the stop when a breakpoint caught it."""
+        from kdmcp.sim.world import activity
+
+        printed, stop = activity.play(self.world)
+        if printed:
+            self.out(printed)
+        if stop is None:
+            self.script_deadline = time.monotonic() + activity.EVENT_MS / 1000
+            return
+        self.out(stop.text)
+        self.cpu = self.world.cpu  # the prompt names the processor the breakpoint hit on
+        self.enter_broken()
+        if stop.commands:  # the breakpoint's commands run at the stop, before the rest of the line
+            commands = self.interpreter.run_line(stop.commands)
+            self.pending = commands if self.pending is None else itertools.chain(commands, self.pending)
 
     def reboot(self) -> None:
         self.pending = None  # the rest of the line is lost with the target

@@ -19,6 +19,7 @@ import random
 import re
 import struct
 
+from kdmcp.sim.world import activity
 from kdmcp.sim.world import catalog as cat
 from kdmcp.sim.world import drivers as drv
 from kdmcp.sim.world.code import Routine, assemble
@@ -486,6 +487,10 @@ def build(seed: int = 0, processors: int = 4) -> World:
     b.mem.load(cat.NT_DATA["NtBuildLabEx"][0], b"19041.1.amd64fre.vb_release.191206-1406\0")
     drivers, devices, irps = drv.lay(b, kernel, procs, client)
     drv.lay_module_list(b, kernel)
+    for names in activity.CALL_CHAINS:  # the calls the running world's events make
+        b.chain(list(names))
+    for key, fixed in activity.FIXED_CODE.items():
+        b.fixed.setdefault(key, {}).update(fixed)
     b.code(kernel, user)
     world = World(
         seed,

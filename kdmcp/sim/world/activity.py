@@ -1,0 +1,398 @@
+"""What the world's threads do while the target runs, and where a breakpoint stops one of them.
+
+A real target never stands still after ``g``: a client calls ``DeviceIoControl`` and the I/O
+manager hands the IRP to the driver, services open and read files, a system worker allocates
+pool. The simulated machine plays a fixed cycle of such *events*, each a thread of the world
+calling a chain of routines on one processor, and advances the clock by a fixed step per event
+(deterministic: the same commands give the same bytes). An enabled breakpoint on a routine in
+an event's chain stops the target there, as kd reports it (corpus misc/05, misc/07)::
+
+    Breakpoint 0 hit
+    nt!NtCreateFile:
+    fffff800`62c3a1e0 48895c2408      mov     qword ptr [rsp+8],rbx
+
+and the hitting thread is then the processor's current thread with frame 0 at the routine's
+entry, so ``k``, ``r``, ``!thread`` and ``dps @rsp`` describe the stop. What an event or a step
+changes (frames, registers, the stack's return slots, the current threads) is saved first and
+put back when the target runs again: the thread returns to what it was doing.
+"""
+
+from __future__ import annotations
+
+import copy
+import struct
+import zlib
+from dataclasses import dataclass, field
+from typing import cast
+
+from kdmcp.sim.world import catalog as cat
+from kdmcp.sim.world import drivers as drv
+from kdmcp.sim.world.code import decode, fmt_addr
+from kdmcp.sim.world.machine import Breakpoint, World
+from kdmcp.sim.world.model import Frame, Thread
+
+__all__ = [
+    "CALL_CHAINS",
+    "EVENT_MS",
+    "FIXED_CODE",
+    "Event",
+    "RunBreakpoint",
+    "RunState",
+    "Stop",
+    "break_in",
+    "events",
+    "location",
+    "play",
+    "resume",
+    "save_thread",
+    "state",
+]
+
+EVENT_MS = 25  # one event every 25 ms of target time (and of wall time while the target runs)
+USER_TOP = 0x00007FFFFFFFFFFF
+# below the I/O manager: the system call and the client's DeviceIoControl (as catalog's ioctl_wait)
+_IOCTL_CALLERS = (
+    "nt!KiSystemServiceCopyEnd+0x25",
+    "ntdll!NtDeviceIoControlFile+0x14",
+    "KERNELBASE!DeviceIoControl+0x6b",
+)
+
+# Calls the events' stacks rely on, for the builder to assemble (``ub`` at each return address
+# shows the call): innermost first, as catalog.STACKS. The builder records them before it
+# lays code (build.py). IofCallDriver's call is an indirect one through the driver's dispatch
+# table, so it is fixed code, not a chain here.
+CALL_CHAINS: tuple[tuple[str, ...], ...] = (
+    ("nt!IofCallDriver", "nt!IopSynchronousServiceTail+0x1a8"),
+    ("nt!IoCreateFileEx", "nt!NtCreateFile+0x44"),
+    ("nt!IopCreateFile", "nt!IoCreateFileEx+0x10c"),
+    ("nt!IofCallDriver", "nt!NtReadFile+0x2f1"),
+    ("nt!ExAllocatePoolWithTag", "nt!ExpWorkerThread+0x1b2"),
+    # the D1 bugcheck's stack (cmd_report.crash): KiPageFault calls KiBugCheckDispatch, which
+    # calls KeBugCheckEx (corpus analyze/01, 12)
+    ("nt!KeBugCheckEx", "nt!KiBugCheckDispatch+0x69", "nt!KiPageFault+0x469"),
+)
+# IofCallDriver+0x51: "call qword ptr [rax+rcx*8+70h]" -- DRIVER_OBJECT.MajorFunction[major]
+# (the routine returns to +0x55, as the canned D1 stack's nt!IofCallDriver+0x55)
+FIXED_CODE: dict[str, dict[int, bytes]] = {"nt!IofCallDriver": {0x51: bytes.fromhex("ff54c870")}}
+
+
+@dataclass(frozen=True)
+class Event:
+    """One thing the running world does: ``thread`` calls ``chain`` (outermost first) on ``cpu``.
+
+    ``chain`` holds ``(routine, return offset)`` pairs: the routine's name (``nt!NtCreateFile``,
+    ``myfault+0x1e00``) and where in it the call to the next one returns (``None`` for the last).
+    ``outer`` are the frames below the chain (the system-call entry, the user-mode caller),
+    innermost first; ``dbgprint`` is what the event prints on the debugger's console.
+    """
+
+    name: str
+    thread: int
+    cpu: int
+    chain: tuple[tuple[str, int | None], ...]
+    outer: tuple[str, ...] = ()
+    dbgprint: str = ""
+    registers: tuple[tuple[str, int], ...] = ()
+
+
+@dataclass
+class RunBreakpoint(Breakpoint):
+    """A breakpoint with the passes it has been passed by (``bl``'s first count falls to 1)."""
+
+    passed: int = 0
+
+
+@dataclass(frozen=True)
+class Stop:
+    """A breakpoint stop: what kd prints, and the breakpoint's commands to run at the prompt."""
+
+    text: str
+    breakpoint: int
+    commands: str = ""
+
+
+@dataclass
+class RunState:
+    """The running world's own state, kept beside the world (never in its model)."""
+
+    cursor: int = 0  # the next event
+    saved_threads: dict[int, Thread] = field(default_factory=dict)  # originals, by address
+    saved_current: list[int] | None = None  # processors' current threads
+    saved_cpu: int | None = None
+    saved_bytes: dict[int, bytes] = field(default_factory=dict)  # stack slots written
+    saved_irp_args: tuple[int, int, int, int] | None = None
+    last_event: tuple[str, int, int] = ("break", 0, 0)  # kind, breakpoint id, thread
+
+
+def state(world: World) -> RunState:
+    """The world's run state, made on first use (the world's dataclass has no field for it)."""
+    got = world.__dict__.get("_run_state")
+    if got is None:
+        got = world.__dict__["_run_state"] = RunState()
+    return cast(RunState, got)
+
+
+# ----------------------------------------------------------------- kd's text
+
+
+def location(world: World, address: int) -> str:
+    """kd's stop location: ``nt!NtCreateFile:`` then the instruction there (corpus misc/05).
+
+    The instruction line is the address, the bytes padded to 15 columns and a blank, then the
+    text (``fffff800`62a05c20 cc              int     3``; disasm/01)."""
+    data = world.space().read(address, 16)
+    got = None if data is None else decode(data, address, world.name)
+    if got is None:
+        return f"{world.name(address)}:\n{fmt_addr(address)} ??              ???\n"
+    return f"{world.name(address)}:\n{fmt_addr(address)} {got.data.hex():<15} {got.text}\n"
+
+
+# ---------------------------------------------------------------- the events
+
+
+def events(world: World) -> list[Event]:
+    """The world's cycle of events (fixed per world: threads chosen by position, not at random)."""
+    ncpu = len(world.processors)
+    client = world.thread(cat.CLIENT_THREAD)
+    svchosts = [p for p in world.processes if p.image == "svchost.exe" and p.threads]
+    system = world.process_by_pid(4)
+    workers = system.threads if system is not None else []
+    dispatch = _dispatch_routine(world)
+    device = next((d.address for d in world.devices if d.name == "\\Device\\Myfault"), 0)
+    irp = world.irps[0].address if world.irps else 0
+    ntfs_read = world.symbols.lookup("Ntfs!NtfsFsdRead")
+    out: list[Event] = []
+    codes = [c for c in drv.IOCTLS if c != drv.BUG_CODE]  # the bug's code would crash the machine
+    for i, code in enumerate(codes):
+        if client is not None and dispatch is not None:
+            out.append(
+                Event(
+                    f"ioctl {code:#x}",
+                    client.address,
+                    1 % ncpu,
+                    (
+                        ("nt!NtDeviceIoControlFile", 0x56),
+                        ("nt!IopXxxControlFile", 0x5E5),
+                        ("nt!IopSynchronousServiceTail", 0x1A8),
+                        ("nt!IofCallDriver", 0x55),
+                        (world.name(dispatch), None),
+                    ),
+                    _IOCTL_CALLERS,
+                    # the driver's own trace line (our text: myfault prints no such line)
+                    f"myfault: IOCTL {code:#010x} received\n",
+                    (("rcx", device), ("rdx", irp), ("r8", code)),
+                )
+            )
+        if svchosts:
+            svc = svchosts[i % len(svchosts)]
+            out.append(
+                Event(
+                    "NtCreateFile",
+                    svc.threads[0].address,
+                    2 % ncpu,
+                    (("nt!NtCreateFile", 0x44), ("nt!IoCreateFileEx", 0x10C), ("nt!IopCreateFile", None)),
+                    ("nt!KiSystemServiceCopyEnd+0x25", "ntdll!NtCreateFile+0x14", "KERNELBASE!CreateFileW+0x66"),
+                )
+            )
+        if workers:
+            out.append(
+                Event(
+                    "ExAllocatePoolWithTag",
+                    workers[i % len(workers)].address,
+                    3 % ncpu,
+                    (("nt!ExpWorkerThread", 0x1B2), ("nt!ExAllocatePoolWithTag", None)),
+                    ("nt!PspSystemThreadStartup+0x55", "nt!KiStartSystemThread+0x28"),
+                )
+            )
+        if len(svchosts) > 1 and ntfs_read is not None:
+            svc = svchosts[(i + 1) % len(svchosts)]
+            out.append(
+                Event(
+                    "NtReadFile",
+                    svc.threads[-1].address,
+                    0,
+                    (("nt!NtReadFile", 0x2F1), ("nt!IofCallDriver", 0x55), ("Ntfs!NtfsFsdRead", None)),
+                    ("nt!KiSystemServiceCopyEnd+0x25",),
+                )
+            )
+    return out
+
+
+def _dispatch_routine(world: World) -> int | None:
+    """myfault's IRP_MJ_DEVICE_CONTROL routine, read from its DRIVER_OBJECT's MajorFunction[0xe]."""
+    d = world.driver("myfault")
+    if d is None:
+        return None
+    value = world.space().u64(d.address + 0x70 + 8 * 0xE)
+    return value if value is not None else d.dispatch[0xE]
+
+
+def _address(world: World, name: str) -> int:
+    return world.evaluate(name)
+
+
+def play(world: World) -> tuple[str, Stop | None]:
+    """Run the next event: what it prints, and the stop if a breakpoint caught it."""
+    run = state(world)
+    cycle = events(world)
+    if not cycle:
+        world.uptime_ms += EVENT_MS
+        return "", None
+    event = cycle[run.cursor % len(cycle)]
+    run.cursor += 1
+    world.uptime_ms += EVENT_MS
+    routines = [(_address(world, name), ret) for name, ret in event.chain]
+    for depth, (address, _) in enumerate(routines):
+        bp = _enabled_at(world, address, event.thread)
+        if bp is None:
+            continue
+        if isinstance(bp, RunBreakpoint) and bp.passed + 1 < bp.pass_count:
+            bp.passed += 1  # kd: the breakpoint is passed by "Passes - 1" times, then breaks
+            continue
+        if isinstance(bp, RunBreakpoint):
+            bp.passed = max(bp.passed, bp.pass_count - 1)
+        bp.hits += 1
+        _stop_in(world, event, routines[: depth + 1])
+        run.last_event = ("breakpoint", bp.id, event.thread)
+        if bp.one_shot:
+            world.breakpoints.remove(bp)
+        # the breakpoint's number, then where the target stopped (corpus misc/05; kd shows no
+        # register block there, unlike cdb's stack/07); the event stopped before it printed
+        return "", Stop(f"Breakpoint {bp.id} hit\n" + location(world, address), bp.id, bp.command)
+    return event.dbgprint, None
+
+
+def _enabled_at(world: World, address: int, thread: int) -> Breakpoint | None:
+    t = world.thread(thread)
+    for bp in world.breakpoints:
+        if not bp.enabled or bp.address != address:
+            continue
+        if bp.kind == "ba" and bp.access != "e":
+            continue  # a data breakpoint: no event reads or writes watched data
+        if bp.process and (t is None or t.process != bp.process):
+            continue  # bp /p EPROCESS: only that process's threads break
+        return bp
+    return None
+
+
+def _frame_size(name: str) -> int:
+    """A routine's frame size: fixed per routine (so a routine's frame is the same every time)."""
+    return 0x30 + 0x10 * (zlib.crc32(name.encode()) % 12)
+
+
+def _stop_in(world: World, event: Event, routines: list[tuple[int, int | None]]) -> None:
+    """Make ``event``'s thread the one stopped at the last of ``routines``, on its processor."""
+    resume(world)
+    t = world.thread(event.thread)
+    if t is None:
+        return
+    save_thread(world, t)
+    names = [name for name, _ in event.chain[: len(routines)]]
+    sites = [routines[-1][0]] + [addr + (ret or 0) for addr, ret in reversed(routines[:-1])]
+    inner = list(reversed(names))
+    outer = [world.evaluate(n) for n in event.outer]
+    kernel_sites = sites + [s for s in outer if s >= 0xFFFF800000000000]
+    user_sites = [s for s in outer if s < 0xFFFF800000000000]
+    sizes = [_frame_size(n) for n in inner]
+    sizes += [_frame_size(n) for n, s in zip(event.outer, outer, strict=True) if s >= 0xFFFF800000000000]
+    sp = t.stack_init - sum(sizes)
+    frames: list[Frame] = []
+    for site, size in zip(kernel_sites, sizes, strict=False):
+        frames.append(Frame(sp, site))
+        sp += size
+    user_sp = next((f.child_sp for f in t.frames if f.child_sp <= USER_TOP), 0)
+    for site in user_sites:
+        frames.append(Frame(user_sp, site))
+        user_sp += 0x40
+    t.frames = frames
+    _write_return_slots(world, t)
+    regs = dict(t.registers)
+    regs.update(rip=frames[0].site, rsp=frames[0].child_sp, rbp=frames[0].child_sp + 0x80)
+    regs.update(dict(event.registers))
+    t.registers = regs
+    cpu = event.cpu % len(world.processors)
+    _run_on(world, t, cpu)
+    code = dict(event.registers).get("r8")
+    if code is not None and world.irps:
+        _set_irp_code(world, code)
+
+
+def _run_on(world: World, t: Thread, cpu: int) -> None:
+    run = state(world)
+    if run.saved_current is None:
+        run.saved_current = [p.current_thread for p in world.processors]
+        run.saved_cpu = world.cpu
+    t.state, t.cpu = "RUNNING", cpu
+    world.processors[cpu].current_thread = t.address
+    world.cpu = cpu
+    world.context_thread = world.context_process = None
+
+
+def _write_return_slots(world: World, t: Thread) -> None:
+    """Each return address where the callee's frame ends (``rsp - 8`` of the caller; build.py)."""
+    space = world.space(world.owner(t))
+    run = state(world)
+    for nxt in t.frames[1:]:
+        slot = nxt.child_sp - 8
+        if not t.stack_limit <= slot < t.stack_base:
+            continue
+        if slot not in run.saved_bytes:
+            old = space.read(slot, 8)
+            if old is None:
+                continue
+            run.saved_bytes[slot] = old
+        space.write(slot, struct.pack("<Q", nxt.site))
+
+
+def _set_irp_code(world: World, code: int) -> None:
+    """The client's IRP carries the event's control code (Parameters.DeviceIoControl.IoControlCode)."""
+    run = state(world)
+    irp = world.irps[0]
+    stack = irp.stacks[irp.current - 1]
+    if run.saved_irp_args is None:
+        run.saved_irp_args = stack.args
+    stack.args = (stack.args[0], stack.args[1], code, stack.args[3])
+    where = irp.address + 0xD0 + 0x48 * (irp.current - 1) + 8 + 0x10
+    world.kernel.write(where, struct.pack("<Q", code))
+
+
+def save_thread(world: World, t: Thread) -> None:
+    """Keep ``t`` as it was before the first change a stop or a step makes to it."""
+    run = state(world)
+    if t.address not in run.saved_threads:
+        run.saved_threads[t.address] = copy.deepcopy(t)
+
+
+def resume(world: World) -> None:
+    """The target runs again: every thread a stop or a step changed goes back to what it was."""
+    run = state(world)
+    for address, original in run.saved_threads.items():
+        t = world.thread(address)
+        if t is not None:
+            t.frames, t.registers = original.frames, original.registers
+            t.state, t.cpu = original.state, original.cpu
+    run.saved_threads.clear()
+    for slot, data in run.saved_bytes.items():
+        world.kernel.write(slot, data)
+    run.saved_bytes.clear()
+    if run.saved_current is not None:
+        for p, current in zip(world.processors, run.saved_current, strict=True):
+            p.current_thread = current
+        world.cpu = run.saved_cpu or 0
+        run.saved_current = run.saved_cpu = None
+    if run.saved_irp_args is not None and world.irps:
+        irp = world.irps[0]
+        irp.stacks[irp.current - 1].args = run.saved_irp_args
+        where = irp.address + 0xD0 + 0x48 * (irp.current - 1) + 8 + 0x10
+        world.kernel.write(where, struct.pack("<Q", run.saved_irp_args[2]))
+        run.saved_irp_args = None
+    world.registers_written.clear()  # r rax=...: the stopped context is gone
+
+
+def break_in(world: World) -> None:
+    """A Ctrl+C break-in: processor 0 stops where the first break-in did (its idle thread in
+    ``nt!DbgBreakPointWithStatus``), which is what kd's break-in banner names."""
+    resume(world)
+    world.cpu = 0
+    world.context_thread = world.context_process = None
+    state(world).last_event = ("break", 0, 0)
