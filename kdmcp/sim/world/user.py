@@ -111,6 +111,7 @@ class _Builder:
         self.fixed: dict[str, dict[int, bytes]] = {k: dict(v) for k, v in _FIXED_AT.items()}
         self.modules: list[Module] = []
         self.facts: dict[str, cat.UserModule] = {}
+        self.imports: list[tuple[int, int]] = []  # (IAT slot, the routine it points to)
 
     def name(self, qualified: str) -> str:
         """The exe's routines are catalogued under ``app``; a launch names the exe's module."""
@@ -154,9 +155,30 @@ class _Builder:
                             if s.name == "__guard_dispatch_icall_fptr")
                 disp = slot - (base + ret)
                 self.fixed.setdefault(key, {})[ret - 6] = b"\xff\x15" + struct.pack("<i", disp)
-            else:
-                self.calls.setdefault(key, {})[ret] = self.routines[f"{cm.group('mod')}!{cm.group('sym')}"][0]
+                continue
+            target = self.routines[f"{cm.group('mod')}!{cm.group('sym')}"][0]
+            base = self.routines[key][0]
+            if abs(target - (base + ret)) < 1 << 31:
+                self.calls.setdefault(key, {})[ret] = target
+                continue
+            # another image beyond rel32's reach: through the caller's import address table, as
+            # an exe calls KERNELBASE (call qword ptr [app!__imp_WaitForSingleObjectEx])
+            slot = self.import_slot(km.group("mod"), cm.group("sym"), target)
+            self.fixed.setdefault(key, {})[ret - 6] = b"\xff\x15" + struct.pack("<i", slot - (base + ret))
         return [self.site(n) for n in names]
+
+    def import_slot(self, module: str, name: str, target: int) -> int:
+        """The IAT entry ``module!__imp_name`` holding ``target`` (in the image's last page)."""
+        mod = next(m for m in self.modules if m.name == module)
+        want = f"__imp_{name}"
+        for sym in mod.symbols:
+            if sym.name == want:
+                return sym.address
+        count = sum(1 for sym in mod.symbols if sym.name.startswith("__imp_"))
+        slot = mod.base + mod.size - 0x1000 + 8 * count
+        mod.symbols.append(Symbol(want, slot, 8, "data"))
+        self.imports.append((slot, target))
+        return slot
 
     def lay_code(self, mem_of: dict[str, Memory]) -> None:
         for mod in self.modules:
@@ -175,6 +197,8 @@ class _Builder:
                 body = functools.partial(_const, _FIXED_BODIES[key])
             r = Routine(key, addr, size, self.calls.get(key, {}), body, self.fixed.get(key, {}))
             mem_of[mod_name].defer(addr, size, functools.partial(assemble, r))
+        for slot, target in self.imports:
+            mem_of[next(m.name for m in self.modules if m.base <= slot < m.end)].load(slot, struct.pack("<Q", target))
         self.mem.map(0x7FFE0000, 0x1000)  # KUSER_SHARED_DATA, which every stub tests
 
     # ------------------------------------------------------------- threads
