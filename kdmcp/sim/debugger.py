@@ -44,7 +44,7 @@ _EFFMACH_RE = re.compile(r"\.effmach(?:\s+(\S+))?", re.IGNORECASE)
 _QUIT_RE = re.compile(r"q[qd]?", re.IGNORECASE)
 # In canned text, replaced by the debugger's own command line (as ``version`` prints it).
 COMMAND_LINE_TOKEN = "@@COMMAND_LINE@@"  # noqa: S105 (a placeholder, not a secret)
-_USER_WORLD = False  # the user-mode world (cdb -p / launch) answers once it is built
+_USER_WORLD = True  # the user-mode world (cdb -p / launch) answers once it is built
 
 
 class SimDebugger(TargetRun):
