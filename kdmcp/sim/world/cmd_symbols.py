@@ -1,9 +1,11 @@
-"""World commands: symbols and numbers (``x``, ``ln``, ``?``, ``.formats``, ``.sympath``).
+"""World commands: symbols, modules and numbers (``x``, ``ln``, ``lm``, ``.reload``, ``.sympath``,
+``?``, ``.formats``).
 
 ``x`` and ``ln`` search the same symbol table that ``k``, ``u`` and ``dps`` name addresses
 with, so an address ``x`` prints lies in its module's ``lm`` range and ``ln`` of it names it.
 The world's kernel symbols are public ones (ntkrnlmp.pdb from the symbol server), which is why
 kd prints ``(<no parameter info>)`` after a routine and ``<no type information>`` after data.
+``lm`` lists the world's modules in the canned default target's layouts; only nt has a pdb.
 """
 
 from __future__ import annotations
@@ -21,7 +23,6 @@ from kdmcp.sim.world.registry import command
 
 __all__ = ["ctime"]
 
-_MASK = (1 << 64) - 1
 # where symsrv keeps what srv* fetches (the pdb path lm prints for nt lies under it)
 _DOWNSTREAM = "C:\\ProgramData\\Dbg\\sym"
 _MSDL = "https://msdl.microsoft.com/download/symbols"
