@@ -15,6 +15,7 @@ layouts (:mod:`~kdmcp.sim.world.layouts`) say; lists are linked (``PsActiveProce
 from __future__ import annotations
 
 import functools
+import itertools
 import random
 import re
 import struct

@@ -275,7 +275,7 @@ UNLOADED: list[tuple[str, int, int]] = [  # lm "Unloaded modules:"
 
 # nt's routines: name -> (address, size). The first group is where the canned stacks put them.
 NT_ROUTINES: dict[str, tuple[int, int]] = {
-    "DbgUserBreakPoint": (0xFFFFF80062A05C10, 0x2),
+    "DbgUserBreakPoint": (0xFFFFF80062A05C10, 0x10),
     "DbgBreakPointWithStatus": (0xFFFFF80062A05C20, 0x2),
     "DbgBreakPointWithStatusEnd": (0xFFFFF80062A05C22, 0xE),
     "KdCheckForDebugBreak": (0xFFFFF80062A8BE30, 0xA0),
