@@ -183,6 +183,12 @@ class _Builder:
                 raise ValueError(f"routines overlap at {a:#x}+{size:#x} and {b:#x}")
         for mod in kernel:
             self.mem.defer(mod.base, 0x400, _pe_header(mod))
+            # between routines, int 3 padding, as MSVC pads code; the rest of the image zeros
+            starts = [a for a, _ in self.routines.values() if mod.base <= a < mod.end]
+            if starts:
+                first = min(starts)
+                last = max(a + s for a, s in self.routines.values() if mod.base <= a < mod.end)
+                self.mem.map(first & ~0xFFF, ((last + 0xFFF) & ~0xFFF) - (first & ~0xFFF), fill=0xCC)
             self.mem.map(mod.base, mod.size)
         for key, (addr, size) in self.routines.items():
             if addr >= 0xFFFF800000000000:

@@ -42,23 +42,29 @@ class Memory:
 
     pages: dict[int, bytearray] = field(default_factory=dict)
     lazy: list[_Lazy] = field(default_factory=list)
-    zero: list[tuple[int, int]] = field(default_factory=list)  # mapped, never written: zeros
+    # mapped, never written: (start, end, fill byte) -- zeros, or int 3 between routines
+    zero: list[tuple[int, int, int]] = field(default_factory=list)
 
-    def map(self, addr: int, size: int) -> None:
+    def _fill(self, page: int) -> int | None:
+        """The fill byte of the first range holding ``page``, ``None`` if none does."""
+        return next((fill for lo, hi, fill in self.zero if lo <= page < hi), None)
+
+    def map(self, addr: int, size: int, fill: int = 0) -> None:
         """Make ``[addr, addr+size)`` readable (zero-filled where nothing was written).
 
         Large ranges (a 16 MB kernel image) are kept as a range, not as pages, until written."""
         first, last = addr & ~(PAGE - 1), (addr + max(size, 1) - 1) & ~(PAGE - 1)
-        if last - first >= 16 * PAGE:
-            self.zero.append((first, last + PAGE))
+        if last - first >= 16 * PAGE or fill:
+            self.zero.append((first, last + PAGE, fill))
             return
         for page in range(first, last + PAGE, PAGE):
-            self.pages.setdefault(page, bytearray(PAGE))
+            if page not in self.pages and self._fill(page) is None:  # a filled range makes its own
+                self.pages[page] = bytearray(PAGE)
 
     def _page(self, page: int) -> bytearray | None:
         data = self.pages.get(page)
-        if data is None and any(lo <= page < hi for lo, hi in self.zero):
-            data = self.pages[page] = bytearray(PAGE)
+        if data is None and (fill := self._fill(page)) is not None:
+            data = self.pages[page] = bytearray([fill]) * PAGE
         return data
 
     def load(self, addr: int, data: bytes) -> None:
@@ -93,7 +99,7 @@ class Memory:
 
     def readable(self, addr: int) -> bool:
         page = addr & ~(PAGE - 1)
-        return page in self.pages or any(lo <= page < hi for lo, hi in self.zero)
+        return page in self.pages or self._fill(page) is not None
 
     def cells(self, addr: int, size: int) -> list[int | None]:
         """Each byte of the range, ``None`` where the page is not mapped (kd's ``??``)."""
@@ -105,8 +111,8 @@ class Memory:
             page, off = a & ~(PAGE - 1), a & (PAGE - 1)
             take = min(PAGE - off, size - pos)
             data = self.pages.get(page)
-            if data is None and self.zero and any(lo <= page < hi for lo, hi in self.zero):
-                data = bytearray(PAGE)  # read as zeros, not stored
+            if data is None and self.zero and (fill := self._fill(page)) is not None:
+                data = bytearray([fill]) * PAGE  # read, not stored
             out.extend(data[off : off + take] if data is not None else [None] * take)
             pos += take
         return out
