@@ -342,6 +342,8 @@ def _switch(world: World, args: str, kind: str) -> str | None:
             world.context_process = thread.process
     out = f"Implicit {kind} is now {fmt_addr(addr)}\n"
     if "/p" in opts:
+        if kind == "thread":  # /p: the owner becomes the process context too
+            out += f"Implicit process is now {fmt_addr(world.current_process().address)}\n"
         out += ".cache forcedecodeuser done\n"
         if "/r" in opts:  # .reload /user: a dot a user module
             out += "Loading User Symbols\n" + "." * len(world.user_modules) + "\n"

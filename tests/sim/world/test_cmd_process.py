@@ -224,6 +224,16 @@ def test_dot_thread_moves_k_r_and_the_process(world: World) -> None:
     assert run(world, ".process 0") == "Implicit process is now fffff800`62f33f40\n"
 
 
+def test_dot_thread_p_sets_the_process_too(world: World) -> None:
+    assert run(world, f".thread /p /r {CLIENT_THREAD:x}") == (
+        "Implicit thread is now ffffe70f`2d53a080\n"
+        "Implicit process is now ffffe70f`2e61b080\n"
+        ".cache forcedecodeuser done\n"
+        "Loading User Symbols\n...\n"
+    )
+    assert world.context_process == CLIENT_PROCESS
+
+
 def test_k_is_the_canned_break_in_stack(world: World) -> None:
     out = run(world, "k")
     lines = out.splitlines()
