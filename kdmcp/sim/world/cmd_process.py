@@ -190,11 +190,12 @@ def _number(world: World, text: str) -> int:
 @command("!thread", summary="a thread's state and stack")
 def _thread(world: World, name: str, args: str) -> str | None:
     words = args.split()
-    if words and words[0].startswith("-"):
-        return None  # -p, -t tid, -1: forms the world does not take yet
+    if words and words[0].startswith("-") and words[0] != "-1":
+        return None  # -p, -t tid: forms the world does not take yet
     # ".thread ... does not change the current thread: !thread and !teb still default to it"
-    # (.thread docs): with no address, the processor's thread
-    addr = world.processor.current_thread if not words else _number(world, words[0])
+    # (.thread docs): with no address, or -1, the processor's thread
+    current = not words or words[0] == "-1"
+    addr = world.processor.current_thread if current else _number(world, words[0])
     t = world.thread(addr)
     if t is None:  # kdexts checks Tcb.Header.Type (a Windows 10 lkd transcript's two lines)
         return f"{addr:016x} is not a thread object, interpreting as stack value...\n" + _mismatch("thread", addr)

@@ -179,6 +179,11 @@ def test_thread_current_is_the_break_in_idle_thread(world: World) -> None:
     assert "nt!KiInterruptDispatchNoLockNoEtw+0x37 (TrapFrame @ fffff800`66c1a5f0)\n" in out
 
 
+def test_thread_minus_one_is_the_current_thread(world: World) -> None:
+    assert run(world, "!thread -1") == run(world, "!thread")
+    assert run(world, "!thread -1 2").count("\n") == 1
+
+
 def test_thread_flag_2_is_the_header_only(world: World) -> None:
     out = run(world, f"!thread {CLIENT_THREAD:x} 2")
     assert out.count("\n") == 1 and out.startswith("THREAD ffffe70f2d53a080")
