@@ -122,8 +122,10 @@ _ASSIGN_RE = re.compile(r"^@?(?P<name>\$?\w+)\s*=\s*(?P<value>.+)$")
 
 @command("r", summary="registers")
 def _r(world: World, name: str, args: str) -> str | None:
-    if args[:1] in ("M", "X", "F", "L", "Q") and (len(args) == 1 or args[1] == " "):
-        return None  # rM / rX / rF: register masks the world does not keep
+    # rM / rX / rF (register masks the world does not keep) and rdmsr arrive as "m 0x04",
+    # "x", "dmsr 176": the dispatcher lower-cases the letters that ran on from r
+    if args.split(" ", maxsplit=1)[0].lower() in ("m", "x", "f", "l", "q", "dmsr"):
+        return None
     thread = world.current_thread()
     note = "Last set context:\n" if world.context_thread is not None else ""  # registers/05
     if not args:

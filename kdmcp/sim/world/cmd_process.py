@@ -7,8 +7,9 @@ Child" (read from the thread's stack memory, ``Child-SP+8`` on, as kd reads the 
 ``kv``/``!thread``/``!process 7`` mark a trap entry's frame with ``(TrapFrame @ …)``. A frame's
 RetAddr is the next frame's site, so ``k``, ``dps @rsp`` and ``ub`` at a return address agree.
 
-Everything is read from the world: ``~1s`` (which sets ``world.cpu``) or ``.thread`` (which sets
-``world.context_thread``) changes what ``k``, ``!thread`` and ``!process -1`` describe.
+Everything is read from the world: ``~1s`` (which sets ``world.cpu``) changes what ``k``,
+``!thread`` and ``!process -1`` describe; ``.thread`` (``world.context_thread``) moves ``k``, ``r``
+and the process context but, as its documentation says, not ``!thread``'s default.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from kdmcp.sim.world.memory import AddressSpace
 from kdmcp.sim.world.model import Process, Thread
 from kdmcp.sim.world.registry import command
 
-__all__ = ["process_block", "stack_lines", "thread_block"]
+__all__ = ["STACK_BANNER", "process_block", "process_header", "q", "stack_lines", "thread_block", "thread_header"]
 
 # the clock tick (15.625 ms) and the tick count at the break-in: 9691 ticks is the canned
 # idle thread's "Ticks: 9691 (0:00:02:31.421)"
@@ -60,8 +61,9 @@ def _ticks_time(ticks: int) -> str:
 def _args(space: AddressSpace, sp: int) -> list[int]:
     """The four home slots above the return address: kd's "Args to Child".
 
-    A stack page the world does not hold reads as zeros here (kd would have no stack to walk at
-    all there); the world maps every thread's kernel stack."""
+    A stack page the world does not hold reads as zeros here, so the rows stay parseable (kd
+    would have no stack to walk there): the world maps each thread's kernel stack, but not yet
+    processor 0's interrupt stack (the break-in frames 00-06) nor the user-mode stacks."""
     out = []
     for i in range(4):
         value = space.u64(sp + 8 + 8 * i)
@@ -190,11 +192,12 @@ def _number(world: World, text: str) -> int:
 @command("!thread", summary="a thread's state and stack")
 def _thread(world: World, name: str, args: str) -> str | None:
     words = args.split()
-    if words and words[0].startswith("-"):
-        return None  # -p, -t tid, -1: forms the world does not take yet
+    if words and words[0].startswith("-") and words[0] != "-1":
+        return None  # -p, -t tid: forms the world does not take yet
     # ".thread ... does not change the current thread: !thread and !teb still default to it"
-    # (.thread docs): with no address, the processor's thread
-    addr = world.processor.current_thread if not words else _number(world, words[0])
+    # (.thread docs): with no address, or -1, the processor's thread
+    current = not words or words[0] == "-1"
+    addr = world.processor.current_thread if current else _number(world, words[0])
     t = world.thread(addr)
     if t is None:  # kdexts checks Tcb.Header.Type (a Windows 10 lkd transcript's two lines)
         return f"{addr:016x} is not a thread object, interpreting as stack value...\n" + _mismatch("thread", addr)
@@ -342,6 +345,8 @@ def _switch(world: World, args: str, kind: str) -> str | None:
             world.context_process = thread.process
     out = f"Implicit {kind} is now {fmt_addr(addr)}\n"
     if "/p" in opts:
+        if kind == "thread":  # /p: the owner becomes the process context too
+            out += f"Implicit process is now {fmt_addr(world.current_process().address)}\n"
         out += ".cache forcedecodeuser done\n"
         if "/r" in opts:  # .reload /user: a dot a user module
             out += "Loading User Symbols\n" + "." * len(world.user_modules) + "\n"

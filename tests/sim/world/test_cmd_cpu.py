@@ -92,6 +92,8 @@ def test_r_names_and_writes(world: World) -> None:
     assert run(world, "r rax") == "rax=0000000000000005\n"
     assert run(world, "r").startswith("rax=0000000000000005 ")
     assert world.evaluate("@rax") == 5
+    for other in ("rM 0x04", "rX", "rdmsr 176"):  # not the register display
+        assert answer(world, other) is None
     assert run(world, "r bogus") == "       ^ Bad register error in 'r bogus'\n"
     assert parse("r rip", run(world, "r rip")).registers["rip"] == "0xfffff80062a05c20"  # type: ignore[union-attr]
 

@@ -179,6 +179,11 @@ def test_thread_current_is_the_break_in_idle_thread(world: World) -> None:
     assert "nt!KiInterruptDispatchNoLockNoEtw+0x37 (TrapFrame @ fffff800`66c1a5f0)\n" in out
 
 
+def test_thread_minus_one_is_the_current_thread(world: World) -> None:
+    assert run(world, "!thread -1") == run(world, "!thread")
+    assert run(world, "!thread -1 2").count("\n") == 1
+
+
 def test_thread_flag_2_is_the_header_only(world: World) -> None:
     out = run(world, f"!thread {CLIENT_THREAD:x} 2")
     assert out.count("\n") == 1 and out.startswith("THREAD ffffe70f2d53a080")
@@ -222,6 +227,16 @@ def test_dot_thread_moves_k_r_and_the_process(world: World) -> None:
     assert world.context_thread is None
     assert run(world, "k").startswith(" # Child-SP")
     assert run(world, ".process 0") == "Implicit process is now fffff800`62f33f40\n"
+
+
+def test_dot_thread_p_sets_the_process_too(world: World) -> None:
+    assert run(world, f".thread /p /r {CLIENT_THREAD:x}") == (
+        "Implicit thread is now ffffe70f`2d53a080\n"
+        "Implicit process is now ffffe70f`2e61b080\n"
+        ".cache forcedecodeuser done\n"
+        "Loading User Symbols\n...\n"
+    )
+    assert world.context_process == CLIENT_PROCESS
 
 
 def test_k_is_the_canned_break_in_stack(world: World) -> None:
