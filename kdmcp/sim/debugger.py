@@ -147,7 +147,7 @@ class SimDebugger(TargetRun):
                 self.out(f"{cpu} is not a valid processor number\n")
             else:
                 self.cpu = cpu
-                self.out(texts.processor_switch(self.sc, cpu))
+                self.out(self._processor_switch(cpu))
             return
         if m := _EFFMACH_RE.fullmatch(command):
             arg = (m.group(1) or "").lower()
@@ -202,6 +202,16 @@ class SimDebugger(TargetRun):
             self._world.temps = self.temps
             self._world.command_line = self.opts.command_line_echo
         return self._world
+
+    def _processor_switch(self, cpu: int) -> str:
+        """``~Ns``: the world's processor N becomes current; kd shows where its thread is."""
+        if not self.sc.world.enabled or self.opts.mode == "dump":
+            return texts.processor_switch(self.sc, cpu)
+        from kdmcp.sim.world.cmd_cpu import processor_switch_text
+
+        self.world.cpu = cpu
+        self.world.context_thread = self.world.context_process = None  # kd drops .thread/.process
+        return processor_switch_text(self.world, cpu)
 
     def _from_world(self, command: str) -> str | None:
         """What the world answers (``None``: the world does not take this command)."""

@@ -41,6 +41,10 @@ _SITE_RE = re.compile(r"(?P<mod>\w+)(?:!(?P<sym>[\w:]+))?(?:\+0x(?P<off>[0-9a-f]
 # returns to where the interrupt/trap/syscall happened, not after a call instruction.
 _NOT_CALLS = {"KiPageFault", "KiInterruptDispatchNoLockNoEtw", "KiIpiInterruptNoLockNoEtw", "KiSystemServiceCopyEnd"}
 _PROCESS_TAG, _THREAD_TAG = "Proc", "Thre"
+# Where a stopped thread resumes: a frozen processor spins ("pause" in its freeze loop); a
+# thread switched out resumes after KiSwapContext's switch ("mov rbx,qword ptr [rsp+30h]").
+_RESUME = {"nt!KiFreezeTargetExecution": bytes.fromhex("f390")}
+_RESUME_DEFAULT = bytes.fromhex("488b5c2430")
 # Callers that reach many callees through one indirect call: the system-service dispatcher
 # ("call r10" before KiSystemServiceCopyEnd+0x25) and IofCallDriver (the driver's MajorFunction
 # entry, "call qword ptr [rax+rcx*8+70h]").
@@ -158,6 +162,11 @@ class _Builder:
     def chain(self, names: list[str]) -> list[int]:
         """A stack's sites, and the call each caller must make (recorded for the assembler)."""
         sites = [self.site(n) for n in names]
+        top = _SITE_RE.match(names[0])
+        if top is not None and top.group("off") and (key := f"{top.group('mod')}!{top.group('sym')}") in self.routines:
+            # frame 0 of a thread that is not running: the instruction it resumes at
+            resume = _RESUME.get(key, _RESUME_DEFAULT)
+            self.fixed.setdefault(key, {})[int(top.group("off"), 16)] = resume
         for i in range(len(names) - 1):
             callee = _SITE_RE.match(names[i])
             caller = _SITE_RE.match(names[i + 1])

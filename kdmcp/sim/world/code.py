@@ -149,7 +149,11 @@ def assemble(r: Routine) -> bytes:
             out.extend(what)
         else:
             emit([Instruction.create_branch(Code.CALL_REL32_64, what)])
-    for _ in range(rng.randint(2, 6)):
+    # the body runs on to near the routine's end, so every offset a stack names is code
+    epilogue = sum(len(_enc(i, 0)) for i in _EPILOGUE)
+    for _ in range(2):
+        emit([rng.choice(fillers)])
+    while len(out) + 8 + epilogue <= r.size:
         emit([rng.choice(fillers)])
     if len(out) >= 10 or anchors:
         emit(_EPILOGUE)

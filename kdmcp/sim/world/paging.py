@@ -92,7 +92,7 @@ def _pfn(*key: int) -> int:
 
 
 def _mapped(mem: Memory) -> tuple[set[int], list[tuple[int, int]]]:
-    return set(mem.pages), list(mem.zero)
+    return set(mem.pages), [(lo, hi) for lo, hi, _fill in mem.zero]
 
 
 def _covers(pages: set[int], ranges: list[tuple[int, int]], lo: int, hi: int) -> bool:
