@@ -40,7 +40,7 @@ _STEPS: list[tuple[str, dict[str, Any], str]] = [
 # what a step's output names, for the steps after it
 _FOUND: dict[str, tuple[re.Pattern[str], Callable[[re.Match[str]], str]]] = {
     "process": (re.compile(r"^PROCESS ([0-9a-f]{16})", re.M), lambda m: m.group(1)),
-    "dispatch": (re.compile(r"IRP_MJ_DEVICE_CONTROL\s+([0-9a-f`]{17})"), lambda m: m.group(1)),
+    "dispatch": (re.compile(r"IRP_MJ_DEVICE_CONTROL\s+([0-9a-f`]{16,17})"), lambda m: m.group(1)),
 }
 
 
