@@ -8,6 +8,7 @@ it holds the facts, not the spelling.
 
 from __future__ import annotations
 
+import itertools
 import os
 from collections.abc import Iterator
 
@@ -35,7 +36,7 @@ class Kd:
 
         return self.sim.capture(run).replace("\r\n", "\n")
 
-    def record(self, line: str):  # noqa: ANN201 (a record of the command's kind)
+    def record(self, line: str):
         return parse(line, self(line))
 
     def close(self) -> None:
@@ -114,7 +115,7 @@ def test_k_r_and_dps_agree_on_the_stack(kd: Kd) -> None:
     regs = kd.record("r").registers
     assert _int(regs["rsp"]) == _int(frames[0].child_sp)
     # x64: the return address of frame n sits just below frame n+1's Child-SP
-    for callee, caller in zip(frames, frames[1:], strict=False):
+    for callee, caller in itertools.pairwise(frames):
         (row,) = kd.record(f"dq {_int(caller.child_sp) - 8:x} L1").rows
         assert int(row.values[0], 16) == _int(callee.return_address)
 
@@ -138,10 +139,33 @@ def test_the_client_thread_the_irp_and_the_driver_agree(kd: Kd) -> None:
 
 
 def test_the_same_commands_give_the_same_bytes() -> None:
-    lines = ["r", "k", "kb", "lm", "!process 0 0", "!thread", "u", "db @rsp", "dps @rsp L8", "x nt!Nt*File",
-             "dt nt!_EPROCESS ffffe70f28a7d040", "!drvobj myfault 2", "~2s", "k", "!running -i", "!pcr",
-             "!pool ffffe70f28a7d040", "!pte nt", "!handle 4 f 4", "!irp ffffe70f2ed94d70", "dx @$curprocess",
-             "bp nt!NtCreateFile", "bl", "!analyze -v", "vertarget"]
+    lines = [
+        "r",
+        "k",
+        "kb",
+        "lm",
+        "!process 0 0",
+        "!thread",
+        "u",
+        "db @rsp",
+        "dps @rsp L8",
+        "x nt!Nt*File",
+        "dt nt!_EPROCESS ffffe70f28a7d040",
+        "!drvobj myfault 2",
+        "~2s",
+        "k",
+        "!running -i",
+        "!pcr",
+        "!pool ffffe70f28a7d040",
+        "!pte nt",
+        "!handle 4 f 4",
+        "!irp ffffe70f2ed94d70",
+        "dx @$curprocess",
+        "bp nt!NtCreateFile",
+        "bl",
+        "!analyze -v",
+        "vertarget",
+    ]
     outputs = []
     for _ in range(2):
         session = Kd()
@@ -149,4 +173,5 @@ def test_the_same_commands_give_the_same_bytes() -> None:
         session.close()
     assert outputs[0] == outputs[1]
     assert all("Syntax error" not in out for out in outputs[0]), [
-        (line, out) for line, out in zip(lines, outputs[0], strict=True) if "Syntax error" in out]
+        (line, out) for line, out in zip(lines, outputs[0], strict=True) if "Syntax error" in out
+    ]
