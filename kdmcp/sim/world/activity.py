@@ -20,6 +20,7 @@ put back when the target runs again: the thread returns to what it was doing.
 from __future__ import annotations
 
 import copy
+import dataclasses
 import struct
 import zlib
 from dataclasses import dataclass, field
@@ -45,6 +46,7 @@ __all__ = [
     "play",
     "resume",
     "save_thread",
+    "scripted_stop",
     "state",
 ]
 
@@ -260,6 +262,18 @@ def play(world: World) -> tuple[str, Stop | None]:
         # register block there, unlike cdb's stack/07); the event stopped before it printed
         return "", Stop(f"Breakpoint {bp.id} hit\n" + location(world, address), bp.id, bp.command)
     return event.dbgprint, None
+
+
+def scripted_stop(world: World, number: int) -> str:
+    """A scenario's scripted breakpoint event: breakpoint ``number`` stops in ``nt!NtCreateFile``
+    on processor 0 (where the simulator's scripted stop has always been), on the NtCreateFile
+    event's thread."""
+    event = next((e for e in events(world) if e.chain[0][0] == "nt!NtCreateFile"), None)
+    address = _address(world, "nt!NtCreateFile")
+    if event is not None:
+        _stop_in(world, dataclasses.replace(event, cpu=0), [(address, None)])
+        state(world).last_event = ("breakpoint", number, event.thread)
+    return f"Breakpoint {number} hit\n" + location(world, address)
 
 
 def _enabled_at(world: World, address: int, thread: int) -> Breakpoint | None:

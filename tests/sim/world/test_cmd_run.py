@@ -225,3 +225,11 @@ def test_the_same_commands_give_the_same_bytes() -> None:
         return out + (answer(w, "bl") or "") + (answer(w, "vertarget") or "")
 
     assert session() == session()
+
+
+def test_a_scenarios_scripted_breakpoint_stops_the_world_in_nt_create_file(world: World) -> None:
+    text = activity.scripted_stop(world, 0)
+    address = world.evaluate("nt!NtCreateFile")
+    assert text.startswith("Breakpoint 0 hit\nnt!NtCreateFile:\nfffff800`62c3a1e0 ")
+    assert world.cpu == 0 and world.current_thread().frames[0].site == address == world.registers()["rip"]
+    assert (answer(world, ".lastevent") or "").startswith("Last event: Hit breakpoint 0\n")
