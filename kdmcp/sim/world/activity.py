@@ -237,6 +237,8 @@ def play(world: World) -> tuple[str, Stop | None]:
     """Run the next event: what it prints, and the stop if a breakpoint caught it."""
     run = state(world)
     cycle = events(world)
+    if world.bugcheck is not None:
+        return "", None  # a machine in a bugcheck runs nothing
     if not cycle:
         world.uptime_ms += EVENT_MS
         return "", None
@@ -340,6 +342,27 @@ def _run_on(world: World, t: Thread, cpu: int) -> None:
     world.processors[cpu].current_thread = t.address
     world.cpu = cpu
     world.context_thread = world.context_process = None
+    if cpu != 0:
+        _freeze(world, world.processors[0].current_thread)
+
+
+def _freeze(world: World, address: int) -> None:
+    """Processor 0 did not break in this time: its idle thread is frozen by the stopping
+    processor's IPI, in KiFreezeTargetExecution like every other processor (catalog's frozen_idle)."""
+    t = world.thread(address)
+    if t is None or t.address != world.processors[0].idle_thread:
+        return
+    save_thread(world, t)
+    sites = [world.evaluate(name) for name in cat.STACKS["frozen_idle"]]
+    sizes = [_frame_size(name) for name in cat.STACKS["frozen_idle"]]
+    sp = t.stack_init - sum(sizes)
+    frames = []
+    for site, size in zip(sites, sizes, strict=True):
+        frames.append(Frame(sp, site))
+        sp += size
+    t.frames = frames
+    _write_return_slots(world, t)
+    t.registers = dict(t.registers, rip=frames[0].site, rsp=frames[0].child_sp)
 
 
 def _write_return_slots(world: World, t: Thread) -> None:
