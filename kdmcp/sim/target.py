@@ -192,7 +192,14 @@ class TargetRun(ConsoleIO):
             text = event.text if event.text.endswith("\n") else event.text + "\n"
             self.out(text)
         elif event.kind == "breakpoint":
-            self.out(texts.breakpoint_hit(event.breakpoint))
+            if self.kernel and self.sc.world.enabled and self.dump is None:
+                from kdmcp.sim.world import activity
+
+                # the world stops in the routine the scripted stop names: k, r and u agree with it
+                self.out(activity.scripted_stop(self.world, event.breakpoint))
+                self.cpu = self.world.cpu
+            else:
+                self.out(texts.breakpoint_hit(event.breakpoint))
             self.enter_broken()
         elif event.kind == "bugcheck":
             self.out(texts.bugcheck(self.sc, event.bugcheck_code, event.bugcheck_args))
@@ -223,12 +230,14 @@ class TargetRun(ConsoleIO):
         self.state = "running"
         self.script = list(self.sc.on_go)
         self.script_deadline = time.monotonic() + self.script[0].after_ms / 1000 if self.script else None
-        if not self.script and self.kernel and self.sc.world.enabled and self.dump is None:
+        if self.kernel and self.sc.world.enabled and self.dump is None:
             from kdmcp.sim.world import activity
 
             activity.resume(self.world)  # the stopped threads go back to what they were doing
-            self.world_running = True
-            self.script_deadline = time.monotonic() + activity.EVENT_MS / 1000
+            # the world's own events play unless the scenario scripts what the run does
+            self.world_running = not self.script
+            if self.world_running:
+                self.script_deadline = time.monotonic() + activity.EVENT_MS / 1000
 
     def play_world(self) -> None:
         """The world's next event: its DbgPrint line, and the stop when a breakpoint caught it."""

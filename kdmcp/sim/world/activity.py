@@ -20,6 +20,7 @@ put back when the target runs again: the thread returns to what it was doing.
 from __future__ import annotations
 
 import copy
+import dataclasses
 import struct
 import zlib
 from dataclasses import dataclass, field
@@ -45,6 +46,7 @@ __all__ = [
     "play",
     "resume",
     "save_thread",
+    "scripted_stop",
     "state",
 ]
 
@@ -235,6 +237,8 @@ def play(world: World) -> tuple[str, Stop | None]:
     """Run the next event: what it prints, and the stop if a breakpoint caught it."""
     run = state(world)
     cycle = events(world)
+    if world.bugcheck is not None:
+        return "", None  # a machine in a bugcheck runs nothing
     if not cycle:
         world.uptime_ms += EVENT_MS
         return "", None
@@ -260,6 +264,18 @@ def play(world: World) -> tuple[str, Stop | None]:
         # register block there, unlike cdb's stack/07); the event stopped before it printed
         return "", Stop(f"Breakpoint {bp.id} hit\n" + location(world, address), bp.id, bp.command)
     return event.dbgprint, None
+
+
+def scripted_stop(world: World, number: int) -> str:
+    """A scenario's scripted breakpoint event: breakpoint ``number`` stops in ``nt!NtCreateFile``
+    on processor 0 (where the simulator's scripted stop has always been), on the NtCreateFile
+    event's thread."""
+    event = next((e for e in events(world) if e.chain[0][0] == "nt!NtCreateFile"), None)
+    address = _address(world, "nt!NtCreateFile")
+    if event is not None:
+        _stop_in(world, dataclasses.replace(event, cpu=0), [(address, None)])
+        state(world).last_event = ("breakpoint", number, event.thread)
+    return f"Breakpoint {number} hit\n" + location(world, address)
 
 
 def _enabled_at(world: World, address: int, thread: int) -> Breakpoint | None:
@@ -326,6 +342,27 @@ def _run_on(world: World, t: Thread, cpu: int) -> None:
     world.processors[cpu].current_thread = t.address
     world.cpu = cpu
     world.context_thread = world.context_process = None
+    if cpu != 0:
+        _freeze(world, world.processors[0].current_thread)
+
+
+def _freeze(world: World, address: int) -> None:
+    """Processor 0 did not break in this time: its idle thread is frozen by the stopping
+    processor's IPI, in KiFreezeTargetExecution like every other processor (catalog's frozen_idle)."""
+    t = world.thread(address)
+    if t is None or t.address != world.processors[0].idle_thread:
+        return
+    save_thread(world, t)
+    sites = [world.evaluate(name) for name in cat.STACKS["frozen_idle"]]
+    sizes = [_frame_size(name) for name in cat.STACKS["frozen_idle"]]
+    sp = t.stack_init - sum(sizes)
+    frames = []
+    for site, size in zip(sites, sizes, strict=True):
+        frames.append(Frame(sp, site))
+        sp += size
+    t.frames = frames
+    _write_return_slots(world, t)
+    t.registers = dict(t.registers, rip=frames[0].site, rsp=frames[0].child_sp)
 
 
 def _write_return_slots(world: World, t: Thread) -> None:

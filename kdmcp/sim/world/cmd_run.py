@@ -25,6 +25,8 @@ __all__ = ["bl_row", "format_registers", "register_block"]
 _KERNEL = 0xFFFF800000000000
 _QUOTED_RE = re.compile(r'\s*"(?P<cmd>.*)"\s*$', re.DOTALL)
 _ACCESS = ("e", "r", "w", "i")
+_ID_RE = re.compile(r"\d{1,4}")
+_NAME_RE = re.compile(r"[!`+]|^[A-Za-z_@$]")
 
 
 # ------------------------------------------------------------------ breakpoints
@@ -69,6 +71,10 @@ def _bp(world: World, name: str, args: str) -> str | None:
     opts, words, cmd = _split_options(args)
     if not words:
         words = [f"{world.registers().get('rip', 0):x}"]  # bp alone: at the current instruction
+    wanted: int | None = None
+    if len(words) > 1 and _ID_RE.fullmatch(words[0]) and _NAME_RE.search(words[1]):
+        # "bp[ID] Address": the id runs into the command ("bp0 securekernel!IumInvokeSecureService")
+        wanted, words = int(words[0]), words[1:]
     expr = words[0]
     passes = _number(world, words[1]) if len(words) > 1 else 1
     process = _number(world, opts["/p"]) if "/p" in opts else 0
@@ -82,6 +88,8 @@ def _bp(world: World, name: str, args: str) -> str | None:
         if name == "bp":
             # kd's note for bp on a name it cannot resolve (bu sets the same, silently)
             out = f"Bp expression '{expr}' could not be resolved, adding deferred bp\n"
+    if wanted is not None:
+        world.breakpoints[:] = [bp for bp in world.breakpoints if bp.id != wanted]  # kd replaces it
     for bp in world.breakpoints:
         if bp.kind != "ba" and (
             (address is not None and bp.address == address) or (address is None and bp.expression == expr)
@@ -93,7 +101,7 @@ def _bp(world: World, name: str, args: str) -> str | None:
             return out + f"breakpoint {bp.id} redefined\n"
     world.breakpoints.append(
         RunBreakpoint(
-            _next_id(world),
+            _next_id(world) if wanted is None else wanted,
             name,
             expr,
             address,

@@ -59,9 +59,9 @@ def test_bp_then_the_running_world_stops_in_nt_create_file(world: World) -> None
     for nxt in t.frames[1:]:
         if t.stack_limit <= nxt.child_sp - 8 < t.stack_base:
             assert world.space().u64(nxt.child_sp - 8) == nxt.site
-    assert answer(world, ".lastevent") == (
-        "Last event: Hit breakpoint 0\n  debugger time: Mon Mar  4 10:15:42.168 2024 (UTC + 0:00)\n"
-    )
+    last = answer(world, ".lastevent") or ""
+    assert last == "Last event: Hit breakpoint 0\n  debugger time: Mon Mar  4 10:15:42.168 2024 (UTC + 0:00)\n"
+    assert parse(".lastevent", last).description == "Hit breakpoint 0"
 
 
 def test_the_ioctl_event_reaches_myfaults_dispatch_routine_from_its_driver_object(world: World) -> None:
@@ -225,3 +225,41 @@ def test_the_same_commands_give_the_same_bytes() -> None:
         return out + (answer(w, "bl") or "") + (answer(w, "vertarget") or "")
 
     assert session() == session()
+
+
+def test_a_scenarios_scripted_breakpoint_stops_the_world_in_nt_create_file(world: World) -> None:
+    text = activity.scripted_stop(world, 0)
+    address = world.evaluate("nt!NtCreateFile")
+    assert text.startswith("Breakpoint 0 hit\nnt!NtCreateFile:\nfffff800`62c3a1e0 ")
+    assert world.cpu == 0 and world.current_thread().frames[0].site == address == world.registers()["rip"]
+    assert (answer(world, ".lastevent") or "").startswith("Last event: Hit breakpoint 0\n")
+
+
+def test_bp_with_its_id_run_into_the_command(world: World) -> None:
+    assert answer(world, "bp5 nt!NtCreateFile") == ""
+    (row,) = parse("bl", answer(world, "bl") or "").breakpoints
+    assert (row.id, row.symbol) == (5, "nt!NtCreateFile")
+    answer(world, "bp5 nt!IofCallDriver")  # the same id again: the breakpoint is replaced
+    assert [(bp.id, bp.expression) for bp in world.breakpoints] == [(5, "nt!IofCallDriver")]
+
+
+def test_a_stop_on_another_processor_freezes_processor_0(world: World) -> None:
+    answer(world, "bp nt!NtCreateFile")
+    run_until_stop(world)
+    assert world.cpu == 2
+    idle = world.thread(world.processors[0].idle_thread)
+    assert idle is not None and world.processors[0].current_thread == idle.address
+    assert world.name(idle.frames[0].site) == "nt!KiFreezeTargetExecution+0x1b9"
+    assert world.registers(idle)["rip"] == idle.frames[0].site
+    activity.break_in(world)
+    assert world.name(idle.frames[0].site) == "nt!DbgBreakPointWithStatus"
+
+
+def test_a_machine_in_a_bugcheck_runs_no_events(world: World) -> None:
+    from kdmcp.sim.world.cmd_report import crash
+
+    crash(world)
+    answer(world, "bp nt!NtCreateFile")
+    start = world.uptime_ms
+    assert all(activity.play(world) == ("", None) for _ in range(50))
+    assert world.uptime_ms == start
