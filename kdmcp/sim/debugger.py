@@ -167,7 +167,8 @@ class SimDebugger(TargetRun):
             self.respond(command, response)
             return
         if (answer := self._from_world(command)) is not None:
-            self.out(answer)
+            # version names the debugger's own command line, as a canned response would
+            self.out(answer.replace(COMMAND_LINE_TOKEN, self.opts.command_line_echo))
             return
         if _STEP_OUT_RE.fullmatch(strip_selectors(command)):
             self.out(texts.break_location(self.sc))
@@ -200,7 +201,6 @@ class SimDebugger(TargetRun):
             else:
                 self._world = build_user(self.sc.world.seed, self.pid, self.opts.command_line or "")
             self._world.temps = self.temps
-            self._world.command_line = self.opts.command_line_echo
         return self._world
 
     def _processor_switch(self, cpu: int) -> str:

@@ -99,7 +99,6 @@ class World:
     bugcheck: tuple[int, tuple[int, int, int, int]] | None = None  # a stop the world is in
     temps: dict[int, int] = field(default_factory=dict)
     registers_written: dict[tuple[int, str], int] = field(default_factory=dict)  # r rax=...
-    command_line: str = ""  # the debugger's own command line, as `version` prints it (key and all)
 
     def __post_init__(self) -> None:
         self.symbols = SymbolTable(self.modules + self.user_modules)
