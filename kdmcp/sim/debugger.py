@@ -184,6 +184,7 @@ class SimDebugger(TargetRun):
             self.reboot()
             return
         if low == ".crash" and self.kernel and self.opts.mode == "kdnet":
+            self.world_bugcheck(0xE2, [0, 0, 0, 0])  # MANUALLY_INITIATED_CRASH
             self.out(texts.bugcheck(self.sc, 0xE2, [0, 0, 0, 0]))
             return
         self.out(texts.syntax_error(command))
@@ -202,6 +203,29 @@ class SimDebugger(TargetRun):
                 self._world = build_user(self.sc.world.seed, self.pid, self.opts.command_line or "")
             self._world.temps = self.temps
         return self._world
+
+    def dump_location(self) -> str | None:
+        """``kd -z`` on a kernel dump: the world stopped in the D1 bugcheck myfault causes (the
+        scenario !analyze -v explains), and where processor 0 is."""
+        if not self.sc.world.enabled:
+            return None
+        from kdmcp.sim.world.cmd_cpu import processor_switch_text
+        from kdmcp.sim.world.cmd_report import crash
+
+        crash(self.world)
+        self.cpu = self.world.cpu
+        return processor_switch_text(self.world, self.world.cpu)
+
+    def world_bugcheck(self, code: int, args: list[int]) -> None:
+        if not (self.kernel and self.sc.world.enabled):
+            return
+        if code == 0xD1:  # the world's own bug: myfault's read at DISPATCH_LEVEL
+            from kdmcp.sim.world.cmd_report import crash
+
+            crash(self.world)
+            self.cpu = self.world.cpu
+        else:
+            self.world.bugcheck = (code, (*args, 0, 0, 0, 0)[:4])  # type: ignore[assignment]
 
     def _processor_switch(self, cpu: int) -> str:
         """``~Ns``: the world's processor N becomes current; kd shows where its thread is."""

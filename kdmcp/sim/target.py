@@ -65,6 +65,13 @@ class TargetRun(ConsoleIO):
         """The machine behind the target (the subclass builds it)."""
         raise NotImplementedError
 
+    def dump_location(self) -> str | None:
+        """A kernel dump's stop, from the world (the subclass); ``None``: the canned one."""
+        return None
+
+    def world_bugcheck(self, code: int, args: list[int]) -> None:
+        """A bugcheck stop puts the world in it (the subclass); the base has no world."""
+
     def prompt_and_execute(self) -> None:
         """At a prompt: show it, read a line and run it (the command side, in the subclass)."""
         raise NotImplementedError
@@ -119,7 +126,8 @@ class TargetRun(ConsoleIO):
                 self.thread = self.dump.event_index  # cdb stops on the thread of the stored event
                 self.out(self.dump.banner(texts.VERSION_BANNER, o.symbol_path))
             else:
-                self.out(texts.dump_loaded(self.sc, path, self.kernel, o.symbol_path))
+                location = self.dump_location() if self.kernel else None
+                self.out(texts.dump_loaded(self.sc, path, self.kernel, o.symbol_path, location))
             self.enter_broken()
             return
         if o.mode == "attach":
@@ -202,6 +210,7 @@ class TargetRun(ConsoleIO):
                 self.out(texts.breakpoint_hit(event.breakpoint))
             self.enter_broken()
         elif event.kind == "bugcheck":
+            self.world_bugcheck(event.bugcheck_code, event.bugcheck_args)
             self.out(texts.bugcheck(self.sc, event.bugcheck_code, event.bugcheck_args))
             self.enter_broken()
         elif event.kind == "reboot":

@@ -177,8 +177,10 @@ def cdb_launch(command_line: str, pid: int) -> str:
     )
 
 
-def dump_loaded(sc: Scenario, path: str, kernel: bool, symbol_path: str | None) -> str:
-    """Opening a crash dump (corpus connect/05, connect/12)."""
+def dump_loaded(sc: Scenario, path: str, kernel: bool, symbol_path: str | None,
+                location: str | None = None) -> str:
+    """Opening a crash dump (corpus connect/05, connect/12); ``location`` is where the dump's
+    processor stopped (``nt!KeBugCheckEx:`` and its instruction), from the world when it has one."""
     if kernel:
         return (
             VERSION_BANNER
@@ -188,9 +190,9 @@ def dump_loaded(sc: Scenario, path: str, kernel: bool, symbol_path: str | None) 
             + system_summary(sc, symbol_path)
             + "Loading Kernel Symbols\n...............................................................\n"
             + "For analysis of this file, run !analyze -v\n"
-            + "nt!KeBugCheckEx:\n"
-            + "fffff800`62a1eba0 48894c2408      mov     qword ptr [rsp+8],rcx "
-            + "ss:0018:ffffcf06`53b5f6e0=000000000000000a\n"
+            + (location or "nt!KeBugCheckEx:\n"
+               "fffff800`62a1eba0 48894c2408      mov     qword ptr [rsp+8],rcx "
+               "ss:0018:ffffcf06`53b5f6e0=000000000000000a\n")
         )
     return (
         VERSION_BANNER

@@ -44,6 +44,9 @@ _PROCESS_TAG, _THREAD_TAG = "Proc", "Thre"
 # Where a stopped thread resumes: a frozen processor spins ("pause" in its freeze loop); a
 # thread switched out resumes after KiSwapContext's switch ("mov rbx,qword ptr [rsp+30h]").
 _RESUME = {"nt!KiFreezeTargetExecution": bytes.fromhex("f390")}
+# bytes a published sample shows at a routine's start: KeBugCheckEx homes its code first
+# ("nt!KeBugCheckEx: mov qword ptr [rsp+8],rcx", corpus connect/05, connect/12)
+_ENTRY = {"nt!KeBugCheckEx": bytes.fromhex("48894c2408")}
 _RESUME_DEFAULT = bytes.fromhex("488b5c2430")
 # Callers that reach many callees through one indirect call: the system-service dispatcher
 # ("call r10" before KiSystemServiceCopyEnd+0x25) and IofCallDriver (the driver's MajorFunction
@@ -199,6 +202,8 @@ class _Builder:
                 last = max(a + s for a, s in self.routines.values() if mod.base <= a < mod.end)
                 self.mem.map(first & ~0xFFF, ((last + 0xFFF) & ~0xFFF) - (first & ~0xFFF), fill=0xCC)
             self.mem.map(mod.base, mod.size)
+        for key, entry in _ENTRY.items():
+            self.fixed.setdefault(key, {})[0] = entry
         for key, (addr, size) in self.routines.items():
             if addr >= 0xFFFF800000000000:
                 r = Routine(key, addr, size, self.calls.get(key, {}), drv.BODIES.get(key), self.fixed.get(key, {}))
