@@ -297,3 +297,15 @@ def test_unqualified_name_with_fields_keeps_its_header(world: World) -> None:
         f"   +0x028 DirectoryTableBase     : {_ptr(p.dirbase) if p.dirbase >> 32 else hex(p.dirbase)}",
         "   +0x388 UserDirectoryTableBase : 0",
     ]
+
+
+def test_layout_fields_and_paths(world: World) -> None:
+    assert dt(world, "nt!_EPROCESS UniqueProcessId Pcb.DirectoryTableBase").splitlines() == [
+        "   +0x000 Pcb                    : ",
+        "      +0x028 DirectoryTableBase     : Uint8B",
+        "   +0x440 UniqueProcessId        : Ptr64 Void",
+    ]
+    assert dt(world, "nt!_EPROCESS ActiveProcessLinks.").splitlines()[1:] == [
+        "      +0x000 Flink               : Ptr64 _LIST_ENTRY",
+        "      +0x008 Blink               : Ptr64 _LIST_ENTRY",
+    ]
