@@ -113,6 +113,8 @@ def test_layout_fields_equal_the_canned_text(world: World) -> None:
     # kd names no type on its own line for a module-qualified name (types_symbols/02, 23, 24)
     assert lines[:75] == canned[1:]
     assert lines[2] == "   +0x440 UniqueProcessId  : Ptr64 Void"
+    # unqualified, kd names the type first (memory/07): the canned text whole, header and all
+    assert dt(world, "_EPROCESS").splitlines()[:76] == canned
 
 
 def test_unqualified_name_gets_a_header(world: World) -> None:
