@@ -19,7 +19,7 @@ from kdmcp.sim.world.code import fmt_addr
 from kdmcp.sim.world.layouts import Field, Layout, layout
 from kdmcp.sim.world.machine import REGISTER_NAMES, ExprError, World
 from kdmcp.sim.world.memory import AddressSpace
-from kdmcp.sim.world.model import Process, Thread
+from kdmcp.sim.world.model import Module, Process, Thread
 from kdmcp.sim.world.registry import command
 
 __all__ = ["Node"]
@@ -283,7 +283,8 @@ def process_node(world: World, p: Process) -> Node:
     return node
 
 
-def _load_order(world: World) -> list:  # type: ignore[type-arg]
+def _load_order(world: World) -> list[Module]:
+    """Kernel modules in load order, as PsLoadedModuleList holds them (nt, hal, then by base)."""
     return sorted(world.modules, key=lambda m: (m.name != "nt", m.name != "hal", m.base))
 
 

@@ -14,12 +14,12 @@ import fnmatch
 import re
 from dataclasses import dataclass, field
 
-from kdmcp.sim.world.layouts import Field, Layout, layout, layouts, offset_of, type_size
+from kdmcp.sim.world.layouts import Field, Layout, layout, layouts, offset_of
 from kdmcp.sim.world.machine import ExprError, World
 from kdmcp.sim.world.memory import AddressSpace
 from kdmcp.sim.world.registry import command
 
-__all__ = ["bits_of", "pointer_text", "read_int", "read_text", "split_args"]
+__all__ = ["bits_of", "pointer_text", "read_int", "read_text", "split_args", "value_text"]
 
 _ARRAY_RE = re.compile(r"\[(?P<count>\d+)\] (?P<elem>.+)$")
 _SIGNED = {"Char": 1, "Int2B": 2, "Int4B": 4, "Int8B": 8}
@@ -416,14 +416,13 @@ def _chosen_lines(world: World, space: AddressSpace, lay: Layout, addr: int, cho
         if not paths:
             continue
         for path in paths:
-            lines += _path_lines(world, space, lay, fld, addr, path, 1, width)
+            lines += _path_lines(world, space, fld, addr, path, 1, width)
     return lines or None
 
 
 def _path_lines(
-    world: World, space: AddressSpace, lay: Layout, fld: Field, addr: int, path: str, level: int, width: int
+    world: World, space: AddressSpace, fld: Field, addr: int, path: str, level: int, width: int
 ) -> list[str]:
-    del lay
     at = addr + fld.offset
     base = path.rstrip(".")
     dots = len(path) - len(base)
@@ -455,8 +454,5 @@ def _path_lines(
         return lines
     for sfld in sub.fields:
         if sfld.name.lower() == rest.split(".", 1)[0].lower():
-            lines += _path_lines(world, space, sub, sfld, target_at, rest + "." * dots, level + 1, width)
+            lines += _path_lines(world, space, sfld, target_at, rest + "." * dots, level + 1, width)
     return lines
-
-
-__all__ += ["type_size", "value_text"]
