@@ -10,8 +10,6 @@ families/dx (01-21) and Microsoft's kernel ``dx @$curprocess`` example (``Handle
 
 from __future__ import annotations
 
-import ast
-import operator
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -19,9 +17,9 @@ from dataclasses import dataclass, field
 from kdmcp.sim.world.cmd_types import bits_of, read_int, read_text, split_args
 from kdmcp.sim.world.code import fmt_addr
 from kdmcp.sim.world.layouts import Field, Layout, layout
-from kdmcp.sim.world.machine import World
+from kdmcp.sim.world.machine import REGISTER_NAMES, ExprError, World
 from kdmcp.sim.world.memory import AddressSpace
-from kdmcp.sim.world.model import Process, Thread
+from kdmcp.sim.world.model import Module, Process, Thread
 from kdmcp.sim.world.registry import command
 
 __all__ = ["Node"]
@@ -50,7 +48,16 @@ _CAST_RE = re.compile(
 _WRAPPED_RE = re.compile(r"^\(\*\(\((?P<inner>[^()]+\*)\)(?P<addr>[^()]+)\)\)(?P<rest>.*)$")
 _GROUPED_RE = re.compile(r"^\((?P<inner>\*?\([^()]+\*\s*\)\s*[^()]+)\)(?P<rest>(?:->|\.|\[).*)$")
 _STEP_RE = re.compile(r"\.(?P<member>\w+)(?P<call>\(\))?|\[(?P<index>[^\]]+)\]|->(?P<arrow>\w+)")
-_ROOT_RE = re.compile(r"^(?P<root>@\$\w+|[A-Za-z_]\w*)")
+_ROOT_RE = re.compile(r"^(?P<root>@\$?\w+|[A-Za-z_]\w*)")
+# the pseudo-registers dx reads as typed pointers
+_POINTERS = {
+    "@$proc": "_EPROCESS",
+    "@$thread": "_ETHREAD",
+    "@$peb": "_PEB",
+    "@$teb": "_TEB",
+    "@$prcb": "_KPRCB",
+    "@$pcr": "_KPCR",
+}
 _SESSION = "Remote KD: KdSrv:Server=@{<Local>},Trans=@{NET:Port=50000,Key=1.2.3.4,Target}"
 
 
@@ -231,6 +238,11 @@ def thread_node(world: World, t: Thread) -> Node:
             ]
         )
 
+    def registers() -> Node:
+        # the thread's context, the values r prints ("rax              : 0x0"), in r's order
+        regs = world.registers(t)
+        return Node(kids=lambda: [(r, _hex(regs.get(r, 0))) for r in REGISTER_NAMES])
+
     def teb() -> Node:
         lay = layout("_TEB")
         env = Node(kids=lambda: [("EnvironmentBlock", typed(world, space, lay, t.teb))] if lay else [])
@@ -241,7 +253,7 @@ def thread_node(world: World, t: Thread) -> Node:
         "KernelObject": lambda: typed(world, space, ethread, t.address) if ethread else Node(),
         "Id": lambda: _hex(t.tid),
         "Stack": lambda: Node(kids=lambda: [("Frames", frames())]),
-        "Registers": lambda: Node(kids=lambda: [("User", Node()), ("Kernel", Node())]),
+        "Registers": lambda: Node(kids=lambda: [("User", registers()), ("Kernel", Node(kids=list))]),
         "Environment": teb,
     }
     node.kids = lambda: [(k, make()) for k, make in node.members.items()]
@@ -271,7 +283,8 @@ def process_node(world: World, p: Process) -> Node:
     return node
 
 
-def _load_order(world: World) -> list:  # type: ignore[type-arg]
+def _load_order(world: World) -> list[Module]:
+    """Kernel modules in load order, as PsLoadedModuleList holds them (nt, hal, then by base)."""
     return sorted(world.modules, key=lambda m: (m.name != "nt", m.name != "hal", m.base))
 
 
@@ -337,6 +350,13 @@ def _root(world: World, name: str) -> Node | None:
         return _session(world)
     if name == "Debugger":
         return _debugger(world)
+    if low in _POINTERS and (value := world.register(low)) is not None:
+        # "@$thread                 : 0xffff9888a3f4e080 [Type: _ETHREAD *]" (dx -r0 @$thread)
+        lay = layout(_POINTERS[low])
+        obj = typed(world, world.space(), lay, value) if lay and value else Node(kids=list)
+        return Node(value=f"0x{value:x}", type=f"{_POINTERS[low]} *", kids=obj.kids)
+    if low.startswith("@") and (value := world.register(low[1:])) is not None:
+        return Node(value=f"0x{value:x}", type="unsigned __int64", scalar=True)
     return None
 
 
@@ -348,31 +368,6 @@ def _number(text: str, world: World) -> int:
     if text.startswith("@"):
         return world.evaluate(text)
     return int(text, 16) if text.lower().startswith("0x") else int(text, 10)
-
-
-_OPS: dict[type, Callable[[int, int], int]] = {
-    ast.Add: operator.add,
-    ast.Sub: operator.sub,
-    ast.Mult: operator.mul,
-    ast.Mod: operator.mod,
-    ast.FloorDiv: operator.floordiv,
-    ast.Div: operator.floordiv,
-    ast.BitAnd: operator.and_,
-    ast.BitOr: operator.or_,
-    ast.BitXor: operator.xor,
-    ast.LShift: operator.lshift,
-    ast.RShift: operator.rshift,
-}
-
-
-def _arith(node: ast.expr) -> int:
-    if isinstance(node, ast.Constant) and isinstance(node.value, int):
-        return node.value
-    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
-        return -_arith(node.operand)
-    if isinstance(node, ast.BinOp) and type(node.op) in _OPS:
-        return _OPS[type(node.op)](_arith(node.left), _arith(node.right))
-    raise ValueError
 
 
 def _evaluate(world: World, expr: str) -> Node | str:
@@ -402,11 +397,11 @@ def _evaluate(world: World, expr: str) -> Node | str:
     else:
         m = _ROOT_RE.match(expr)
         if m is None:
-            return _arithmetic(expr)
+            return _arithmetic(world, expr)
         start = _root(world, m.group("root"))
         if start is None:
             if re.fullmatch(r"[\d\s+\-*/%()&|^<>xXa-fA-F]+", expr) and any(c.isdigit() for c in expr):
-                return _arithmetic(expr)
+                return _arithmetic(world, expr)
             return f"Error: Unable to bind name '{m.group('root')}'"
         rest = expr[m.end() :]
     node = start
@@ -414,7 +409,7 @@ def _evaluate(world: World, expr: str) -> Node | str:
     while pos < len(rest):
         step = _STEP_RE.match(rest, pos)
         if step is None:
-            return f"Error: Unable to bind name '{rest[pos:]}'"
+            return _arithmetic(world, expr)  # "@rip+1": an expression over registers
         pos = step.end()
         name = step.group("member") or step.group("arrow")
         if step.group("index") is not None:
@@ -441,15 +436,18 @@ def _evaluate(world: World, expr: str) -> Node | str:
     return node
 
 
-def _arithmetic(expr: str) -> Node | str:
+def _arithmetic(world: World, expr: str) -> Node | str:
+    """``1+2``: C++'s numbers (decimal unless ``0x``), evaluated as MASM with each decimal made
+    ``0n``; a literal is an int, which dx shows in decimal (``1+2              : 3``)."""
+    masm = re.sub(r"(?<![\w`$@])(\d+)(?![\w`])", r"0n\1", expr)
     try:
-        tree = ast.parse(expr.strip(), mode="eval")
-        value = _arith(tree.body)
-    except (SyntaxError, ValueError, ZeroDivisionError):
+        value = world.evaluate(masm)
+    except ExprError:
         word = re.match(r"\W*(\w+)", expr)
         return f"Error: Unable to bind name '{word.group(1) if word else expr}'"
-    # a literal is an int: dx shows a signed result in decimal ("1+2              : 3")
-    return Node(value=str(value), scalar=True)
+    if "@" in expr:  # a register makes the result an unsigned __int64, shown in hex
+        return Node(value=f"0x{value:x}", type="unsigned __int64", scalar=True)
+    return Node(value=str(value - (1 << 64) if value >> 63 else value), scalar=True)
 
 
 def _kid_lines(node: Node, depth: int, limit: int) -> list[str]:

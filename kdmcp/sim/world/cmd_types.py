@@ -14,17 +14,19 @@ import fnmatch
 import re
 from dataclasses import dataclass, field
 
-from kdmcp.sim.world.layouts import Field, Layout, layout, layouts, offset_of, type_size
+from kdmcp.sim.world.layouts import Field, Layout, layout, layouts, offset_of
 from kdmcp.sim.world.machine import ExprError, World
 from kdmcp.sim.world.memory import AddressSpace
 from kdmcp.sim.world.registry import command
 
-__all__ = ["bits_of", "pointer_text", "read_int", "read_text", "split_args"]
+__all__ = ["bits_of", "pointer_text", "read_int", "read_text", "split_args", "value_text"]
 
 _ARRAY_RE = re.compile(r"\[(?P<count>\d+)\] (?P<elem>.+)$")
 _SIGNED = {"Char": 1, "Int2B": 2, "Int4B": 4, "Int8B": 8}
 _UNSIGNED = {"UChar": 1, "Uint2B": 2, "Uint4B": 4, "Uint8B": 8, "Wchar": 2}
 _STRING_ELEMS = {"UChar": 1, "Char": 1, "Wchar": 2}
+# the module the layouts live in, as dt names it on a header line (the kernel's lm name)
+_KERNEL = "nt"
 # dt -r without a depth: published -r dumps stop two levels below the top (types_symbols/01)
 _DEFAULT_DEPTH = 2
 
@@ -203,12 +205,6 @@ class _Request:
     depth: int = 0  # -r[N]
 
 
-def _module_of(world: World, typed: str) -> str:
-    """The module a type lives in as dt names it: the kernel's own name (``nt``)."""
-    del world, typed
-    return "nt"
-
-
 def _listing_name(world: World) -> str:
     """dt nt!* names types by the kernel's symbol file: ``ntkrnlmp!_KPCR`` (types_symbols/13)."""
     kernel = next((m for m in world.modules if m.name == "nt"), None)
@@ -263,9 +259,8 @@ def _dt(world: World, name: str, args: str) -> str | None:
     # kd names the type on a line of its own when the name typed was not the module's own, with
     # chosen fields too: "dt _KPCR" -> "ntdll!_KPCR" (memory/07), "dt _KPROCESS @$proc
     # DirectoryTableBase" -> "ntdll!_KPROCESS" (a kd transcript), "dt nt!_KIDTENTRY64" none (/02)
-    module = _module_of(world, req.type_name)
-    if typed_module != module:
-        out.append(f"{module}!{lay.name}")
+    if typed_module != _KERNEL:
+        out.append(f"{_KERNEL}!{lay.name}")
     if req.address is None:
         if req.fields:
             return "\n".join(out + _layout_fields(lay, req)) + "\n"
@@ -360,9 +355,30 @@ def _layout_lines(lay: Layout, level: int, depth: int) -> list[str]:
 
 
 def _layout_fields(lay: Layout, req: _Request) -> list[str]:
+    """``dt nt!_EPROCESS UniqueProcessId Pcb.DirectoryTableBase Token.``: the named fields with
+    their types, a path or a trailing ``.`` going down into a structure as an instance's does."""
     width = max(len(f) for f in req.fields)
-    picked = {f.rstrip(".").split(".", 1)[0].lower() for f in req.fields}
-    return [_line(1, fld, _type_text(fld), width) for fld in lay.fields if fld.name.lower() in picked]
+    lines: list[str] = []
+    for fld in lay.fields:
+        for path in (p for p in req.fields if p.rstrip(".").split(".", 1)[0].lower() == fld.name.lower()):
+            lines += _layout_path(fld, path, 1, width)
+    return lines
+
+
+def _layout_path(fld: Field, path: str, level: int, width: int) -> list[str]:
+    base = path.rstrip(".")
+    dots = len(path) - len(base)
+    rest = base.split(".", 1)[1] if "." in base else ""
+    sub = _embedded(fld) or (layout(fld.type[len("Ptr64 ") :]) if fld.type.startswith("Ptr64 _") else None)
+    if sub is None or (not rest and not dots):
+        return [_line(level, fld, _type_text(fld), width)]
+    lines = [_line(level, fld, "", width)]
+    if not rest:
+        return lines + [_line(level + 1, f, _type_text(f), width) for f in sub.fields]
+    for sfld in sub.fields:
+        if sfld.name.lower() == rest.split(".", 1)[0].lower():
+            lines += _layout_path(sfld, rest + "." * dots, level + 1, width)
+    return lines
 
 
 def _instance_lines(
@@ -400,14 +416,13 @@ def _chosen_lines(world: World, space: AddressSpace, lay: Layout, addr: int, cho
         if not paths:
             continue
         for path in paths:
-            lines += _path_lines(world, space, lay, fld, addr, path, 1, width)
+            lines += _path_lines(world, space, fld, addr, path, 1, width)
     return lines or None
 
 
 def _path_lines(
-    world: World, space: AddressSpace, lay: Layout, fld: Field, addr: int, path: str, level: int, width: int
+    world: World, space: AddressSpace, fld: Field, addr: int, path: str, level: int, width: int
 ) -> list[str]:
-    del lay
     at = addr + fld.offset
     base = path.rstrip(".")
     dots = len(path) - len(base)
@@ -439,8 +454,5 @@ def _path_lines(
         return lines
     for sfld in sub.fields:
         if sfld.name.lower() == rest.split(".", 1)[0].lower():
-            lines += _path_lines(world, space, sub, sfld, target_at, rest + "." * dots, level + 1, width)
+            lines += _path_lines(world, space, sfld, target_at, rest + "." * dots, level + 1, width)
     return lines
-
-
-__all__ += ["type_size", "value_text"]

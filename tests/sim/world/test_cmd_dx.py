@@ -200,3 +200,26 @@ def test_the_simulator_answers_dt_and_dx_from_the_same_world(world: World) -> No
         expected = answer(world, command)
         assert expected is not None
         assert f"kd> {expected}" in out
+
+
+def test_pseudo_registers_are_typed_pointers(world: World) -> None:
+    thread = world.current_thread()
+    assert dx(world, "-r0 @$thread") == f"@$thread                 : 0x{thread.address:x} [Type: _ETHREAD *]\n"
+    proc = dx(world, "@$proc").splitlines()
+    assert proc[0] == f"@$proc                 : 0x{world.current_process().address:x} [Type: _EPROCESS *]"
+    assert proc[1] == "    [+0x000] Pcb              [Type: _KPROCESS]"
+    rip = world.registers()["rip"]
+    assert dx(world, "@rip") == f"@rip             : 0x{rip:x} [Type: unsigned __int64]\n"
+    assert dx(world, "@rip+1") == f"@rip+1           : 0x{rip + 1:x} [Type: unsigned __int64]\n"
+    assert dx(world, "@$curthread.Registers.User.rip") == f"@$curthread.Registers.User.rip : 0x{rip:x}\n"
+
+
+def test_first_chains_reach_the_break_in_stack(world: World) -> None:
+    # families/dx/03: Debugger.Sessions.First().Processes.First().Threads.First().Stack.Frames
+    expr = "Debugger.Sessions.First().Processes.First().Threads.First().Stack.Frames"
+    lines = dx(world, f"-r1 {expr}").splitlines()
+    first = world.idle_process.threads[0]
+    assert lines[0] == f"{expr}                "
+    assert lines[1:] == [
+        f"    {f'[0x{i:x}]':<16} : {world.name(f.site).replace('+', ' + ')}" for i, f in enumerate(first.frames)
+    ]

@@ -113,6 +113,8 @@ def test_layout_fields_equal_the_canned_text(world: World) -> None:
     # kd names no type on its own line for a module-qualified name (types_symbols/02, 23, 24)
     assert lines[:75] == canned[1:]
     assert lines[2] == "   +0x440 UniqueProcessId  : Ptr64 Void"
+    # unqualified, kd names the type first (memory/07): the canned text whole, header and all
+    assert dt(world, "_EPROCESS").splitlines()[:76] == canned
 
 
 def test_unqualified_name_gets_a_header(world: World) -> None:
@@ -296,4 +298,16 @@ def test_unqualified_name_with_fields_keeps_its_header(world: World) -> None:
         "nt!_KPROCESS",
         f"   +0x028 DirectoryTableBase     : {_ptr(p.dirbase) if p.dirbase >> 32 else hex(p.dirbase)}",
         "   +0x388 UserDirectoryTableBase : 0",
+    ]
+
+
+def test_layout_fields_and_paths(world: World) -> None:
+    assert dt(world, "nt!_EPROCESS UniqueProcessId Pcb.DirectoryTableBase").splitlines() == [
+        "   +0x000 Pcb                    : ",
+        "      +0x028 DirectoryTableBase     : Uint8B",
+        "   +0x440 UniqueProcessId        : Ptr64 Void",
+    ]
+    assert dt(world, "nt!_EPROCESS ActiveProcessLinks.").splitlines()[1:] == [
+        "      +0x000 Flink               : Ptr64 _LIST_ENTRY",
+        "      +0x008 Blink               : Ptr64 _LIST_ENTRY",
     ]
