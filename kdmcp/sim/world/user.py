@@ -19,6 +19,7 @@ mapped (cdb's launch banner), and :func:`fault` plays what ``g`` brings: the oth
 from __future__ import annotations
 
 import functools
+import itertools
 import ntpath
 import random
 import re
@@ -54,7 +55,9 @@ _FIXED_BODIES = {
     ),
 }
 _FIXED_AT = {
-    "ntdll!DbgPrintReturnControlC": {0: bytes.fromhex("4c8bdc4883ec58498363e800498d43e849894bd8498953e04d8943f0c744245c")},
+    "ntdll!DbgPrintReturnControlC": {
+        0: bytes.fromhex("4c8bdc4883ec58498363e800498d43e849894bd8498953e04d8943f0c744245c")
+    },
     # wmain: xor r11d,r11d; mov dword ptr [r11],r11d -- the canned .cxr's faulting instruction
     "app!wmain": {0x11: bytes.fromhex("4533db"), 0x14: bytes.fromhex("45891b")},
 }
@@ -145,14 +148,19 @@ class _Builder:
         """The stack's sites; each caller's call is recorded for the assembler (a direct call
         ending at the return address, or CFG's indirect call where the caller calls a pointer)."""
         names = [self.name(n) for n in names]
-        for callee, caller in zip(names, names[1:], strict=False):
+        for callee, caller in itertools.pairwise(names):
             cm, km = _SITE_RE.match(callee), _SITE_RE.match(caller)
             assert cm is not None and km is not None
             key, ret = f"{km.group('mod')}!{km.group('sym')}", int(km.group("off") or "0", 16)
             if key in cat.INDIRECT:
                 base = self.routines[key][0]
-                slot = next(s.address for m in self.modules if m.name == km.group("mod") for s in m.symbols
-                            if s.name == "__guard_dispatch_icall_fptr")
+                slot = next(
+                    s.address
+                    for m in self.modules
+                    if m.name == km.group("mod")
+                    for s in m.symbols
+                    if s.name == "__guard_dispatch_icall_fptr"
+                )
                 disp = slot - (base + ret)
                 self.fixed.setdefault(key, {})[ret - 6] = b"\xff\x15" + struct.pack("<i", disp)
                 continue
@@ -325,8 +333,9 @@ class _Builder:
         ):
             data = _utf16(text)
             self.mem.load(cursor, data + b"\0\0")
-            strings.update({f"{path}.Length": len(data), f"{path}.MaximumLength": len(data) + 2,
-                            f"{path}.Buffer": cursor})
+            strings.update(
+                {f"{path}.Length": len(data), f"{path}.MaximumLength": len(data) + 2, f"{path}.Buffer": cursor}
+            )
             cursor = (cursor + len(data) + 2 + 7) & ~7
             if path == "CurrentDirectory.DosPath":
                 cursor = p + 0x488  # ImagePathName's buffer at 00532098 (the canned du)

@@ -71,7 +71,9 @@ def test_stacks_hold_return_addresses_that_follow_calls(attach: World) -> None:
             assert _u64(attach, f.child_sp - 8) == f.site  # x64: the caller's return address slot
             # the instruction before each return address is a call (direct, IAT or CFG dispatch)
             before = [decode(space.read(f.site - n, n) or b"", f.site - n, attach.name) for n in (5, 6)]
-            assert any(d is not None and d.text.startswith("call") and d.address + len(d.data) == f.site for d in before)
+            assert any(
+                d is not None and d.text.startswith("call") and d.address + len(d.data) == f.site for d in before
+            )
         for f in t.frames:
             mod = attach.symbols.module_at(f.site)
             assert mod is not None and mod.base <= f.site < mod.end
@@ -135,7 +137,8 @@ def test_launch_maps_the_rest_when_the_app_faults() -> None:
         "(1a2c.1a8): Access violation - code c0000005 (first chance)",
     ]
     assert text.endswith(
-        "app!wmain+0x14:\n00007ff7`91d81014 45891b          mov     dword ptr [r11],r11d ds:00000000`00000000=????????\n"
+        "app!wmain+0x14:\n"
+        "00007ff7`91d81014 45891b          mov     dword ptr [r11],r11d ds:00000000`00000000=????????\n"
     )
     assert world.space().read(kernel32, 2) == b"MZ"
     assert world.symbols.lookup("KERNEL32!BaseThreadInitThunk") is not None
