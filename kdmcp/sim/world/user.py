@@ -432,52 +432,7 @@ def build_user(seed: int, pid: int, command_line: str) -> World:
 
 
 def fault(world: World) -> str:
-    """What ``g`` brings a launched app: its other images load (cdb's ``ModLoad`` lines) and
-    ``app!wmain`` writes through a null pointer on the main thread -- cdb's first-chance report,
-    then (at the next ``g``, nothing handling it) the second-chance one (corpus: a published
-    cdb session, "(6fd4.c30): Access violation - code c0000005 (first chance)" and
-    "(!!! second chance !!!)"). The event thread becomes current; ``.exr -1`` and ``.ecxr`` read
-    the exception record and context set here."""
-    from kdmcp.sim.world.user_text import location
+    """What ``g`` brings the app: its access violation (:func:`~kdmcp.sim.world.user_events.fault`)."""
+    from kdmcp.sim.world.user_events import fault as play
 
-    state = user_state(world)
-    b = getattr(world, "user_builder", None)
-    assert state is not None and isinstance(b, _Builder)
-    proc = world.processes[0]
-    out = ""
-    if state.pending:
-        mem = world.user_memory[proc.address]
-        mem.pages.update(state.pending_memory.pages)
-        mem.lazy.extend(state.pending_memory.lazy)
-        mem.zero.extend(state.pending_memory.zero)
-        world.modules.extend(state.pending)
-        lay_loader(mem, world.modules, {m.name: b.facts[m.name] for m in world.modules})
-        out += "".join(f"ModLoad: {_tick(m.base)} {_tick(m.end)}   {m.path}\n" for m in state.pending)
-        state.pending = []
-    main = proc.threads[0]
-    if state.faults == 0:
-        # the break-in thread of an attach has returned and exited; the main thread runs on
-        proc.threads = [t for t in proc.threads if getattr(t, "role", "") != "break_in"]
-        b.set_stack(main, "fault")
-        b.lay_stack(main)
-        main.state = "RUNNING"
-    state.faults += 1
-    state.event = Event(main.address, 0xC0000005, main.frames[0].site, (1, 0), state.faults == 1, dict(main.registers))
-    for cpu in world.processors:
-        cpu.current_thread = cpu.idle_thread = main.address
-    world.context_thread = None
-    world.__post_init__()  # the symbol table and thread index follow the new modules and threads
-    pid_tid = f"({proc.pid:x}.{main.tid:x})"
-    if state.faults == 1:
-        out += (
-            f"{pid_tid}: Access violation - code c0000005 (first chance)\n"
-            "First chance exceptions are reported before any exception handling.\n"
-            "This exception may be expected and handled.\n"
-        )
-    else:
-        out += f"{pid_tid}: Access violation - code c0000005 (!!! second chance !!!)\n"
-    return out + location(world, main)
-
-
-def _tick(value: int) -> str:
-    return f"{value >> 32:08x}`{value & 0xFFFFFFFF:08x}"
+    return play(world)

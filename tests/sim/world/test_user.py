@@ -16,6 +16,7 @@ from kdmcp.sim.world.code import decode
 from kdmcp.sim.world.layouts import layout, offset_of
 from kdmcp.sim.world.machine import World
 from kdmcp.sim.world.user import build_user, fault, user_state
+from kdmcp.sim.world.user_events import break_in
 
 PID = 0x1A2C
 
@@ -167,3 +168,21 @@ def test_another_pid_is_that_process() -> None:
     assert world.processes[0].pid == 4242
     t = world.processes[0].threads[0]
     assert _u64(world, t.teb + 0x40) == 4242
+
+
+def test_a_break_in_starts_cdbs_thread_in_a_running_launch() -> None:
+    world = build_user(0, PID, "app.exe")
+    text = break_in(world)
+    assert text.endswith(
+        "(1a2c.5d0): Break instruction exception - code 80000003 (first chance)\n"
+        "ntdll!DbgBreakPoint:\n00007ffc`81a986a0 cc              int     3\n"
+    )
+    assert text.startswith("ModLoad: 00007ffc`80e20000 00007ffc`80ed2000   C:\\Windows\\System32\\KERNEL32.DLL\n")
+    threads = world.processes[0].threads
+    assert [t.tid for t in threads] == [0x1A8, 0x1E48, 0x5D0] and world.current_thread() is threads[2]
+    assert _u64(world, threads[2].teb + 0x48) == 0x5D0
+    assert world.name(threads[0].frames[2].site) == "app!wmain+0xf"  # past the loader
+    state = user_state(world)
+    assert state is not None and state.event.code == 0x80000003 and state.event.thread == threads[2].address
+    assert fault(world).startswith("(1a2c.1a8): Access violation")  # no images left to load
+    assert [t.tid for t in world.processes[0].threads] == [0x1A8, 0x1E48]
