@@ -269,3 +269,31 @@ def test_user_commands_leave_a_kernel_world_alone() -> None:
     kernel = build(0, 2)
     assert answer(kernel, "~", kernel=True) is None
     assert answer(kernel, "|", kernel=True) is None
+
+
+@pytest.mark.process
+def test_the_simulated_cdb_answers_from_the_user_world() -> None:
+    """``cdb -p`` end to end: a thread switch and the heap list come from the world."""
+    import sys
+
+    from pexpect.popen_spawn import PopenSpawn
+
+    cdb = PopenSpawn([sys.executable, "-m", "kdmcp.sim", "cdb", "-p", "6700"], timeout=10)
+    try:
+        cdb.expect_exact("0:002> ")
+        cdb.sendline("~1s")
+        cdb.expect_exact("ntdll!NtWaitForWorkViaWorkerFactory+0x14:\r\n00007ffc`81a94e64 c3              ret\r\n")
+        cdb.sendline("!heap")
+        cdb.expect_exact(
+            "        Heap Address      NT/Segment Heap\r\n\r\n              530000              NT Heap\r\n"
+        )
+        cdb.sendline("q")
+        cdb.expect_exact("quit:")
+    finally:
+        if cdb.proc.poll() is None:
+            cdb.proc.kill()
+        cdb.proc.wait(timeout=10)
+        cdb._read_thread.join(timeout=10)
+        for stream in (cdb.proc.stdin, cdb.proc.stdout):
+            if stream is not None:
+                stream.close()
