@@ -448,3 +448,12 @@ def _heap(world: World, name: str, args: str) -> str | None:
         out += f"{h.address:016x} {h.flags:08x} {h.reserve_kb:>7} {h.commit_kb:>6} {h.virtual_kb:>6} "
         out += f"{h.free_kb:>6} {h.free_list:>5} {h.ucr:>5} {h.virtual_blocks:>4} {h.lock_contention:>6}   {fast:<3}\n"
     return out + rule + "\n"
+
+
+@_share("!address", summary="the memory region holding an address")
+def _address(world: World, name: str, args: str) -> str | None:
+    if _state(world) is None or not args.strip() or args.strip().startswith("-"):
+        return None
+    from kdmcp.sim.world.user_address import address_text
+
+    return address_text(world, world.evaluate(args))

@@ -297,3 +297,19 @@ def test_the_simulated_cdb_answers_from_the_user_world() -> None:
         for stream in (cdb.proc.stdin, cdb.proc.stdout):
             if stream is not None:
                 stream.close()
+
+
+def test_address_names_the_region_of_code_stacks_and_free_space(world: World) -> None:
+    code = ask(world, "!address ntdll!NtWaitForSingleObject").splitlines()
+    assert code[:2] == ["", "Usage:                  Image"]
+    assert "Allocation Base:        00007ffc`81a00000" in code  # ntdll's base, as lm lists it
+    assert "Protect:                00000020          PAGE_EXECUTE_READ" in code
+    assert "Loaded Image Name:      C:\\Windows\\SYSTEM32\\ntdll.dll" in code
+    assert "More info:              ln 0x7ffc81a94eb0" in code
+    stack = ask(world, "!address @rsp")
+    assert "Usage:                  Stack\nBase Address:           00000000`00afc000\n" in stack  # !teb's StackLimit
+    assert stack.endswith("More info:              ~2k\n\n\nContent source: 1 (target), length: 498\n")
+    free = ask(world, "!address 0")
+    assert "Usage:                  Free\n" in free and free.endswith("Content source: 0 (invalid), length: 2d1000\n")
+    record = parse("!address 530010", ask(world, "!address 530010"))
+    assert record.kind == "object" and record.model_dump()["fields"]["Usage"] == "Heap"
