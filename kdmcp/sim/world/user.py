@@ -403,14 +403,14 @@ def build_user(seed: int, pid: int, command_line: str) -> World:
     proc = Process(_PROCESS_KEY, pid, 0x0D3C, ntpath.basename(b.image), 1, cat.PEB, 0x1B2C4F002, 0, 0, 0)
     proc.command_line = b.command_line
     if b.mode == "attach":
-        main = b.thread(proc, 0, "main", "main_wait")
+        b.thread(proc, 0, "main", "main_wait")
         b.thread(proc, 1, "worker", "worker")
         event_thread = b.thread(proc, 2, "break_in", "break_in")
         event = Event(event_thread.address, 0x80000003, event_thread.frames[0].site, (0,))
     else:
-        main = event_thread = b.thread(proc, 0, "main", "loader")
+        event_thread = b.thread(proc, 0, "main", "loader")
         b.thread(proc, 1, "worker", "worker")
-        event = Event(main.address, 0x80000003, main.frames[0].site, (0,))
+        event = Event(event_thread.address, 0x80000003, event_thread.frames[0].site, (0,))
     b.chain(cat.STACKS["fault"])  # the code of what g runs into (wmain's write) is there from the start
     pending = b.pending()
     state = UserState(b.mode, b.image, b.command_line, event, pending=pending)
@@ -427,7 +427,6 @@ def build_user(seed: int, pid: int, command_line: str) -> World:
     world = World(seed, Memory(), loaded, [], [], [proc], idle, cpus, [], [], [], [], user_memory={proc.address: b.mem})
     world.user_state = state  # type: ignore[attr-defined]
     world.user_builder = b  # type: ignore[attr-defined]
-    del main
     return world
 
 
