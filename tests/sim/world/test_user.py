@@ -186,3 +186,25 @@ def test_a_break_in_starts_cdbs_thread_in_a_running_launch() -> None:
     assert state is not None and state.event.code == 0x80000003 and state.event.thread == threads[2].address
     assert fault(world).startswith("(1a2c.1a8): Access violation")  # no images left to load
     assert [t.tid for t in world.processes[0].threads] == [0x1A8, 0x1E48]
+
+
+# the canned 'dt ntdll!_PEB' (its first 51 fields, to CriticalSectionTimeout), as the user layout holds them
+CANNED_PEB_HEAD = [
+    (0x000, "InheritedAddressSpace", "UChar"),
+    (0x002, "BeingDebugged", "UChar"),
+    (0x010, "ImageBaseAddress", "Ptr64 Void"),
+    (0x018, "Ldr", "Ptr64 _PEB_LDR_DATA"),
+    (0x020, "ProcessParameters", "Ptr64 _RTL_USER_PROCESS_PARAMETERS"),
+    (0x030, "ProcessHeap", "Ptr64 Void"),
+    (0x050, "ReservedBits0", "Pos 8, 24 Bits"),
+    (0x0BC, "NtGlobalFlag", "Uint4B"),
+    (0x0C0, "CriticalSectionTimeout", "_LARGE_INTEGER"),
+]
+
+
+def test_the_peb_layout_keeps_the_canned_dt_fields() -> None:
+    peb = layout("_PEB")
+    assert peb is not None
+    fields = [(f.offset, f.name, f.type) for f in peb.fields]
+    assert fields.index((0x0C0, "CriticalSectionTimeout", "_LARGE_INTEGER")) == 50
+    assert all(entry in fields[:51] for entry in CANNED_PEB_HEAD)
