@@ -188,14 +188,14 @@ def _r(world: World, name: str, args: str) -> str | None:
             return f"       ^ Bad register error in 'r {text}'\n"
         world.registers_written[(thread.address, reg)] = world.evaluate(expr)
         return ""
-    out = ""
+    shown = []
     for reg in (w.strip().lstrip("@").lower() for w in text.split(",")):
         value = world.register(reg)
         if value is None or reg.startswith("$"):
             return f"       ^ Bad register error in 'r {text}'\n"
         width = 4 if reg in ("cs", "ss", "ds", "es", "fs", "gs") else 8 if reg == "efl" or reg[0] == "e" else 16
-        out += f"{reg}={value:0{width}x}\n"
-    return out
+        shown.append(f"{reg}={value:0{width}x}")
+    return " ".join(shown) + "\n"  # "r rip, rsp": one line, as the block prints them
 
 
 # ------------------------------------------------------------------------------------ | and lm
