@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import re
 import time
+from collections.abc import Callable
 
 from kdmcp.sim.world import cmd_kobjects, cmd_memory, cmd_process, cmd_run, cmd_types  # noqa: F401 (first: see _share)
 from kdmcp.sim.world.code import fmt_addr
@@ -35,7 +36,7 @@ _ACCESS = {0: "read from", 1: "write to", 8: "execute"}
 _DEBUGGER_TIME = "Mon Mar  4 10:15:42.118 2024 (UTC + 0:00)"  # the session's time (version, .lastevent)
 
 
-def _share(*names: str, summary: str = "") -> object:
+def _share(*names: str, summary: str = "") -> Callable[[Handler], Handler]:
     """Register a user-mode handler; where a kernel handler holds the name, one entry serves both
     (the user world's answer here, any other world's from the kernel handler)."""
 
@@ -187,14 +188,14 @@ def _r(world: World, name: str, args: str) -> str | None:
             return f"       ^ Bad register error in 'r {text}'\n"
         world.registers_written[(thread.address, reg)] = world.evaluate(expr)
         return ""
-    out = ""
+    shown = []
     for reg in (w.strip().lstrip("@").lower() for w in text.split(",")):
         value = world.register(reg)
         if value is None or reg.startswith("$"):
             return f"       ^ Bad register error in 'r {text}'\n"
         width = 4 if reg in ("cs", "ss", "ds", "es", "fs", "gs") else 8 if reg == "efl" or reg[0] == "e" else 16
-        out += f"{reg}={value:0{width}x}\n"
-    return out
+        shown.append(f"{reg}={value:0{width}x}")
+    return " ".join(shown) + "\n"  # "r rip, rsp": one line, as the block prints them
 
 
 # ------------------------------------------------------------------------------------ | and lm
@@ -444,7 +445,15 @@ def _heap(world: World, name: str, args: str) -> str | None:
     out += rule
     for h in state.heaps:
         fast = "LFH" if h.lfh else ""
-        out += (f"{h.address:016x} {h.flags:08x} {h.reserve_kb:>7} {h.commit_kb:>6} {h.virtual_kb:>6} "
-                f"{h.free_kb:>6} {h.free_list:>5} {h.ucr:>5} {h.virtual_blocks:>4} {h.lock_contention:>6}   {fast:<3}\n")  # fmt: skip
+        out += f"{h.address:016x} {h.flags:08x} {h.reserve_kb:>7} {h.commit_kb:>6} {h.virtual_kb:>6} "
+        out += f"{h.free_kb:>6} {h.free_list:>5} {h.ucr:>5} {h.virtual_blocks:>4} {h.lock_contention:>6}   {fast:<3}\n"
     return out + rule + "\n"
 
+
+@_share("!address", summary="the memory region holding an address")
+def _address(world: World, name: str, args: str) -> str | None:
+    if _state(world) is None or not args.strip() or args.strip().startswith("-"):
+        return None
+    from kdmcp.sim.world.user_address import address_text
+
+    return address_text(world, world.evaluate(args))

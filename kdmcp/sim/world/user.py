@@ -19,6 +19,7 @@ mapped (cdb's launch banner), and :func:`fault` plays what ``g`` brings: the oth
 from __future__ import annotations
 
 import functools
+import itertools
 import ntpath
 import random
 import re
@@ -54,7 +55,9 @@ _FIXED_BODIES = {
     ),
 }
 _FIXED_AT = {
-    "ntdll!DbgPrintReturnControlC": {0: bytes.fromhex("4c8bdc4883ec58498363e800498d43e849894bd8498953e04d8943f0c744245c")},
+    "ntdll!DbgPrintReturnControlC": {
+        0: bytes.fromhex("4c8bdc4883ec58498363e800498d43e849894bd8498953e04d8943f0c744245c")
+    },
     # wmain: xor r11d,r11d; mov dword ptr [r11],r11d -- the canned .cxr's faulting instruction
     "app!wmain": {0x11: bytes.fromhex("4533db"), 0x14: bytes.fromhex("45891b")},
 }
@@ -145,14 +148,19 @@ class _Builder:
         """The stack's sites; each caller's call is recorded for the assembler (a direct call
         ending at the return address, or CFG's indirect call where the caller calls a pointer)."""
         names = [self.name(n) for n in names]
-        for callee, caller in zip(names, names[1:], strict=False):
+        for callee, caller in itertools.pairwise(names):
             cm, km = _SITE_RE.match(callee), _SITE_RE.match(caller)
             assert cm is not None and km is not None
             key, ret = f"{km.group('mod')}!{km.group('sym')}", int(km.group("off") or "0", 16)
             if key in cat.INDIRECT:
                 base = self.routines[key][0]
-                slot = next(s.address for m in self.modules if m.name == km.group("mod") for s in m.symbols
-                            if s.name == "__guard_dispatch_icall_fptr")
+                slot = next(
+                    s.address
+                    for m in self.modules
+                    if m.name == km.group("mod")
+                    for s in m.symbols
+                    if s.name == "__guard_dispatch_icall_fptr"
+                )
                 disp = slot - (base + ret)
                 self.fixed.setdefault(key, {})[ret - 6] = b"\xff\x15" + struct.pack("<i", disp)
                 continue
@@ -325,8 +333,9 @@ class _Builder:
         ):
             data = _utf16(text)
             self.mem.load(cursor, data + b"\0\0")
-            strings.update({f"{path}.Length": len(data), f"{path}.MaximumLength": len(data) + 2,
-                            f"{path}.Buffer": cursor})
+            strings.update(
+                {f"{path}.Length": len(data), f"{path}.MaximumLength": len(data) + 2, f"{path}.Buffer": cursor}
+            )
             cursor = (cursor + len(data) + 2 + 7) & ~7
             if path == "CurrentDirectory.DosPath":
                 cursor = p + 0x488  # ImagePathName's buffer at 00532098 (the canned du)
@@ -394,14 +403,14 @@ def build_user(seed: int, pid: int, command_line: str) -> World:
     proc = Process(_PROCESS_KEY, pid, 0x0D3C, ntpath.basename(b.image), 1, cat.PEB, 0x1B2C4F002, 0, 0, 0)
     proc.command_line = b.command_line
     if b.mode == "attach":
-        main = b.thread(proc, 0, "main", "main_wait")
+        b.thread(proc, 0, "main", "main_wait")
         b.thread(proc, 1, "worker", "worker")
         event_thread = b.thread(proc, 2, "break_in", "break_in")
         event = Event(event_thread.address, 0x80000003, event_thread.frames[0].site, (0,))
     else:
-        main = event_thread = b.thread(proc, 0, "main", "loader")
+        event_thread = b.thread(proc, 0, "main", "loader")
         b.thread(proc, 1, "worker", "worker")
-        event = Event(main.address, 0x80000003, main.frames[0].site, (0,))
+        event = Event(event_thread.address, 0x80000003, event_thread.frames[0].site, (0,))
     b.chain(cat.STACKS["fault"])  # the code of what g runs into (wmain's write) is there from the start
     pending = b.pending()
     state = UserState(b.mode, b.image, b.command_line, event, pending=pending)
@@ -418,57 +427,11 @@ def build_user(seed: int, pid: int, command_line: str) -> World:
     world = World(seed, Memory(), loaded, [], [], [proc], idle, cpus, [], [], [], [], user_memory={proc.address: b.mem})
     world.user_state = state  # type: ignore[attr-defined]
     world.user_builder = b  # type: ignore[attr-defined]
-    del main
     return world
 
 
 def fault(world: World) -> str:
-    """What ``g`` brings a launched app: its other images load (cdb's ``ModLoad`` lines) and
-    ``app!wmain`` writes through a null pointer on the main thread -- cdb's first-chance report,
-    then (at the next ``g``, nothing handling it) the second-chance one (corpus: a published
-    cdb session, "(6fd4.c30): Access violation - code c0000005 (first chance)" and
-    "(!!! second chance !!!)"). The event thread becomes current; ``.exr -1`` and ``.ecxr`` read
-    the exception record and context set here."""
-    from kdmcp.sim.world.user_text import location
+    """What ``g`` brings the app: its access violation (:func:`~kdmcp.sim.world.user_events.fault`)."""
+    from kdmcp.sim.world.user_events import fault as play
 
-    state = user_state(world)
-    b = getattr(world, "user_builder", None)
-    assert state is not None and isinstance(b, _Builder)
-    proc = world.processes[0]
-    out = ""
-    if state.pending:
-        mem = world.user_memory[proc.address]
-        mem.pages.update(state.pending_memory.pages)
-        mem.lazy.extend(state.pending_memory.lazy)
-        mem.zero.extend(state.pending_memory.zero)
-        world.modules.extend(state.pending)
-        lay_loader(mem, world.modules, {m.name: b.facts[m.name] for m in world.modules})
-        out += "".join(f"ModLoad: {_tick(m.base)} {_tick(m.end)}   {m.path}\n" for m in state.pending)
-        state.pending = []
-    main = proc.threads[0]
-    if state.faults == 0:
-        # the break-in thread of an attach has returned and exited; the main thread runs on
-        proc.threads = [t for t in proc.threads if getattr(t, "role", "") != "break_in"]
-        b.set_stack(main, "fault")
-        b.lay_stack(main)
-        main.state = "RUNNING"
-    state.faults += 1
-    state.event = Event(main.address, 0xC0000005, main.frames[0].site, (1, 0), state.faults == 1, dict(main.registers))
-    for cpu in world.processors:
-        cpu.current_thread = cpu.idle_thread = main.address
-    world.context_thread = None
-    world.__post_init__()  # the symbol table and thread index follow the new modules and threads
-    pid_tid = f"({proc.pid:x}.{main.tid:x})"
-    if state.faults == 1:
-        out += (
-            f"{pid_tid}: Access violation - code c0000005 (first chance)\n"
-            "First chance exceptions are reported before any exception handling.\n"
-            "This exception may be expected and handled.\n"
-        )
-    else:
-        out += f"{pid_tid}: Access violation - code c0000005 (!!! second chance !!!)\n"
-    return out + location(world, main)
-
-
-def _tick(value: int) -> str:
-    return f"{value >> 32:08x}`{value & 0xFFFFFFFF:08x}"
+    return play(world)

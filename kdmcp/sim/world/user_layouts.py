@@ -10,6 +10,7 @@ patterns and its layouts join the one table :func:`~kdmcp.sim.world.layouts.layo
 from __future__ import annotations
 
 import re
+from functools import cache
 from importlib import resources
 
 from kdmcp.sim.world.layouts import _FIELD_RE, _HEAD_RE, Field, Layout, layouts
@@ -17,6 +18,7 @@ from kdmcp.sim.world.layouts import _FIELD_RE, _HEAD_RE, Field, Layout, layouts
 __all__ = ["register_user_layouts", "user_layouts"]
 
 
+@cache
 def user_layouts() -> dict[str, Layout]:
     """Every layout of the user file, by its lower-cased ``_NAME``."""
     text = resources.files("kdmcp.sim.world").joinpath("data/types_user_x64.txt").read_text("utf-8")

@@ -83,7 +83,7 @@ def _annotation(world: World, data: bytes, regs: dict[str, int]) -> str:
     return ""
 
 
-_REG_NAMES = {Register.RAX: "rax", Register.RBX: "rbx", Register.RCX: "rcx", Register.RDX: "rdx",
+_REG_NAMES: dict[int, str] = {Register.RAX: "rax", Register.RBX: "rbx", Register.RCX: "rcx", Register.RDX: "rdx",
               Register.RSI: "rsi", Register.RDI: "rdi", Register.RSP: "rsp", Register.RBP: "rbp",
               Register.R8: "r8", Register.R9: "r9", Register.R10: "r10", Register.R11: "r11",
               Register.R12: "r12", Register.R13: "r13", Register.R14: "r14", Register.R15: "r15"}  # fmt: skip
@@ -120,8 +120,8 @@ def source_of(world: World, site: int) -> str:
 def stack_text(world: World, thread: Thread, *, args: bool = False, numbers: bool = True, limit: int = 256) -> str:
     """``k`` (``kn``, ``kb``) in cdb's user-mode layout (the canned k; corpus stack/06, stack/03)::
 
-         # Child-SP          RetAddr               Call Site
-        00 00000000`00affb68 00007ffc`81ac7c0e     ntdll!DbgBreakPoint
+     # Child-SP          RetAddr               Call Site
+    00 00000000`00affb68 00007ffc`81ac7c0e     ntdll!DbgBreakPoint
     """
     frames = thread.frames[:limit]
     head = " # " if numbers else ""

@@ -16,6 +16,7 @@ from kdmcp.sim.world.code import decode
 from kdmcp.sim.world.layouts import layout, offset_of
 from kdmcp.sim.world.machine import World
 from kdmcp.sim.world.user import build_user, fault, user_state
+from kdmcp.sim.world.user_events import break_in
 
 PID = 0x1A2C
 
@@ -71,7 +72,9 @@ def test_stacks_hold_return_addresses_that_follow_calls(attach: World) -> None:
             assert _u64(attach, f.child_sp - 8) == f.site  # x64: the caller's return address slot
             # the instruction before each return address is a call (direct, IAT or CFG dispatch)
             before = [decode(space.read(f.site - n, n) or b"", f.site - n, attach.name) for n in (5, 6)]
-            assert any(d is not None and d.text.startswith("call") and d.address + len(d.data) == f.site for d in before)
+            assert any(
+                d is not None and d.text.startswith("call") and d.address + len(d.data) == f.site for d in before
+            )
         for f in t.frames:
             mod = attach.symbols.module_at(f.site)
             assert mod is not None and mod.base <= f.site < mod.end
@@ -135,7 +138,8 @@ def test_launch_maps_the_rest_when_the_app_faults() -> None:
         "(1a2c.1a8): Access violation - code c0000005 (first chance)",
     ]
     assert text.endswith(
-        "app!wmain+0x14:\n00007ff7`91d81014 45891b          mov     dword ptr [r11],r11d ds:00000000`00000000=????????\n"
+        "app!wmain+0x14:\n"
+        "00007ff7`91d81014 45891b          mov     dword ptr [r11],r11d ds:00000000`00000000=????????\n"
     )
     assert world.space().read(kernel32, 2) == b"MZ"
     assert world.symbols.lookup("KERNEL32!BaseThreadInitThunk") is not None
@@ -164,3 +168,43 @@ def test_another_pid_is_that_process() -> None:
     assert world.processes[0].pid == 4242
     t = world.processes[0].threads[0]
     assert _u64(world, t.teb + 0x40) == 4242
+
+
+def test_a_break_in_starts_cdbs_thread_in_a_running_launch() -> None:
+    world = build_user(0, PID, "app.exe")
+    text = break_in(world)
+    assert text.endswith(
+        "(1a2c.5d0): Break instruction exception - code 80000003 (first chance)\n"
+        "ntdll!DbgBreakPoint:\n00007ffc`81a986a0 cc              int     3\n"
+    )
+    assert text.startswith("ModLoad: 00007ffc`80e20000 00007ffc`80ed2000   C:\\Windows\\System32\\KERNEL32.DLL\n")
+    threads = world.processes[0].threads
+    assert [t.tid for t in threads] == [0x1A8, 0x1E48, 0x5D0] and world.current_thread() is threads[2]
+    assert _u64(world, threads[2].teb + 0x48) == 0x5D0
+    assert world.name(threads[0].frames[2].site) == "app!wmain+0xf"  # past the loader
+    state = user_state(world)
+    assert state is not None and state.event.code == 0x80000003 and state.event.thread == threads[2].address
+    assert fault(world).startswith("(1a2c.1a8): Access violation")  # no images left to load
+    assert [t.tid for t in world.processes[0].threads] == [0x1A8, 0x1E48]
+
+
+# the canned 'dt ntdll!_PEB' (its first 51 fields, to CriticalSectionTimeout), as the user layout holds them
+CANNED_PEB_HEAD = [
+    (0x000, "InheritedAddressSpace", "UChar"),
+    (0x002, "BeingDebugged", "UChar"),
+    (0x010, "ImageBaseAddress", "Ptr64 Void"),
+    (0x018, "Ldr", "Ptr64 _PEB_LDR_DATA"),
+    (0x020, "ProcessParameters", "Ptr64 _RTL_USER_PROCESS_PARAMETERS"),
+    (0x030, "ProcessHeap", "Ptr64 Void"),
+    (0x050, "ReservedBits0", "Pos 8, 24 Bits"),
+    (0x0BC, "NtGlobalFlag", "Uint4B"),
+    (0x0C0, "CriticalSectionTimeout", "_LARGE_INTEGER"),
+]
+
+
+def test_the_peb_layout_keeps_the_canned_dt_fields() -> None:
+    peb = layout("_PEB")
+    assert peb is not None
+    fields = [(f.offset, f.name, f.type) for f in peb.fields]
+    assert fields.index((0x0C0, "CriticalSectionTimeout", "_LARGE_INTEGER")) == 50
+    assert all(entry in fields[:51] for entry in CANNED_PEB_HEAD)
