@@ -245,7 +245,15 @@ class SimDebugger(TargetRun):
             return None
         from kdmcp.sim.world.commands import answer
 
-        return answer(self.world, command, kernel=self.kernel)
+        text = answer(self.world, command, kernel=self.kernel)
+        if not self.kernel and text is not None:
+            from kdmcp.sim.world.cmd_user import current_index
+
+            self.thread = current_index(self.world)  # ~Ns: the prompt names the current thread
+        return text
+
+    def user_world(self) -> bool:
+        return not self.kernel and _USER_WORLD and self.sc.world.enabled and self.dump is None
 
     def _from_dump(self, command: str) -> str | None:
         """What a real minidump answers (``lm``, ``~``, ``|``, ``.exr -1``, ``db``/``dd``/``dq``/``dp``);

@@ -65,6 +65,10 @@ class TargetRun(ConsoleIO):
         """The machine behind the target (the subclass builds it)."""
         raise NotImplementedError
 
+    def user_world(self) -> bool:
+        """Whether a user-mode world answers for this cdb (the subclass knows)."""
+        return False
+
     def dump_location(self) -> str | None:
         """A kernel dump's stop, from the world (the subclass); ``None``: the canned one."""
         return None
@@ -176,6 +180,12 @@ class TargetRun(ConsoleIO):
                     self.cpu = self.world.cpu
                 if self.kernel:
                     self.out(texts.kernel_break_in(self.sc))
+                elif self.user_world():
+                    from kdmcp.sim.world.cmd_user import current_index
+                    from kdmcp.sim.world.user_events import break_in
+
+                    self.out(break_in(self.world))  # cdb's break-in thread joins the process
+                    self.thread = current_index(self.world)
                 else:
                     self.out(texts.user_break_in(self.pid, 0x5D0))
                     self.thread = BREAK_THREAD  # Ctrl+C injects a thread that breaks
@@ -247,10 +257,25 @@ class TargetRun(ConsoleIO):
             self.world_running = not self.script
             if self.world_running:
                 self.script_deadline = time.monotonic() + activity.EVENT_MS / 1000
+        elif self.opts.mode == "launch" and self.user_world() and not self.script:
+            from kdmcp.sim.world import activity
+
+            # a launched app runs into its access violation (the user world's exception scenario)
+            self.world_running = True
+            self.script_deadline = time.monotonic() + activity.EVENT_MS / 1000
 
     def play_world(self) -> None:
         """The world's next event: its DbgPrint line, and the stop when a breakpoint caught it."""
         from kdmcp.sim.world import activity
+
+        if not self.kernel:
+            from kdmcp.sim.world.cmd_user import current_index
+            from kdmcp.sim.world.user_events import fault
+
+            self.out(fault(self.world))
+            self.thread = current_index(self.world)
+            self.enter_broken()
+            return
 
         printed, stop = activity.play(self.world)
         if printed:

@@ -24,12 +24,10 @@ from kdmcp.sim.world.machine import World
 from kdmcp.sim.world.model import Thread
 from kdmcp.sim.world.registry import COMMANDS, Entry, Handler
 from kdmcp.sim.world.user import UserState, user_state
-from kdmcp.sim.world.user_layouts import register_user_layouts
 from kdmcp.sim.world.user_text import location, register_block, stack_text, thread_row
 
 __all__ = ["current_index"]
 
-register_user_layouts()  # dt ntdll!_PEB in either debugger, as soon as the command table is read
 
 _CODE_NAMES = {0x80000003: "Break instruction exception", 0xC0000005: "Access violation"}
 _ACCESS = {0: "read from", 1: "write to", 8: "execute"}

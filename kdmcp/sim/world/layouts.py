@@ -69,6 +69,9 @@ class Layout:
         return _field_index(self).get(name.lower())
 
 
+_FILES = ("types_x64.txt", "types_user_x64.txt")
+
+
 @cache
 def _field_index(lay: Layout) -> dict[str, Field]:
     """Fields by lower-cased name; the first one wins where a union repeats an offset's name."""
@@ -80,16 +83,20 @@ def _field_index(lay: Layout) -> dict[str, Field]:
 
 @cache
 def layouts() -> dict[str, Layout]:
-    """Every layout by its lower-cased ``_NAME`` (dt is case-insensitive: ``dt NT!_PEB``)."""
-    text = resources.files("kdmcp.sim.world").joinpath("data/types_x64.txt").read_text("utf-8")
+    """Every layout by its lower-cased ``_NAME`` (dt is case-insensitive: ``dt NT!_PEB``): the
+    kernel's (``types_x64.txt``) and user mode's (``types_user_x64.txt``: ``_PEB``, ``_TEB``,
+    the loader's lists), one table, each type in one file."""
+    data = resources.files("kdmcp.sim.world").joinpath("data")
+    text = "\n".join(data.joinpath(name).read_text("utf-8") for name in _FILES)
     found: dict[str, Layout] = {}
     head: re.Match[str] | None = None
     fields: list[Field] = []
 
     def close() -> None:
         if head is not None:
-            found[head.group("name").lower()] = Layout(
-                head.group("module"), head.group("name"), int(head.group("size"), 16), tuple(fields)
+            found.setdefault(  # a type both files name stays the kernel's
+                head.group("name").lower(),
+                Layout(head.group("module"), head.group("name"), int(head.group("size"), 16), tuple(fields)),
             )
 
     for line in text.splitlines():

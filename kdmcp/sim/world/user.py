@@ -33,7 +33,6 @@ from kdmcp.sim.world.layouts import put
 from kdmcp.sim.world.machine import World
 from kdmcp.sim.world.memory import Memory
 from kdmcp.sim.world.model import Frame, Module, Process, Processor, Symbol, Thread
-from kdmcp.sim.world.user_layouts import register_user_layouts
 
 __all__ = ["Event", "UserState", "build_user", "fault", "user_state"]
 
@@ -397,7 +396,6 @@ def _image_of(command_line: str) -> str:
 
 def build_user(seed: int, pid: int, command_line: str) -> World:
     """The process ``cdb -p PID`` attaches to, or the one it launches with ``command_line``."""
-    register_user_layouts()
     b = _Builder(seed, pid, command_line)
     b.lay_modules()
     proc = Process(_PROCESS_KEY, pid, 0x0D3C, ntpath.basename(b.image), 1, cat.PEB, 0x1B2C4F002, 0, 0, 0)

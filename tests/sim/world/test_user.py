@@ -113,7 +113,7 @@ def test_peb_and_loader_lists_in_memory_match_the_modules(attach: World) -> None
     assert seen == [m.base for m in attach.modules]
 
 
-def test_user_layouts_join_the_shared_table() -> None:
+def test_user_layouts_are_in_the_one_table() -> None:
     peb, teb = layout("ntdll!_PEB"), layout("_TEB")
     assert peb is not None and peb.module == "ntdll" and peb.size == 0x7C8
     assert teb is not None and teb.field("ProcessEnvironmentBlock").offset == 0x60  # type: ignore[union-attr]
