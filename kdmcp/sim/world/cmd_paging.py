@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from kdmcp.sim.world.machine import World
 from kdmcp.sim.world.memory import PAGE
-from kdmcp.sim.world.paging import LEVELS, entry_addresses, flags_text, walk
+from kdmcp.sim.world.paging import LEVELS, entry_addresses, flags_text, mapped_by, walk
 from kdmcp.sim.world.pool import all_blocks
 from kdmcp.sim.world.registry import command
 
@@ -28,6 +28,8 @@ def _pte(world: World, name: str, args: str) -> str | None:
     if not args.strip():
         return None
     va = world.evaluate(args.split(maxsplit=1)[0]) & ((1 << 64) - 1)
+    mapped = mapped_by(va)  # "!pte <PTE address>" shows the VA that PTE maps
+    va = va if mapped is None else mapped
     entries = walk(world, va)
     at_line = "".join(f"{lvl} at {a:016X}".ljust(_COLUMN) for lvl, a in zip(LEVELS, entry_addresses(va), strict=True))
     contains = "".join(f"contains {e.value:016X}".ljust(_COLUMN) for e in entries)

@@ -49,6 +49,14 @@ def test_pte_self_map_arithmetic() -> None:
     assert entry_addresses(va)[3] == 0xFFFFF60000000000 + 8 * ((va & ((1 << 48) - 1)) >> 12)
 
 
+def test_pte_of_a_pte_address_is_the_va_it_maps(world: World) -> None:
+    va = 0xFFFFF80062A05C20
+    pte = entry_addresses(va)[3]
+    assert answer(world, f"!pte {pte:x}") == answer(world, f"!pte {va & ~0xFFF:x}")
+    user = 0x7FF8F1650000
+    assert (answer(world, f"!pte {entry_addresses(user)[3]:x}") or "").splitlines()[0].endswith(f"VA {user:016x}")
+
+
 def test_pte_pool_page_and_unmapped(world: World) -> None:
     proc = world.processes[-1]
     r = _record("!pte", answer(world, f"!pte {proc.address:x}"))
