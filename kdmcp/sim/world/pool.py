@@ -24,7 +24,7 @@ from kdmcp.sim.world.machine import World
 from kdmcp.sim.world.memory import PAGE
 from kdmcp.sim.world.model import PoolBlock
 
-__all__ = ["TAGS", "PageView", "all_blocks", "page_view", "tag_text"]
+__all__ = ["TAGS", "PageView", "all_blocks", "lay_fillers", "page_view", "tag_text"]
 
 # tag -> (description, binary): pooltag.txt's words, as kd prints them ("Pooltag MmSt : Mm
 # section object prototype ptes, Binary : nt!mm", families/pool/03); "" binary: none known
@@ -149,3 +149,9 @@ def all_blocks(world: World) -> list[PoolBlock]:
         if view is not None:
             out += view.blocks
     return out
+
+
+def lay_fillers(world: World) -> None:
+    """Lay every page's filler headers now (the builder may call this once the world is made,
+    so ``db`` in a gap shows a header even before any pool command looked at its page)."""
+    all_blocks(world)
