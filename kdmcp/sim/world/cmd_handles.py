@@ -69,9 +69,15 @@ def _resolve_process(world: World, text: str) -> Process | int | None:
     return world.process(value) or world.process_by_pid(value)
 
 
-def _one_process(world: World, p: Process, value: int, flags: int, type_name: str | None) -> str:
-    out = [process_header(p), "\n"]
-    out.append(f"Handle table at {p.object_table:016x} with {p.handle_count} entries in use\n")
+def _one_process(
+    world: World, p: Process, value: int, flags: int, type_name: str | None, shown: Process | None = None
+) -> str:
+    """One process's block: ``shown``'s PROCESS header (the current process, for the kernel
+    table of flag 0x10, as handles/03's "Kernel ... handle table" follows Idle's header), then
+    ``p``'s table."""
+    out = [process_header(shown or p), "\n"]
+    kernel = "Kernel h" if shown is not None else "H"
+    out.append(f"{kernel}andle table at {p.object_table:016x} with {p.handle_count} entries in use\n")
     out.append("\n")
     if value:
         values = [value]
@@ -110,8 +116,6 @@ def _handle(world: World, name: str, args: str) -> str | None:
     target: Process | int | None = world.current_process()
     if len(parts) > 2:
         target = _resolve_process(world, parts[2])
-    if flags & 0x10:
-        target = world.process_by_pid(4)
     type_name = " ".join(parts[3:]) if len(parts) > 3 else None
     if target is None:
         return f"Invalid process {parts[2]}\n" if len(parts) > 2 else None
@@ -119,6 +123,10 @@ def _handle(world: World, name: str, args: str) -> str | None:
     out = ["\n"]
     if type_name is not None:
         out += [f"Searching for handles of type {type_name}\n", "\n"]
+    system = world.process_by_pid(4)
     for p in procs:
-        out.append(_one_process(world, p, value, flags, type_name))
+        if flags & 0x10 and system is not None:  # the kernel handle table: System's
+            out.append(_one_process(world, system, value, flags, type_name, shown=p))
+        else:
+            out.append(_one_process(world, p, value, flags, type_name))
     return "".join(out)

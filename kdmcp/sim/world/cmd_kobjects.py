@@ -179,8 +179,11 @@ def _device_chain(world: World, first: int) -> list[int]:
 
 
 def _find_device(world: World, text: str) -> tuple[int, Device | None]:
-    if text.startswith("\\"):
-        dev = next((d for d in world.devices if d.name.lower() == text.lower()), None)
+    """A device by its object name (``\\Device\\Myfault``, or ``Myfault`` under ``\\Device``, as
+    the docs' ``!devobj Video0``), else by the address an expression gives."""
+    full = text if text.startswith("\\") else "\\Device\\" + text
+    dev = next((d for d in world.devices if d.name.lower() == full.lower()), None)
+    if dev is not None or text.startswith("\\"):
         return (dev.address if dev else -1), dev
     at = _address(world, text)
     return at, world.device(at)

@@ -93,3 +93,15 @@ def test_all_processes_and_deterministic(world: World) -> None:
         assert answer(w, f"!handle 4 3 {p.address:x}") == answer(world, f"!handle 4 3 {p.address:x}")
     every = answer(world, "!handle 4 1 0")
     assert every is not None and every.count("PROCESS ") == len(world.processes)
+
+
+def test_kernel_table_flag(world: World) -> None:
+    system = world.process_by_pid(4)
+    assert system is not None
+    r = _record("!handle 4 13", answer(world, "!handle 4 13"))
+    assert r.fields["process"] == f"0x{world.current_process().address:016x}"  # the header: the current process
+    assert r.fields["handle_table"] == f"0x{system.object_table:016x}"
+    direct = _record("!handle", answer(world, f"!handle 4 3 {system.address:x}"))
+    assert [h.model_copy(update={"process": None}) for h in r.handles] == [
+        h.model_copy(update={"process": None}) for h in direct.handles
+    ]
