@@ -13,7 +13,15 @@ handles/09 (one handle); free entries as kernel_objects/09 prints them.
 
 from __future__ import annotations
 
-from kdmcp.sim.world.handles import ENTRIES_PER_PAGE, TYPE_OBJECTS, HandleInfo, entry_address, handle, table_pages
+from kdmcp.sim.world.handles import (
+    ENTRIES_PER_PAGE,
+    TYPE_OBJECTS,
+    HandleInfo,
+    entry_address,
+    handle,
+    lay_tables,
+    table_pages,
+)
 from kdmcp.sim.world.machine import World
 from kdmcp.sim.world.model import Process
 from kdmcp.sim.world.registry import command
@@ -109,6 +117,7 @@ def _one_process(
 @command("!handle", summary="handle table entries and their objects")
 def _handle(world: World, name: str, args: str) -> str | None:
     parts = args.split()
+    lay_tables(world)  # the tables kd walks are in memory from here on (dq of an Entry agrees)
     value = world.evaluate(parts[0]) & _MASK if parts else 0
     if value == _MASK:
         value = 0  # -1: every handle of the process

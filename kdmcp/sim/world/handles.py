@@ -16,12 +16,24 @@ client's handle to ``\\Device\\Myfault`` at the FILE_OBJECT its pending IRP carr
 from __future__ import annotations
 
 import random
+import struct
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from kdmcp.sim.world.machine import World
 from kdmcp.sim.world.model import Process
 
-__all__ = ["ROOT_DIRECTORY", "TYPE_OBJECTS", "HandleInfo", "entry_address", "handle", "table_pages"]
+__all__ = [
+    "ROOT_DIRECTORY",
+    "TYPE_OBJECTS",
+    "HandleInfo",
+    "decode_entry",
+    "encode_entry",
+    "entry_address",
+    "handle",
+    "lay_tables",
+    "table_pages",
+]
 
 OBJECT_HEADER = 0x30
 ENTRIES_PER_PAGE = 256  # a 4 KiB table page of 16-byte HANDLE_TABLE_ENTRYs
@@ -183,3 +195,69 @@ def _client_file(world: World, proc: Process, value: int) -> int | None:
     if owner is None or owner.process != proc.address:
         return None
     return irp.stacks[0].file
+
+
+# --------------------------------------------------------------------------- the tables in memory
+#
+# Windows 10's HANDLE_TABLE_ENTRY (x64, 16 bytes): the low quadword is Unlocked (bit 0), RefCnt
+# (bits 1-16), Attributes (17-19) and ObjectPointerBits (20-63: the OBJECT_HEADER's address
+# without its low 4 and high 16 bits); the high quadword's low 25 bits are GrantedAccessBits.
+# A free entry holds the next free handle in its high quadword. HANDLE_TABLE.TableCode is the
+# level-0 page itself, or a level-1 page of pointers to them with 1 in its low bits.
+
+_ATTRIBUTE_BITS = {"Protected": 1, "Inherit": 2, "Audit": 4}
+_LEVEL1 = 0xF000  # the level-1 page, after at most 15 level-0 pages
+
+
+def encode_entry(h: HandleInfo) -> bytes:
+    attributes = sum(_ATTRIBUTE_BITS[a] for a in h.attributes)
+    low = (((h.header & 0xFFFF_FFFF_FFFF) >> 4) << 20) | attributes << 17 | 1
+    return struct.pack("<QQ", low, h.access & 0x1FFFFFF)
+
+
+def decode_entry(data: bytes) -> tuple[int, int] | None:
+    """(object header, granted access) of an entry in use; ``None`` for a free one."""
+    low, high = struct.unpack("<QQ", data[:16])
+    if not low & 1 and not low >> 20:
+        return None
+    return ((low >> 20) << 4) | 0xFFFF_0000_0000_0000, high & 0x1FFFFFF
+
+
+def _page_maker(world: World, proc: Process, k: int) -> Callable[[], bytes]:
+    def make() -> bytes:
+        out = bytearray(0x1000)
+        last = len(table_pages(proc)) * ENTRIES_PER_PAGE * 4
+        for i in range(ENTRIES_PER_PAGE):
+            value = 4 * (k * ENTRIES_PER_PAGE + i)
+            h = handle(world, proc, value)
+            if h is not None:
+                out[16 * i : 16 * i + 16] = encode_entry(h)
+            elif value:  # entry 0 stays reserved (all zero)
+                out[16 * i + 8 : 16 * i + 16] = struct.pack("<Q", value + 4 if value + 4 < last else 0)
+        return bytes(out)
+
+    return make
+
+
+def lay_tables(world: World) -> None:
+    """Put every process's handle table into memory: the HANDLE_TABLE fields ``dt`` shows and
+    the entry pages, made when first read. Once per world; the builder may call it at build."""
+    if world.__dict__.get("_handle_tables_laid"):
+        return
+    world.__dict__["_handle_tables_laid"] = True
+    done: set[int] = set()
+    for proc in world.processes:  # the Idle process shares System's table
+        if proc.object_table in done:
+            continue
+        done.add(proc.object_table)
+        pages = table_pages(proc)
+        code = pages[0]
+        if len(pages) > 1:
+            code = (pages[0] & ~0xFFFF) + _LEVEL1
+            world.kernel.load(code, struct.pack(f"<{len(pages)}Q", *pages))
+            code |= 1
+        fields = struct.pack("<IiQQ", len(pages) * ENTRIES_PER_PAGE * 4, 0, code, proc.address if proc.pid != 4 else 0)
+        world.kernel.load(proc.object_table, fields)
+        world.kernel.load(proc.object_table + 0x28, struct.pack("<I", proc.pid))
+        for k, page in enumerate(pages):
+            world.kernel.defer(page, 0x1000, _page_maker(world, proc, k))

@@ -10,6 +10,7 @@ from kdmcp.parse import parse
 from kdmcp.parse.models import ObjectRecord
 from kdmcp.sim.world.build import build
 from kdmcp.sim.world.commands import answer
+from kdmcp.sim.world.handles import decode_entry
 from kdmcp.sim.world.machine import World
 from kdmcp.sim.world.model import Process
 
@@ -105,3 +106,27 @@ def test_kernel_table_flag(world: World) -> None:
     assert [h.model_copy(update={"process": None}) for h in r.handles] == [
         h.model_copy(update={"process": None}) for h in direct.handles
     ]
+
+
+def test_tables_are_in_memory(world: World, client: Process) -> None:
+    r = _record("!handle", answer(world, f"!handle 0 3 {client.address:x}"))
+    space = world.space()
+    system = world.process_by_pid(4)
+    assert system is not None
+    for p in (client, system):
+        code = space.u64(p.object_table + 8)
+        assert code is not None and code != 0
+        assert space.u32(p.object_table + 0x28) == p.pid
+    # the client's one level-0 page is TableCode itself; each Entry decodes to its object and access
+    assert space.u64(client.object_table + 8) == int(r.handles[0].entry or "0", 16) - 0x10
+    for h in r.handles:
+        data = space.read(int(h.entry or "0", 16), 16)
+        assert data is not None
+        decoded = decode_entry(data)
+        assert decoded == (int(h.object_header or "0", 16), int(h.granted_access or "0", 16))
+    # System's table has two levels: TableCode | 1 points at the level-0 pages
+    code = space.u64(system.object_table + 8) or 0
+    assert code & 1
+    first = space.u64(code & ~1)
+    entry4 = _record("!handle", answer(world, f"!handle 4 1 {system.address:x}")).handles[0].entry
+    assert first is not None and first + 0x10 == int(entry4 or "0", 16)
