@@ -2,11 +2,12 @@
 
 A default world has some 20 000 handles (System alone has 2651): far too many to build at
 start-up for the few sessions that ask. So a table is a function, not a list: handle ``4*i``
-of a process is made from the seed, the process id and ``i`` alone (its own
-``random.Random``), so ``!handle 44`` and the 0x11th row of ``!handle`` agree without either
-having made the other. The entry count is the process's ``HandleCount`` (``!process 0 0``);
-values run 4, 8, 0xc... with no gaps, and the table's pages of 256 entries (4 KiB of 16-byte
-entries, entry 0 reserved) sit in paged pool at addresses derived from the process.
+of a table is made from the seed, the table's address and ``i`` alone (its own SplitMix64
+stream), so ``!handle 44`` and the 0x11th row of ``!handle`` agree without either having made
+the other; the Idle process, which shares System's table, shows System's handles. The entry
+count is the process's ``HandleCount`` (``!process 0 0``); values run 4, 8, 0xc... with no
+gaps, and the table's pages of 256 entries (4 KiB of 16-byte entries, entry 0 reserved) sit in
+paged pool at addresses derived from the table.
 
 What a handle refers to is real where the world has it: Process and Thread handles point at
 the world's EPROCESS/ETHREAD bodies, a process's Token handle at its own token, and the test
@@ -15,10 +16,10 @@ client's handle to ``\\Device\\Myfault`` at the FILE_OBJECT its pending IRP carr
 
 from __future__ import annotations
 
-import random
 import struct
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import TypeVar
 
 from kdmcp.sim.world.machine import World
 from kdmcp.sim.world.model import Process
@@ -36,6 +37,7 @@ __all__ = [
 ]
 
 OBJECT_HEADER = 0x30
+T = TypeVar("T")
 ENTRIES_PER_PAGE = 256  # a 4 KiB table page of 16-byte HANDLE_TABLE_ENTRYs
 ROOT_DIRECTORY = 0xFFFFB28D4B815E40  # "\" (ObpRootDirectoryObject's object)
 _BASE_NAMED = {None: 0xFFFFB28D4B8F3A20, 0: 0xFFFFB28D4B8F3A20, 1: 0xFFFFB28D4D40C960}  # by session
@@ -56,8 +58,9 @@ _KINDS: dict[str, tuple[int, tuple[int, ...]]] = {
     "Directory": (4, (0x3, 0xF)),
     "Token": (3, (0x8, 0xF01FF, 0xA)),
 }
-_KIND_NAMES = tuple(_KINDS)
-_WEIGHTS = tuple(w for w, _ in _KINDS.values())
+# each kind repeated by its weight: one draw picks a kind with its odds
+_KIND_DRAW = tuple(name for name, (weight, _) in _KINDS.items() for _ in range(weight))
+_FIRST = {4: "Event", 8: "Directory", 0xC: "File", 0x10: "Key", 0x24: "Process"}
 _FILES = (
     "\\Windows\\System32 {HarddiskVolume3}",
     "\\Windows\\System32\\en-US\\KernelBase.dll.mui {HarddiskVolume3}",
@@ -95,6 +98,37 @@ _NAMED = (
 )
 
 
+_M64 = (1 << 64) - 1
+
+
+class _Rng:
+    """SplitMix64 over the key's integers: a handle's numbers in a few microseconds (a
+    ``random.Random`` costs more to seed than the handle to make, and !poolused makes 20 000)."""
+
+    def __init__(self, *key: int) -> None:
+        state = 0x9E3779B97F4A7C15
+        for k in key:
+            state = self._mix(state ^ (k & _M64))
+        self.state = state
+
+    @staticmethod
+    def _mix(z: int) -> int:
+        z = (z + 0x9E3779B97F4A7C15) & _M64
+        z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & _M64
+        z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & _M64
+        return z ^ (z >> 31)
+
+    def below(self, n: int) -> int:
+        self.state = self._mix(self.state)
+        return self.state % n
+
+    def random(self) -> float:
+        return self.below(1 << 53) / (1 << 53)
+
+    def choice(self, seq: Sequence[T]) -> T:
+        return seq[self.below(len(seq))]
+
+
 @dataclass(frozen=True)
 class HandleInfo:
     """One handle as kd's ``!handle`` shows it, entry and object block."""
@@ -124,16 +158,36 @@ def table_pages(proc: Process) -> list[int]:
 
 
 def entry_address(proc: Process, value: int) -> int:
+    """Where handle ``value``'s 16-byte entry is: its page of 256, then its place in it."""
     index = value // 4
-    return table_pages(proc)[min(index // ENTRIES_PER_PAGE, len(table_pages(proc)) - 1)] + 16 * (
-        index % ENTRIES_PER_PAGE
-    )
+    pages = table_pages(proc)
+    return pages[min(index // ENTRIES_PER_PAGE, len(pages) - 1)] + 16 * (index % ENTRIES_PER_PAGE)
 
 
-def _synthetic(seed: int, table: int, value: int, paged: bool) -> int:
-    r = random.Random(f"hobj:{seed}:{table:x}:{value}")
-    base = 0xFFFFB28D58000000 if paged else 0xFFFFE70F38000000
-    return base + (r.randrange(0, 0x800000) << 4)
+# Objects the world does not model (events, files, keys...) live in slots: each table has a 2 MB
+# region of 0x200-byte slots in each pool, one per handle value, the object's pool block at the
+# slot's start (_POOL_HEADER, _OBJECT_HEADER, then the body) -- so the object of handle 0x44 of
+# a table, and the pool block !pool finds around it, follow from the two numbers alone.
+OBJECT_REGIONS = {False: 0xFFFFE70F38000000, True: 0xFFFFB28D58000000}  # by paged
+REGION_SIZE, SLOT = 0x200000, 0x200
+PAGED_TYPES = frozenset({"Key", "Section", "Directory", "Token"})
+
+
+def table_index(world: World, table: int) -> int:
+    """The table's place among the world's tables (the Idle process shares System's)."""
+    index: dict[int, int] | None = world.__dict__.get("_table_index")
+    if index is None:
+        index = {}
+        for p in world.processes:
+            index.setdefault(p.object_table, len(index))
+        world.__dict__["_table_index"] = index
+    return index.get(table, 0)
+
+
+def slot_object(world: World, table: int, value: int, paged: bool) -> int:
+    """The body address of the object in handle ``value``'s slot of ``table``."""
+    base = OBJECT_REGIONS[paged] + REGION_SIZE * table_index(world, table)
+    return base + SLOT * (value // 4) + 0x10 + OBJECT_HEADER
 
 
 def handle(world: World, proc: Process, value: int) -> HandleInfo | None:
@@ -146,20 +200,21 @@ def handle(world: World, proc: Process, value: int) -> HandleInfo | None:
 def _make(world: World, proc_addr: int, value: int) -> HandleInfo:
     proc = world.process(proc_addr)
     assert proc is not None
-    r = random.Random(f"handle:{world.seed}:{proc.object_table:x}:{value}")
-    kind = _first(proc, value) or r.choices(_KIND_NAMES, _WEIGHTS)[0]
+    r = _Rng(world.seed, proc.object_table, value)
+    # the handles every process opens first (an event, \\KnownDlls, its current directory...)
+    kind = _FIRST.get(value) or r.choice(_KIND_DRAW)
     access = r.choice(_KINDS[kind][1])
     attributes = tuple(a for a, p in (("Protected", 0.04), ("Inherit", 0.08), ("Audit", 0.02)) if r.random() < p)
     handles = 1 + (r.random() < 0.3) + (r.random() < 0.1)
-    pointers = handles * 32768 - r.randrange(0, 64)
+    pointers = handles * 32768 - r.below(64)
     directory: int | None = None
     name = ""
-    obj = _synthetic(world.seed, proc.object_table, value, kind in ("Key", "Section", "Directory", "Token"))
+    obj = slot_object(world, proc.object_table, value, kind in PAGED_TYPES)
     if kind == "Process":
         obj = r.choice(world.processes).address if value != 4 * 9 else proc.address
     elif kind == "Thread":
         pool = proc.threads or world.idle_process.threads
-        obj = pool[r.randrange(len(pool))].address
+        obj = r.choice(pool).address
     elif kind == "Token":
         obj = proc.token & ~0xF
     elif kind == "File":
@@ -179,11 +234,6 @@ def _make(world: World, proc_addr: int, value: int) -> HandleInfo:
     return HandleInfo(
         value, obj, kind, access, attributes, entry_address(proc, value), handles, pointers, directory, name
     )
-
-
-def _first(proc: Process, value: int) -> str | None:
-    """The handles every process opens first (its current directory, \\KnownDlls, an event)."""
-    return {4: "Event", 8: "Directory", 0xC: "File", 0x10: "Key", 0x24: "Process"}.get(value)
 
 
 def _client_file(world: World, proc: Process, value: int) -> int | None:

@@ -130,3 +130,36 @@ def test_tables_are_in_memory(world: World, client: Process) -> None:
     first = space.u64(code & ~1)
     entry4 = _record("!handle", answer(world, f"!handle 4 1 {system.address:x}")).handles[0].entry
     assert first is not None and first + 0x10 == int(entry4 or "0", 16)
+
+
+def test_handle_objects_are_pool_blocks(world: World, client: Process) -> None:
+    r = _record("!handle", answer(world, f"!handle 0 3 {client.address:x}"))
+    tags = {"Event": "Even", "File": "File", "Key": "Key", "Mutant": "Muta", "ALPC Port": "AlPo"}
+    seen: set[str] = set()
+    space = world.space()
+    for h in r.handles:
+        if h.type not in tags or h.type in seen or h.object is None or h.object_header is None:
+            continue
+        obj = int(h.object, 16)
+        if obj == world.irps[0].stacks[0].file:
+            continue  # the IRP's FILE_OBJECT: the world's own File block
+        seen.add(h.type)
+        pool = _record("!pool", answer(world, f"!pool {obj:x}"))
+        marked = [b for b in pool.pool_blocks if b.contains_address]
+        assert len(marked) == 1 and marked[0].tag == tags[h.type], (h, marked)
+        start = int(marked[0].address, 16)
+        assert start <= obj < start + int(marked[0].size, 16)
+        # the object header in memory holds the counts !handle printed
+        header = int(h.object_header, 16)
+        assert space.read(header, 16) == (h.pointer_count or 0).to_bytes(8, "little") + (h.handle_count or 0).to_bytes(
+            8, "little"
+        )
+    assert seen == set(tags)
+
+
+def test_poolused_counts_the_handle_objects(world: World) -> None:
+    from kdmcp.sim.world.handle_objects import all_object_blocks
+
+    used = _record("!poolused", answer(world, "!poolused 0 Even"))
+    events = [b for b in all_object_blocks(world) if b.tag == "Even"]
+    assert used.pool_usage[0].nonpaged_allocs == len(events) > 1000

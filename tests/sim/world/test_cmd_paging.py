@@ -12,6 +12,7 @@ from kdmcp.sim.world.build import build
 from kdmcp.sim.world.commands import answer
 from kdmcp.sim.world.machine import World
 from kdmcp.sim.world.paging import PXE_BASE, entry_addresses
+from kdmcp.sim.world.pool import all_blocks
 
 
 @pytest.fixture(scope="module")
@@ -89,7 +90,7 @@ def test_vm_page_files_and_pool(world: World) -> None:
     r = _record("!vm 1", text)
     assert [f.name for f in r.page_files] == ["\\??\\C:\\pagefile.sys", "\\??\\C:\\swapfile.sys", None]
     assert r.page_files[0].maximum_kb == 4194304
-    pool_pages = len({b.address >> 12 for b in world.pool if b.pool_type != "Paged pool"})
+    pool_pages = len({b.address >> 12 for b in all_blocks(world) if b.pool_type != "Paged pool"})
     assert r.fields["NonPagedPoolNx Usage"].split()[0] == str(pool_pages)
     assert "Physical Memory:          1048320 (    4193280 Kb)\n" in text
     full = answer(world, "!vm")
