@@ -13,6 +13,7 @@ handles/09 (one handle); free entries as kernel_objects/09 prints them.
 
 from __future__ import annotations
 
+from kdmcp.sim.world.handle_objects import lay_objects
 from kdmcp.sim.world.handles import (
     ENTRIES_PER_PAGE,
     TYPE_OBJECTS,
@@ -118,6 +119,7 @@ def _one_process(
 def _handle(world: World, name: str, args: str) -> str | None:
     parts = args.split()
     lay_tables(world)  # the tables kd walks are in memory from here on (dq of an Entry agrees)
+    lay_objects(world)  # and the objects' headers (dt nt!_OBJECT_HEADER at ObjectHeader:)
     value = world.evaluate(parts[0]) & _MASK if parts else 0
     if value == _MASK:
         value = 0  # -1: every handle of the process

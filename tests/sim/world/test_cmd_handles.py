@@ -132,8 +132,13 @@ def test_tables_are_in_memory(world: World, client: Process) -> None:
     assert first is not None and first + 0x10 == int(entry4 or "0", 16)
 
 
-def test_handle_objects_are_pool_blocks(world: World, client: Process) -> None:
+def test_handle_objects_are_pool_blocks(client: Process) -> None:
+    world = build()  # a fresh world: the object headers are in memory after !handle alone
     r = _record("!handle", answer(world, f"!handle 0 3 {client.address:x}"))
+    space = world.space()
+    for h in r.handles[:40]:
+        if h.type == "Event":
+            assert space.read(int(h.object_header or "0", 16), 8) == (h.pointer_count or 0).to_bytes(8, "little")
     tags = {"Event": "Even", "File": "File", "Key": "Key", "Mutant": "Muta", "ALPC Port": "AlPo"}
     seen: set[str] = set()
     space = world.space()
