@@ -54,7 +54,8 @@ def process_commit(world: World) -> list[tuple[int, str, int]]:
     """(pid, image, committed pages) per process, most first, as ``!vm``'s list ends."""
     rows = []
     for p in world.processes:
-        pages = 0 if not p.peb else 180 + 3 * p.handle_count + 40 * len(p.threads) + (p.pid & 0xFF)
+        # a system process (no PEB) commits a few pages (the sample's "System  112 Kb")
+        pages = 25 + len(p.threads) if not p.peb else 180 + 3 * p.handle_count + 40 * len(p.threads) + (p.pid & 0xFF)
         rows.append((p.pid, p.image, pages))
     return sorted(rows, key=lambda r: (-r[2], r[0]))
 
@@ -129,7 +130,9 @@ def _vm(world: World, name: str, args: str) -> str | None:
     for label, pages in _counters(world):
         out.append(_row(label, pages) if label else "\n")
     if not flags & 1:  # flag 1 leaves out the per-process list
-        out.append("\n")
+        # a Windows 8/10 "!vm" (jasandoval1-style notes in the code corpus): the heading, then
+        # each process's commit in Kb, most first
+        out += ["\n", f"{'Pid':>5} {'ImageName':<24}{'Commit':>15}{'SharedCommit':>15}{'Debt':>12}\n", "\n"]
         for pid, image, pages in process_commit(world):
-            out.append(f"         {pid:04x} {image:<20}{pages:>9} ({pages * 4:>11} Kb)\n")
+            out.append(f"{pid:5x} {image:<24}{pages * 4:>12} Kb{0:>12} Kb{0:>9} Kb\n")
     return "".join(out)
