@@ -96,3 +96,17 @@ def test_vm_page_files_and_pool(world: World) -> None:
     full = answer(world, "!vm")
     assert full is not None and full.startswith(text)
     assert "notmyfault64.exe" in full[len(text) :]
+
+
+def test_vm_process_list_adds_up_to_total_private(world: World) -> None:
+    text = answer(world, "!vm")
+    assert text is not None
+    head = "  Pid ImageName                        Commit   SharedCommit        Debt\n\n"
+    assert head in text
+    rows = text.split(head, 1)[1].splitlines()
+    assert len(rows) == len(world.processes)
+    kb = [int(r.split()[-6]) for r in rows]
+    assert kb == sorted(kb, reverse=True)
+    total = next(line for line in text.splitlines() if line.startswith("Total Private:"))
+    assert int(total.split()[2]) * 4 == sum(kb)
+    assert {int(r.split()[0], 16) for r in rows} == {p.pid for p in world.processes}
