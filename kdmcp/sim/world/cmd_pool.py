@@ -12,6 +12,7 @@ address in no pool), pool/07 (Windows 10/11 ``!poolfind``), pool/06 and 10 (``!p
 from __future__ import annotations
 
 import fnmatch
+import zlib
 
 from kdmcp.sim.world.machine import World
 from kdmcp.sim.world.model import PoolBlock
@@ -178,7 +179,10 @@ def _poolused(world: World, name: str, args: str) -> str | None:
         order = "Paged Pool Consumed"
     else:
         order = "Tag"
-    # families/pool/06 and 10: progress dots, the order, the two column groups
+    if flags & 1:
+        return _poolused_verbose(order, rows)
+    # families/pool/06 and 10: progress dots, the order, the two column groups; TOTAL at the
+    # left margin, its numbers in the rows' columns (an HEVD write-up's "!poolused 2 Even")
     out = ["..\n", f" Sorting by {order}\n", "\n"]
     out.append("               NonPaged                  Paged\n")
     out.append(f" {'Tag':<4}{'Allocs':>10}{'Used':>13}{'Allocs':>11}{'Used':>13}\n")
@@ -186,6 +190,35 @@ def _poolused(world: World, name: str, args: str) -> str | None:
     for tag, (npa, npu, pa, pu) in rows:
         out.append(f" {tag:<4}{npa:>10}{npu:>13}{pa:>11}{pu:>13}\t{_usage_description(tag)}\n")
     totals = [sum(v[i] for _, v in rows) for i in range(4)]
+    out.append(f"TOTAL{totals[0]:>10}{totals[1]:>13}{totals[2]:>11}{totals[3]:>13}\n")
+    return "".join(out)
+
+
+def _frees(tag: str, live: int) -> int:
+    """How many of a tag's allocations were freed since boot: not in the world (its pool holds
+    only what is allocated now), so a stable multiple of what is live, per tag."""
+    return live * (zlib.crc32(tag.encode("latin-1")) % 6) if live else 0
+
+
+def _poolused_verbose(order: str, rows: list[tuple[str, list[int]]]) -> str:
+    """``!poolused 1``: allocations, frees and their difference per pool (Windows 10, an HEVD
+    exploit's ``!poolused 1 Hack``: column ends 17, 29, 39, 52 | 65, 77, 87, 100); the
+    difference is what is allocated now, the count the plain layout shows."""
+    widths = (12, 12, 10, 13, 13, 12, 10, 13)
+
+    def line(head: str, values: tuple[object, ...]) -> str:
+        return head + "".join(f"{v:>{w}}" for v, w in zip(values, widths, strict=True))
+
+    out = ["..\n", f" Sorting by {order}\n", "\n"]
+    out.append("                            NonPaged                                         Paged\n")
+    out.append(line(" Tag ", ("Allocs", "Frees", "Diff", "Used") * 2) + "\n")
     out.append("\n")
-    out.append(f" TOTAL{totals[0]:>9}{totals[1]:>13}{totals[2]:>11}{totals[3]:>13}\n")
+    totals = [0] * 8
+    for tag, (npa, npu, pa, pu) in rows:
+        npf, pf = _frees(tag, npa), _frees(tag, pa)
+        values = (npa + npf, npf, npa, npu, pa + pf, pf, pa, pu)
+        totals = [t + v for t, v in zip(totals, values, strict=True)]
+        out.append(line(f" {tag:<4}", values) + f"\t{_usage_description(tag)}\n")
+    out.append("\n")
+    out.append(line("TOTAL", tuple(totals)) + "\n")
     return "".join(out)

@@ -41,7 +41,7 @@ TAGS: dict[str, tuple[str, str]] = {
     "Driv": ("Driver objects", ""),
     "Irp ": ("Io, IRP packets", "nt!io"),
     "File": ("File objects", "nt!io"),
-    "Even": ("Event objects", "nt!ob"),
+    "Even": ("Event objects", ""),  # "\tEvent objects " (an HEVD write-up's !poolused 2 Even)
     "Muta": ("Mutant objects", "nt!ob"),
     "Sema": ("Semaphore objects", "nt!ob"),
     "IoCo": ("Io completion", "nt!io"),
