@@ -61,11 +61,11 @@ def _object_block(h: HandleInfo) -> str:
     return "".join(out)
 
 
-def _free_row(p: Process, value: int) -> str:
+def _free_row(world: World, p: Process, value: int) -> str:
     # kernel_objects/09: "0170: free handle, Entry address e10022e0, Next Entry 00000458"
-    last = len(table_pages(p)) * ENTRIES_PER_PAGE * 4
+    last = len(table_pages(world, p)) * ENTRIES_PER_PAGE * 4
     nxt = value + 4 if value + 4 < last else 0
-    return f"{value:04x}: free handle, Entry address {entry_address(p, value):016x}, Next Entry {nxt:08x}\n"
+    return f"{value:04x}: free handle, Entry address {entry_address(world, p, value):016x}, Next Entry {nxt:08x}\n"
 
 
 def _resolve_process(world: World, text: str) -> Process | int | None:
@@ -93,7 +93,7 @@ def _one_process(
     elif flags & 7:
         values = list(range(4, 4 * (p.handle_count + 1), 4))
         if flags & 4:
-            values += range(4 * (p.handle_count + 1), len(table_pages(p)) * ENTRIES_PER_PAGE * 4, 4)
+            values += range(4 * (p.handle_count + 1), len(table_pages(world, p)) * ENTRIES_PER_PAGE * 4, 4)
     else:
         values = []
     block = bool(flags & 2)
@@ -101,7 +101,7 @@ def _one_process(
         h = handle(world, p, v)
         if h is None:
             if value or flags & 4:
-                out.append(_free_row(p, v))
+                out.append(_free_row(world, p, v))
                 if block:
                     out.append("\n")
             continue

@@ -16,7 +16,7 @@ import zlib
 
 from kdmcp.sim.world.machine import World
 from kdmcp.sim.world.model import PoolBlock
-from kdmcp.sim.world.pool import TAGS, all_blocks, page_view, tag_text
+from kdmcp.sim.world.pool import TAGS, all_blocks, large_block, large_blocks, page_view, tag_text
 from kdmcp.sim.world.registry import command
 
 __all__: list[str] = []
@@ -71,6 +71,15 @@ def _pool(world: World, name: str, args: str) -> str | None:
         return None
     addr = world.evaluate(parts[0]) & ((1 << 64) - 1)
     flags = world.evaluate(parts[1]) if len(parts) > 1 else 0
+    large = large_block(world, addr)
+    if large is not None:
+        # a whole-page allocation has no header: kd finds it in the big-page table (a Windows 10
+        # "!pool rdx" on a vhdmp buffer: "*ffffc986cb6f2000 : large page allocation, tag is V2lg, ...")
+        return (
+            f"Pool page {addr:016x} region is Paged pool\n"
+            f"*{large.address:016x} : large page allocation, tag is {large.tag}, size is {large.size:#x} bytes\n"
+            + _description(large.tag)
+        )
     view = page_view(world, addr)
     if view is None:
         return _not_pool(addr)
@@ -104,6 +113,10 @@ def _nonpaged(blk: PoolBlock) -> bool:
     return blk.pool_type != "Paged pool"
 
 
+def _region(blk: PoolBlock) -> str:
+    return "Nonpaged pool" if _nonpaged(blk) else "Paged pool"
+
+
 @command("!poolfind", summary="pool blocks with a tag")
 def _poolfind(world: World, name: str, args: str) -> str | None:
     parts = args.split()
@@ -120,21 +133,26 @@ def _poolfind(world: World, name: str, args: str) -> str | None:
         return None
     value = _tag_value(tag)
     shown = tag.ljust(4)
-    # families/pool/07: the large-allocation table first (the world has no large blocks)
+    # families/pool/07: the large-allocation table first, its rows the allocations themselves
     out = [
         "\n",
         f"Scanning large pool allocation table for tag 0x{value:08x} ({shown}) "
         f"({_BIG_TABLE[0]:016x} : {_BIG_TABLE[1]:016x})\n",
         "\n",
     ]
-    blocks = [b for b in all_blocks(world) if b.allocated and _tag_matches(b.tag, tag)]
+    large = [b for b in large_blocks(world) if _tag_matches(b.tag, tag) and _nonpaged(b) == searches[0][2]]
+    for blk in large:
+        out.append(f"{blk.address:016x} : tag {blk.tag}, size {f'{blk.size:#x}':>9}, {_region(blk)}\n")
+    if large:
+        out.append("\n")
+    small = {b.address for b in large_blocks(world)}
+    blocks = [b for b in all_blocks(world) if b.allocated and _tag_matches(b.tag, tag) and b.address not in small]
     for label, (lo, hi), nonpaged in searches:
         out += [f"Searching {label} pool ({lo:016x} : {hi:016x}) for tag 0x{value:08x} ({shown})\n", "\n"]
         for blk in blocks:
             if _nonpaged(blk) == nonpaged:
-                region = "Nonpaged pool" if nonpaged else "Paged pool"
                 size = f"0x{blk.size - 0x10:x}"
-                out.append(f"{blk.address:016x} : tag {blk.tag}, size {size:>9}, {region}\n")
+                out.append(f"{blk.address:016x} : tag {blk.tag}, size {size:>9}, {_region(blk)}\n")
         out.append("\n")
     return "".join(out)
 

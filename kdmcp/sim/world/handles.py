@@ -33,15 +33,16 @@ __all__ = [
     "entry_address",
     "handle",
     "lay_tables",
+    "table_allocations",
     "table_pages",
 ]
 
 OBJECT_HEADER = 0x30
 T = TypeVar("T")
 ENTRIES_PER_PAGE = 256  # a 4 KiB table page of 16-byte HANDLE_TABLE_ENTRYs
+TABLE_PAGES = 0xFFFFB28D64000000  # the tables' pages: 64 KiB per table, in paged pool
 ROOT_DIRECTORY = 0xFFFFB28D4B815E40  # "\" (ObpRootDirectoryObject's object)
 _BASE_NAMED = {None: 0xFFFFB28D4B8F3A20, 0: 0xFFFFB28D4B8F3A20, 1: 0xFFFFB28D4D40C960}  # by session
-_KNOWN_DLLS = 0xFFFFB28D4B8DC3E0
 # the OBJECT_TYPE of each kind (Type: (ffffe70f28a96d20) Event)
 _TYPE_NAMES = ("Directory", "Token", "Process", "Thread", "Event", "Mutant", "Section", "Key", "File", "ALPC Port")
 TYPE_OBJECTS: dict[str, int] = {name: 0xFFFFE70F28A96000 + 0x1A0 * i for i, name in enumerate(_TYPE_NAMES)}
@@ -149,18 +150,19 @@ class HandleInfo:
         return self.object - OBJECT_HEADER
 
 
-def table_pages(proc: Process) -> list[int]:
-    """The addresses of the process's table pages (level 0), enough for its HandleCount."""
+def table_pages(world: World, proc: Process) -> list[int]:
+    """The addresses of the process's table pages (level 0), enough for its HandleCount: 64 KiB
+    of paged pool per table, by the table's index (so no two tables share a page)."""
     count = (proc.handle_count + 1 + ENTRIES_PER_PAGE - 1) // ENTRIES_PER_PAGE or 1
     # keyed by the table, not the process: the Idle process shares System's table
-    base = 0xFFFFB28D64000000 + ((proc.object_table >> 4) * 0x3D & 0xFFF) * 0x10000
+    base = TABLE_PAGES + 0x10000 * table_index(world, proc.object_table)
     return [base + 0x1000 * k for k in range(count)]
 
 
-def entry_address(proc: Process, value: int) -> int:
+def entry_address(world: World, proc: Process, value: int) -> int:
     """Where handle ``value``'s 16-byte entry is: its page of 256, then its place in it."""
     index = value // 4
-    pages = table_pages(proc)
+    pages = table_pages(world, proc)
     return pages[min(index // ENTRIES_PER_PAGE, len(pages) - 1)] + 16 * (index % ENTRIES_PER_PAGE)
 
 
@@ -232,7 +234,7 @@ def _make(world: World, proc_addr: int, value: int) -> HandleInfo:
     elif kind in ("Event", "Mutant", "Section") and r.random() < 0.3:
         directory, name = _BASE_NAMED.get(proc.session, _BASE_NAMED[1]), r.choice(_NAMED)
     return HandleInfo(
-        value, obj, kind, access, attributes, entry_address(proc, value), handles, pointers, directory, name
+        value, obj, kind, access, attributes, entry_address(world, proc, value), handles, pointers, directory, name
     )
 
 
@@ -276,7 +278,7 @@ def decode_entry(data: bytes) -> tuple[int, int] | None:
 def _page_maker(world: World, proc: Process, k: int) -> Callable[[], bytes]:
     def make() -> bytes:
         out = bytearray(0x1000)
-        last = len(table_pages(proc)) * ENTRIES_PER_PAGE * 4
+        last = len(table_pages(world, proc)) * ENTRIES_PER_PAGE * 4
         for i in range(ENTRIES_PER_PAGE):
             value = 4 * (k * ENTRIES_PER_PAGE + i)
             h = handle(world, proc, value)
@@ -287,6 +289,22 @@ def _page_maker(world: World, proc: Process, k: int) -> Callable[[], bytes]:
         return bytes(out)
 
     return make
+
+
+def table_allocations(world: World) -> list[int]:
+    """Every table's pages (level 0, and the level-1 page of a two-level table): each one a
+    4 KiB large-pool allocation, as ``!pool`` and ``!poolfind Obtb`` report them."""
+    out: list[int] = []
+    seen: set[int] = set()
+    for proc in world.processes:
+        if proc.object_table in seen:
+            continue
+        seen.add(proc.object_table)
+        pages = table_pages(world, proc)
+        out += pages
+        if len(pages) > 1:
+            out.append((pages[0] & ~0xFFFF) + _LEVEL1)
+    return out
 
 
 def lay_tables(world: World) -> None:
@@ -300,7 +318,7 @@ def lay_tables(world: World) -> None:
         if proc.object_table in done:
             continue
         done.add(proc.object_table)
-        pages = table_pages(proc)
+        pages = table_pages(world, proc)
         code = pages[0]
         if len(pages) > 1:
             code = (pages[0] & ~0xFFFF) + _LEVEL1

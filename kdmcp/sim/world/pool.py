@@ -22,11 +22,12 @@ from dataclasses import dataclass
 from typing import Literal
 
 from kdmcp.sim.world.handle_objects import all_object_blocks, lay_objects, object_blocks_in_page
+from kdmcp.sim.world.handles import table_allocations
 from kdmcp.sim.world.machine import World
 from kdmcp.sim.world.memory import PAGE
 from kdmcp.sim.world.model import PoolBlock
 
-__all__ = ["TAGS", "PageView", "all_blocks", "lay_fillers", "page_view", "tag_text"]
+__all__ = ["TAGS", "PageView", "all_blocks", "large_block", "large_blocks", "lay_fillers", "page_view", "tag_text"]
 
 # tag -> (description, binary): pooltag.txt's words, as kd prints them ("Pooltag MmSt : Mm
 # section object prototype ptes, Binary : nt!mm", families/pool/03); "" binary: none known
@@ -161,7 +162,21 @@ def all_blocks(world: World) -> list[PoolBlock]:
         if view is not None:
             out += view.blocks
     # the handle objects' blocks, without their pages' fillers (nothing counts a free block)
-    return out + all_object_blocks(world)
+    return out + all_object_blocks(world) + large_blocks(world)
+
+
+def large_blocks(world: World) -> list[PoolBlock]:
+    """The large (whole-page, header-less) allocations: the handle tables' pages, tag Obtb."""
+    cached: list[PoolBlock] | None = world.__dict__.get("_large_blocks")
+    if cached is None:
+        cached = [PoolBlock(page, PAGE, "Obtb", "Paged pool") for page in table_allocations(world)]
+        world.__dict__["_large_blocks"] = cached
+    return cached
+
+
+def large_block(world: World, addr: int) -> PoolBlock | None:
+    """The large allocation holding ``addr``, if any."""
+    return next((b for b in large_blocks(world) if b.address <= addr < b.address + b.size), None)
 
 
 def lay_fillers(world: World) -> None:

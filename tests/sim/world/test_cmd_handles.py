@@ -168,3 +168,19 @@ def test_poolused_counts_the_handle_objects(world: World) -> None:
     used = _record("!poolused", answer(world, "!poolused 0 Even"))
     events = [b for b in all_object_blocks(world) if b.tag == "Even"]
     assert used.pool_usage[0].nonpaged_allocs == len(events) > 1000
+
+
+def test_table_pages_are_large_pool(world: World, client: Process) -> None:
+    from kdmcp.sim.world.handles import table_allocations
+
+    h = _record("!handle", answer(world, f"!handle 4 1 {client.address:x}")).handles[0]
+    entry = int(h.entry or "0", 16)
+    text = answer(world, f"!pool {entry:x}")
+    assert text is not None
+    assert f"*{entry & ~0xFFF:016x} : large page allocation, tag is Obtb, size is 0x1000 bytes\n" in text
+    pool = _record("!pool", text)
+    assert pool.pool_blocks[0].large and pool.pool_blocks[0].contains_address
+    found = _record("!poolfind Obtb 1", answer(world, "!poolfind Obtb 1"))
+    listed = {int(b.address, 16) for b in found.pool_blocks if b.size == "0x1000"}
+    pages = table_allocations(world)
+    assert listed == set(pages) and len(pages) == len(set(pages))  # no two tables share a page
