@@ -13,7 +13,16 @@ handles/09 (one handle); free entries as kernel_objects/09 prints them.
 
 from __future__ import annotations
 
-from kdmcp.sim.world.handles import ENTRIES_PER_PAGE, TYPE_OBJECTS, HandleInfo, entry_address, handle, table_pages
+from kdmcp.sim.world.handle_objects import lay_objects
+from kdmcp.sim.world.handles import (
+    ENTRIES_PER_PAGE,
+    TYPE_OBJECTS,
+    HandleInfo,
+    entry_address,
+    handle,
+    lay_tables,
+    table_pages,
+)
 from kdmcp.sim.world.machine import World
 from kdmcp.sim.world.model import Process
 from kdmcp.sim.world.registry import command
@@ -52,11 +61,11 @@ def _object_block(h: HandleInfo) -> str:
     return "".join(out)
 
 
-def _free_row(p: Process, value: int) -> str:
+def _free_row(world: World, p: Process, value: int) -> str:
     # kernel_objects/09: "0170: free handle, Entry address e10022e0, Next Entry 00000458"
-    last = len(table_pages(p)) * ENTRIES_PER_PAGE * 4
+    last = len(table_pages(world, p)) * ENTRIES_PER_PAGE * 4
     nxt = value + 4 if value + 4 < last else 0
-    return f"{value:04x}: free handle, Entry address {entry_address(p, value):016x}, Next Entry {nxt:08x}\n"
+    return f"{value:04x}: free handle, Entry address {entry_address(world, p, value):016x}, Next Entry {nxt:08x}\n"
 
 
 def _resolve_process(world: World, text: str) -> Process | int | None:
@@ -69,16 +78,22 @@ def _resolve_process(world: World, text: str) -> Process | int | None:
     return world.process(value) or world.process_by_pid(value)
 
 
-def _one_process(world: World, p: Process, value: int, flags: int, type_name: str | None) -> str:
-    out = [process_header(p), "\n"]
-    out.append(f"Handle table at {p.object_table:016x} with {p.handle_count} entries in use\n")
+def _one_process(
+    world: World, p: Process, value: int, flags: int, type_name: str | None, shown: Process | None = None
+) -> str:
+    """One process's block: ``shown``'s PROCESS header (the current process, for the kernel
+    table of flag 0x10, as handles/03's "Kernel ... handle table" follows Idle's header), then
+    ``p``'s table."""
+    out = [process_header(shown or p), "\n"]
+    kernel = "Kernel h" if shown is not None else "H"
+    out.append(f"{kernel}andle table at {p.object_table:016x} with {p.handle_count} entries in use\n")
     out.append("\n")
     if value:
         values = [value]
     elif flags & 7:
         values = list(range(4, 4 * (p.handle_count + 1), 4))
         if flags & 4:
-            values += range(4 * (p.handle_count + 1), len(table_pages(p)) * ENTRIES_PER_PAGE * 4, 4)
+            values += range(4 * (p.handle_count + 1), len(table_pages(world, p)) * ENTRIES_PER_PAGE * 4, 4)
     else:
         values = []
     block = bool(flags & 2)
@@ -86,7 +101,7 @@ def _one_process(world: World, p: Process, value: int, flags: int, type_name: st
         h = handle(world, p, v)
         if h is None:
             if value or flags & 4:
-                out.append(_free_row(p, v))
+                out.append(_free_row(world, p, v))
                 if block:
                     out.append("\n")
             continue
@@ -103,6 +118,8 @@ def _one_process(world: World, p: Process, value: int, flags: int, type_name: st
 @command("!handle", summary="handle table entries and their objects")
 def _handle(world: World, name: str, args: str) -> str | None:
     parts = args.split()
+    lay_tables(world)  # the tables kd walks are in memory from here on (dq of an Entry agrees)
+    lay_objects(world)  # and the objects' headers (dt nt!_OBJECT_HEADER at ObjectHeader:)
     value = world.evaluate(parts[0]) & _MASK if parts else 0
     if value == _MASK:
         value = 0  # -1: every handle of the process
@@ -110,8 +127,6 @@ def _handle(world: World, name: str, args: str) -> str | None:
     target: Process | int | None = world.current_process()
     if len(parts) > 2:
         target = _resolve_process(world, parts[2])
-    if flags & 0x10:
-        target = world.process_by_pid(4)
     type_name = " ".join(parts[3:]) if len(parts) > 3 else None
     if target is None:
         return f"Invalid process {parts[2]}\n" if len(parts) > 2 else None
@@ -119,6 +134,10 @@ def _handle(world: World, name: str, args: str) -> str | None:
     out = ["\n"]
     if type_name is not None:
         out += [f"Searching for handles of type {type_name}\n", "\n"]
+    system = world.process_by_pid(4)
     for p in procs:
-        out.append(_one_process(world, p, value, flags, type_name))
+        if flags & 0x10 and system is not None:  # the kernel handle table: System's
+            out.append(_one_process(world, system, value, flags, type_name, shown=p))
+        else:
+            out.append(_one_process(world, p, value, flags, type_name))
     return "".join(out)

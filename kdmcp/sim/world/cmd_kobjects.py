@@ -179,8 +179,11 @@ def _device_chain(world: World, first: int) -> list[int]:
 
 
 def _find_device(world: World, text: str) -> tuple[int, Device | None]:
-    if text.startswith("\\"):
-        dev = next((d for d in world.devices if d.name.lower() == text.lower()), None)
+    """A device by its object name (``\\Device\\Myfault``, or ``Myfault`` under ``\\Device``, as
+    the docs' ``!devobj Video0``), else by the address an expression gives."""
+    full = text if text.startswith("\\") else "\\Device\\" + text
+    dev = next((d for d in world.devices if d.name.lower() == full.lower()), None)
+    if dev is not None or text.startswith("\\"):
         return (dev.address if dev else -1), dev
     at = _address(world, text)
     return at, world.device(at)
@@ -206,7 +209,8 @@ def _devobj(world: World, name: str, args: str) -> str | None:
     at, dev = _find_device(world, parts[0])
     space = world.space()
     if at < 0 or space.u16(at) != _DEVICE_TYPE:
-        return f"{parts[0]} is not a device object\n" if at < 0 else f"{at:016x}: is not a device object\n"
+        # kdexts: "%08p: is not a device object"
+        return f"{parts[0]} is not a device object\n" if at < 0 else f"{kd_ptr(at)}: is not a device object\n"
     driver = space.u64(at + 0x8) or 0
     ext = space.u64(at + 0x40) or 0
     own = _device_short_name(dev)

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from kdmcp.sim.world.machine import World
 from kdmcp.sim.world.memory import PAGE
-from kdmcp.sim.world.paging import LEVELS, entry_addresses, flags_text, walk
+from kdmcp.sim.world.paging import LEVELS, entry_addresses, flags_text, mapped_by, walk
 from kdmcp.sim.world.pool import all_blocks
 from kdmcp.sim.world.registry import command
 
@@ -28,6 +28,8 @@ def _pte(world: World, name: str, args: str) -> str | None:
     if not args.strip():
         return None
     va = world.evaluate(args.split(maxsplit=1)[0]) & ((1 << 64) - 1)
+    mapped = mapped_by(va)  # "!pte <PTE address>" shows the VA that PTE maps
+    va = va if mapped is None else mapped
     entries = walk(world, va)
     at_line = "".join(f"{lvl} at {a:016X}".ljust(_COLUMN) for lvl, a in zip(LEVELS, entry_addresses(va), strict=True))
     contains = "".join(f"contains {e.value:016X}".ljust(_COLUMN) for e in entries)
@@ -52,7 +54,8 @@ def process_commit(world: World) -> list[tuple[int, str, int]]:
     """(pid, image, committed pages) per process, most first, as ``!vm``'s list ends."""
     rows = []
     for p in world.processes:
-        pages = 0 if not p.peb else 180 + 3 * p.handle_count + 40 * len(p.threads) + (p.pid & 0xFF)
+        # a system process (no PEB) commits a few pages (the sample's "System  112 Kb")
+        pages = 25 + len(p.threads) if not p.peb else 180 + 3 * p.handle_count + 40 * len(p.threads) + (p.pid & 0xFF)
         rows.append((p.pid, p.image, pages))
     return sorted(rows, key=lambda r: (-r[2], r[0]))
 
@@ -127,7 +130,9 @@ def _vm(world: World, name: str, args: str) -> str | None:
     for label, pages in _counters(world):
         out.append(_row(label, pages) if label else "\n")
     if not flags & 1:  # flag 1 leaves out the per-process list
-        out.append("\n")
+        # a Windows 8/10 "!vm" (jasandoval1-style notes in the code corpus): the heading, then
+        # each process's commit in Kb, most first
+        out += ["\n", f"{'Pid':>5} {'ImageName':<24}{'Commit':>15}{'SharedCommit':>15}{'Debt':>12}\n", "\n"]
         for pid, image, pages in process_commit(world):
-            out.append(f"         {pid:04x} {image:<20}{pages:>9} ({pages * 4:>11} Kb)\n")
+            out.append(f"{pid:5x} {image:<24}{pages * 4:>12} Kb{0:>12} Kb{0:>9} Kb\n")
     return "".join(out)

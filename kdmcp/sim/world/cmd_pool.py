@@ -12,10 +12,11 @@ address in no pool), pool/07 (Windows 10/11 ``!poolfind``), pool/06 and 10 (``!p
 from __future__ import annotations
 
 import fnmatch
+import zlib
 
 from kdmcp.sim.world.machine import World
 from kdmcp.sim.world.model import PoolBlock
-from kdmcp.sim.world.pool import TAGS, all_blocks, page_view, tag_text
+from kdmcp.sim.world.pool import TAGS, all_blocks, large_block, large_blocks, page_view, tag_text
 from kdmcp.sim.world.registry import command
 
 __all__: list[str] = []
@@ -70,6 +71,15 @@ def _pool(world: World, name: str, args: str) -> str | None:
         return None
     addr = world.evaluate(parts[0]) & ((1 << 64) - 1)
     flags = world.evaluate(parts[1]) if len(parts) > 1 else 0
+    large = large_block(world, addr)
+    if large is not None:
+        # a whole-page allocation has no header: kd finds it in the big-page table (a Windows 10
+        # "!pool rdx" on a vhdmp buffer: "*ffffc986cb6f2000 : large page allocation, tag is V2lg, ...")
+        return (
+            f"Pool page {addr:016x} region is Paged pool\n"
+            f"*{large.address:016x} : large page allocation, tag is {large.tag}, size is {large.size:#x} bytes\n"
+            + _description(large.tag)
+        )
     view = page_view(world, addr)
     if view is None:
         return _not_pool(addr)
@@ -103,6 +113,10 @@ def _nonpaged(blk: PoolBlock) -> bool:
     return blk.pool_type != "Paged pool"
 
 
+def _region(blk: PoolBlock) -> str:
+    return "Nonpaged pool" if _nonpaged(blk) else "Paged pool"
+
+
 @command("!poolfind", summary="pool blocks with a tag")
 def _poolfind(world: World, name: str, args: str) -> str | None:
     parts = args.split()
@@ -119,21 +133,26 @@ def _poolfind(world: World, name: str, args: str) -> str | None:
         return None
     value = _tag_value(tag)
     shown = tag.ljust(4)
-    # families/pool/07: the large-allocation table first (the world has no large blocks)
+    # families/pool/07: the large-allocation table first, its rows the allocations themselves
     out = [
         "\n",
         f"Scanning large pool allocation table for tag 0x{value:08x} ({shown}) "
         f"({_BIG_TABLE[0]:016x} : {_BIG_TABLE[1]:016x})\n",
         "\n",
     ]
-    blocks = [b for b in all_blocks(world) if b.allocated and _tag_matches(b.tag, tag)]
+    large = [b for b in large_blocks(world) if _tag_matches(b.tag, tag) and _nonpaged(b) == searches[0][2]]
+    for blk in large:
+        out.append(f"{blk.address:016x} : tag {blk.tag}, size {f'{blk.size:#x}':>9}, {_region(blk)}\n")
+    if large:
+        out.append("\n")
+    small = {b.address for b in large_blocks(world)}
+    blocks = [b for b in all_blocks(world) if b.allocated and _tag_matches(b.tag, tag) and b.address not in small]
     for label, (lo, hi), nonpaged in searches:
         out += [f"Searching {label} pool ({lo:016x} : {hi:016x}) for tag 0x{value:08x} ({shown})\n", "\n"]
         for blk in blocks:
             if _nonpaged(blk) == nonpaged:
-                region = "Nonpaged pool" if nonpaged else "Paged pool"
                 size = f"0x{blk.size - 0x10:x}"
-                out.append(f"{blk.address:016x} : tag {blk.tag}, size {size:>9}, {region}\n")
+                out.append(f"{blk.address:016x} : tag {blk.tag}, size {size:>9}, {_region(blk)}\n")
         out.append("\n")
     return "".join(out)
 
@@ -178,7 +197,10 @@ def _poolused(world: World, name: str, args: str) -> str | None:
         order = "Paged Pool Consumed"
     else:
         order = "Tag"
-    # families/pool/06 and 10: progress dots, the order, the two column groups
+    if flags & 1:
+        return _poolused_verbose(order, rows)
+    # families/pool/06 and 10: progress dots, the order, the two column groups; TOTAL at the
+    # left margin, its numbers in the rows' columns (an HEVD write-up's "!poolused 2 Even")
     out = ["..\n", f" Sorting by {order}\n", "\n"]
     out.append("               NonPaged                  Paged\n")
     out.append(f" {'Tag':<4}{'Allocs':>10}{'Used':>13}{'Allocs':>11}{'Used':>13}\n")
@@ -186,6 +208,35 @@ def _poolused(world: World, name: str, args: str) -> str | None:
     for tag, (npa, npu, pa, pu) in rows:
         out.append(f" {tag:<4}{npa:>10}{npu:>13}{pa:>11}{pu:>13}\t{_usage_description(tag)}\n")
     totals = [sum(v[i] for _, v in rows) for i in range(4)]
+    out.append(f"TOTAL{totals[0]:>10}{totals[1]:>13}{totals[2]:>11}{totals[3]:>13}\n")
+    return "".join(out)
+
+
+def _frees(tag: str, live: int) -> int:
+    """How many of a tag's allocations were freed since boot: not in the world (its pool holds
+    only what is allocated now), so a stable multiple of what is live, per tag."""
+    return live * (zlib.crc32(tag.encode("latin-1")) % 6) if live else 0
+
+
+def _poolused_verbose(order: str, rows: list[tuple[str, list[int]]]) -> str:
+    """``!poolused 1``: allocations, frees and their difference per pool (Windows 10, an HEVD
+    exploit's ``!poolused 1 Hack``: column ends 17, 29, 39, 52 | 65, 77, 87, 100); the
+    difference is what is allocated now, the count the plain layout shows."""
+    widths = (12, 12, 10, 13, 13, 12, 10, 13)
+
+    def line(head: str, values: tuple[object, ...]) -> str:
+        return head + "".join(f"{v:>{w}}" for v, w in zip(values, widths, strict=True))
+
+    out = ["..\n", f" Sorting by {order}\n", "\n"]
+    out.append("                            NonPaged                                         Paged\n")
+    out.append(line(" Tag ", ("Allocs", "Frees", "Diff", "Used") * 2) + "\n")
     out.append("\n")
-    out.append(f" TOTAL{totals[0]:>9}{totals[1]:>13}{totals[2]:>11}{totals[3]:>13}\n")
+    totals = [0] * 8
+    for tag, (npa, npu, pa, pu) in rows:
+        npf, pf = _frees(tag, npa), _frees(tag, pa)
+        values = (npa + npf, npf, npa, npu, pa + pf, pf, pa, pu)
+        totals = [t + v for t, v in zip(totals, values, strict=True)]
+        out.append(line(f" {tag:<4}", values) + f"\t{_usage_description(tag)}\n")
+    out.append("\n")
+    out.append(line("TOTAL", tuple(totals)) + "\n")
     return "".join(out)

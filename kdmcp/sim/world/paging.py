@@ -22,7 +22,7 @@ from kdmcp.sim.world.machine import World
 from kdmcp.sim.world.memory import KERNEL_SPACE, PAGE, Memory
 from kdmcp.sim.world.model import Process
 
-__all__ = ["LEVELS", "SELF_MAP", "Entry", "entry_addresses", "flags_text", "walk"]
+__all__ = ["LEVELS", "SELF_MAP", "Entry", "entry_addresses", "flags_text", "mapped_by", "walk"]
 
 SELF_MAP = 0x1EC
 PTE_BASE = 0xFFFF_0000_0000_0000 | SELF_MAP << 39
@@ -61,6 +61,15 @@ class Entry:
 def entry_addresses(va: int) -> list[int]:
     """The PXE, PPE, PDE and PTE addresses of ``va``, from the self-map alone."""
     return [_address_of(base, va, shift) for base, shift in zip(_BASES, _SHIFTS, strict=True)]
+
+
+def mapped_by(address: int) -> int | None:
+    """The VA a PTE address maps (kd: an argument in the PTE range is a PTE, not a VA); ``None``
+    for an address outside the PTEs (the PDE, PPE and PXE ranges inside them are left as VAs)."""
+    if not PTE_BASE <= address < PTE_BASE + (1 << 39) or PDE_BASE <= address < PDE_BASE + (1 << 30):
+        return None
+    va = ((address - PTE_BASE) >> 3) << 12
+    return va | (0xFFFF_0000_0000_0000 if va >> 47 else 0)  # canonical: bit 47 extended
 
 
 def _address_of(base: int, va: int, shift: int) -> int:

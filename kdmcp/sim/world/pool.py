@@ -9,8 +9,9 @@ world's seed (``random.Random`` seeded with text is stable across runs and inter
 and their headers are laid into memory the first time a page is looked at, where nothing
 else was written -- so ``dt nt!_POOL_HEADER`` at a filler agrees with ``!pool``.
 
-Fillers never use a tag the world's own objects use, so ``!poolused``'s count for ``Proc``
-is the number of processes' blocks in ``world.pool``, which ``!pool`` on each process shows.
+Fillers never use a tag the world's own objects or the handle objects use, so ``!poolused``'s
+count for ``Proc`` is the number of processes' blocks in ``world.pool``, which ``!pool`` on each
+process shows, and its count for ``Even`` the number of event objects the handles name.
 """
 
 from __future__ import annotations
@@ -20,11 +21,13 @@ import struct
 from dataclasses import dataclass
 from typing import Literal
 
+from kdmcp.sim.world.handle_objects import all_object_blocks, lay_objects, object_blocks_in_page
+from kdmcp.sim.world.handles import table_allocations
 from kdmcp.sim.world.machine import World
 from kdmcp.sim.world.memory import PAGE
 from kdmcp.sim.world.model import PoolBlock
 
-__all__ = ["TAGS", "PageView", "all_blocks", "page_view", "tag_text"]
+__all__ = ["TAGS", "PageView", "all_blocks", "large_block", "large_blocks", "lay_fillers", "page_view", "tag_text"]
 
 # tag -> (description, binary): pooltag.txt's words, as kd prints them ("Pooltag MmSt : Mm
 # section object prototype ptes, Binary : nt!mm", families/pool/03); "" binary: none known
@@ -39,7 +42,7 @@ TAGS: dict[str, tuple[str, str]] = {
     "Driv": ("Driver objects", ""),
     "Irp ": ("Io, IRP packets", "nt!io"),
     "File": ("File objects", "nt!io"),
-    "Even": ("Event objects", "nt!ob"),
+    "Even": ("Event objects", ""),  # "\tEvent objects " (an HEVD write-up's !poolused 2 Even)
     "Muta": ("Mutant objects", "nt!ob"),
     "Sema": ("Semaphore objects", "nt!ob"),
     "IoCo": ("Io completion", "nt!io"),
@@ -57,10 +60,14 @@ TAGS: dict[str, tuple[str, str]] = {
     "FMsl": ("STREAM_LIST_CTRL structure", "fltmgr.sys"),
     "Key ": ("Key objects", "nt!cm"),
     "AlIn": ("ALPC port handle table", "nt!alpc"),
+    "AlPo": ("ALPC port objects", "nt!alpc"),
+    "Sect": ("Section objects", "nt!mm"),
+    "Dire": ("Directory objects", "nt!ob"),
 }
-# what fills the gaps, by the page's pool (never a tag the builder gives the world's objects)
-_FILL_NONPAGED = ("Even", "IoCo", "Mdl ", "MmCa", "Vad ", "Ntfx", "EtwB", "ReTa", "IoWI", "FMsl", "Muta", "Sema")
-_FILL_PAGED = ("CM31", "MmSt", "Ntff", "SeSd", "Key ", "AlIn", "MmCa")
+# what fills the gaps, by the page's pool: never a tag the builder gives the world's objects or
+# the handle objects have (Proc, File, Even, Key ...), so !poolused counts those exactly
+_FILL_NONPAGED = ("IoCo", "Mdl ", "MmCa", "Vad ", "Ntfx", "EtwB", "ReTa", "IoWI", "FMsl", "Sema")
+_FILL_PAGED = ("CM31", "MmSt", "Ntff", "SeSd", "AlIn", "MmCa")
 _SIZES = (0x40, 0x60, 0x80, 0xA0, 0xC0, 0x100, 0x140, 0x1A0, 0x250, 0x330)
 _POOL_HEADER = 0x10
 
@@ -106,13 +113,18 @@ def _fill(rng: random.Random, start: int, size: int, paged: bool) -> list[PoolBl
 def page_view(world: World, addr: int) -> PageView | None:
     """The pool page holding ``addr``, full; ``None`` if the world has no pool there."""
     page = addr & ~(PAGE - 1)
-    own = _by_page(world).get(page)
-    if not own:
-        return None
     views: dict[int, PageView] = world.__dict__.setdefault("_pool_views", {})
     if page in views:
         return views[page]
-    paged = own[0].pool_type == "Paged pool"
+    own = _by_page(world).get(page)
+    if own:
+        paged = own[0].pool_type == "Paged pool"
+    else:  # a page of the handle objects' slots, if any object is there
+        found = object_blocks_in_page(world, page)
+        if found is None:
+            return None
+        lay_objects(world)
+        own, paged = found
     rng = random.Random(f"pool:{world.seed}:{page:x}")
     blocks: list[PoolBlock] = []
     cursor = page
@@ -142,10 +154,32 @@ def _lay_header(world: World, blk: PoolBlock, paged: bool) -> None:
 
 
 def all_blocks(world: World) -> list[PoolBlock]:
-    """Every block of every pool page the world has, fillers included, by address."""
+    """Every block of every pool page the world has, fillers included, then every handle
+    object's block (:mod:`~kdmcp.sim.world.handle_objects`)."""
     out: list[PoolBlock] = []
     for page in sorted(_by_page(world)):
         view = page_view(world, page)
         if view is not None:
             out += view.blocks
-    return out
+    # the handle objects' blocks, without their pages' fillers (nothing counts a free block)
+    return out + all_object_blocks(world) + large_blocks(world)
+
+
+def large_blocks(world: World) -> list[PoolBlock]:
+    """The large (whole-page, header-less) allocations: the handle tables' pages, tag Obtb."""
+    cached: list[PoolBlock] | None = world.__dict__.get("_large_blocks")
+    if cached is None:
+        cached = [PoolBlock(page, PAGE, "Obtb", "Paged pool") for page in table_allocations(world)]
+        world.__dict__["_large_blocks"] = cached
+    return cached
+
+
+def large_block(world: World, addr: int) -> PoolBlock | None:
+    """The large allocation holding ``addr``, if any."""
+    return next((b for b in large_blocks(world) if b.address <= addr < b.address + b.size), None)
+
+
+def lay_fillers(world: World) -> None:
+    """Lay every page's filler headers now (the builder may call this once the world is made,
+    so ``db`` in a gap shows a header even before any pool command looked at its page)."""
+    all_blocks(world)

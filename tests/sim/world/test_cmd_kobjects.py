@@ -119,6 +119,7 @@ def test_devobj_shows_the_client_irp(world: World) -> None:
     assert r.fields["Current Irp"] == f"{cat.CLIENT_IRP:016x}"
     assert r.fields["driver"] == "\\Driver\\myfault" and r.name == "Myfault"
     assert _out(world, f"!devobj {dev.address:x}") == text
+    assert _out(world, "!devobj Myfault") == text  # a name under \Device (docs: "!devobj Video0")
 
 
 def test_devobj_and_devstack_agree_on_the_disk_stack(world: World) -> None:

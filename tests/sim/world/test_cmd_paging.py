@@ -12,6 +12,7 @@ from kdmcp.sim.world.build import build
 from kdmcp.sim.world.commands import answer
 from kdmcp.sim.world.machine import World
 from kdmcp.sim.world.paging import PXE_BASE, entry_addresses
+from kdmcp.sim.world.pool import all_blocks
 
 
 @pytest.fixture(scope="module")
@@ -49,6 +50,14 @@ def test_pte_self_map_arithmetic() -> None:
     assert entry_addresses(va)[3] == 0xFFFFF60000000000 + 8 * ((va & ((1 << 48) - 1)) >> 12)
 
 
+def test_pte_of_a_pte_address_is_the_va_it_maps(world: World) -> None:
+    va = 0xFFFFF80062A05C20
+    pte = entry_addresses(va)[3]
+    assert answer(world, f"!pte {pte:x}") == answer(world, f"!pte {va & ~0xFFF:x}")
+    user = 0x7FF8F1650000
+    assert (answer(world, f"!pte {entry_addresses(user)[3]:x}") or "").splitlines()[0].endswith(f"VA {user:016x}")
+
+
 def test_pte_pool_page_and_unmapped(world: World) -> None:
     proc = world.processes[-1]
     r = _record("!pte", answer(world, f"!pte {proc.address:x}"))
@@ -81,9 +90,23 @@ def test_vm_page_files_and_pool(world: World) -> None:
     r = _record("!vm 1", text)
     assert [f.name for f in r.page_files] == ["\\??\\C:\\pagefile.sys", "\\??\\C:\\swapfile.sys", None]
     assert r.page_files[0].maximum_kb == 4194304
-    pool_pages = len({b.address >> 12 for b in world.pool if b.pool_type != "Paged pool"})
+    pool_pages = len({b.address >> 12 for b in all_blocks(world) if b.pool_type != "Paged pool"})
     assert r.fields["NonPagedPoolNx Usage"].split()[0] == str(pool_pages)
     assert "Physical Memory:          1048320 (    4193280 Kb)\n" in text
     full = answer(world, "!vm")
     assert full is not None and full.startswith(text)
     assert "notmyfault64.exe" in full[len(text) :]
+
+
+def test_vm_process_list_adds_up_to_total_private(world: World) -> None:
+    text = answer(world, "!vm")
+    assert text is not None
+    head = "  Pid ImageName                        Commit   SharedCommit        Debt\n\n"
+    assert head in text
+    rows = text.split(head, 1)[1].splitlines()
+    assert len(rows) == len(world.processes)
+    kb = [int(r.split()[-6]) for r in rows]
+    assert kb == sorted(kb, reverse=True)
+    total = next(line for line in text.splitlines() if line.startswith("Total Private:"))
+    assert int(total.split()[2]) * 4 == sum(kb)
+    assert {int(r.split()[0], 16) for r in rows} == {p.pid for p in world.processes}

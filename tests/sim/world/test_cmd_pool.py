@@ -114,3 +114,19 @@ def test_deterministic() -> None:
     a, b = build(), build()
     for c in ("!pool ffffe70f2e61b080", "!poolused 4", "!poolfind Thre"):
         assert answer(a, c) == answer(b, c)
+
+
+def test_poolused_verbose_diff_is_what_is_allocated(world: World) -> None:
+    text = answer(world, "!poolused 1 Proc")
+    assert text is not None
+    assert (
+        " Tag       Allocs       Frees      Diff         Used       Allocs       Frees      Diff         Used\n" in text
+    )
+    r = _record("!poolused 1 Proc", text)
+    (row,) = r.pool_usage
+    assert row.nonpaged_diff == len(world.processes) == (row.nonpaged_allocs or 0) - (row.nonpaged_frees or 0)
+    assert r.fields["total_nonpaged_diff"] == str(len(world.processes))
+    plain = answer(world, "!poolused 0 Proc")
+    assert plain is not None and plain.endswith(
+        f"TOTAL{len(world.processes):>10}{row.nonpaged_used:>13}{0:>11}{0:>13}\n"
+    )
