@@ -527,4 +527,7 @@ def build(seed: int = 0, processors: int = 4) -> World:
         irps,
         sorted(b.pool, key=lambda blk: blk.address),
     )
+    from kdmcp.sim.world.pool import defer_fillers  # pool reads the built world
+
+    defer_fillers(world)
     return world

@@ -25,15 +25,18 @@ KERNEL_SPACE = 0xFFFF_8000_0000_0000
 _MASK = (1 << 64) - 1
 
 Filler = Callable[[], bytes]
+Hook = Callable[[], None]
 
 
 @dataclass
 class _Lazy:
-    """A region whose bytes are made on first use (a module image, a routine's code)."""
+    """A region whose bytes are made on first use (a module image, a routine's code), or a hook
+    that lays them itself (a pool page's other blocks)."""
 
     start: int
     size: int
-    make: Filler
+    make: Filler | None = None
+    hook: Hook | None = None
 
 
 @dataclass
@@ -74,7 +77,11 @@ class Memory:
     def defer(self, addr: int, size: int, make: Filler) -> None:
         """Map ``[addr, addr+size)`` now, write ``make()`` there when a page of it is first read."""
         self.map(addr, size)
-        self.lazy.append(_Lazy(addr, size, make))
+        self.lazy.append(_Lazy(addr, size, make=make))
+
+    def on_first_read(self, addr: int, size: int, hook: Hook) -> None:
+        """Call ``hook`` (which writes what it must) the first time ``[addr, addr+size)`` is read."""
+        self.lazy.append(_Lazy(addr, size, hook=hook))
 
     def _settle(self, addr: int, size: int) -> None:
         if not self.lazy:
@@ -83,8 +90,10 @@ class Memory:
         due = [r for r in self.lazy if r.start < end and addr < r.start + r.size]
         for region in due:
             self.lazy.remove(region)
-            data = region.make()[: region.size]
-            self._put(region.start, data)
+            if region.hook is not None:
+                region.hook()
+            elif region.make is not None:
+                self._put(region.start, region.make()[: region.size])
 
     def _put(self, addr: int, data: bytes) -> None:
         pos = 0

@@ -16,6 +16,7 @@ process shows, and its count for ``Even`` the number of event objects the handle
 
 from __future__ import annotations
 
+import functools
 import random
 import struct
 from dataclasses import dataclass
@@ -177,6 +178,16 @@ def large_blocks(world: World) -> list[PoolBlock]:
 def large_block(world: World, addr: int) -> PoolBlock | None:
     """The large allocation holding ``addr``, if any."""
     return next((b for b in large_blocks(world) if b.address <= addr < b.address + b.size), None)
+
+
+def defer_fillers(world: World) -> None:
+    """Each pool page's other blocks appear the first time anything reads the page (``db`` in a
+    gap shows their headers, as ``!pool`` lists them), without building every page at start."""
+    def hook(page: int) -> None:
+        page_view(world, page)
+
+    for page in _by_page(world):
+        world.kernel.on_first_read(page, PAGE, functools.partial(hook, page))
 
 
 def lay_fillers(world: World) -> None:
