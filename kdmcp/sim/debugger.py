@@ -197,6 +197,8 @@ class SimDebugger(TargetRun):
             from kdmcp.sim.world.build import build
             from kdmcp.sim.world.user import build_user
 
+            import kdmcp.sim.world.commands  # noqa: F401  (the command table, with the world)
+
             if self.kernel:
                 self._world = build(self.sc.world.seed, self.sc.target.processors)
             else:

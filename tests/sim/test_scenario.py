@@ -1,5 +1,5 @@
-"""kdmcp/sim/scenario.py: the built-in scenarios load, they describe one coherent target each, and the simulator
-plays their canned responses byte for byte.
+"""kdmcp/sim/scenario.py: the built-in scenarios load, leave the machine to the world, describe one
+coherent target each, and the simulator plays what they and the world answer byte for byte.
 
 Under pipes the simulator writes ``\\r\\n`` line ends and does not echo typed input, so a session
 is ``prompt + response`` for each command, which lets the tests compare whole transcripts.
@@ -16,6 +16,10 @@ import pytest
 from kdmcp.sim import texts
 from kdmcp.sim.debugger import COMMAND_LINE_TOKEN
 from kdmcp.sim.scenario import Scenario, builtin
+from kdmcp.sim.world.build import build
+from kdmcp.sim.world.commands import answer
+from kdmcp.sim.world.machine import World
+from kdmcp.sim.world.user import build_user
 
 TIMEOUT_SEC = 30
 KD_ARGV = [sys.executable, "-m", "kdmcp.sim", "kd", "-k", "net:port=50000,key=1.2.3.4", "-b"]
@@ -24,13 +28,54 @@ KD_PROMPT = "0: kd> "
 CDB_PROMPT = "0:002> "  # after an attach, cdb sits on its break-in thread (2 in the canned process)
 
 KD_COMMANDS = [
-    "r", "k", "kv", "lm", "lm m nt", "vertarget", "!process 0 0", "!process -1 0", "!thread",
-    "!running", "!pcr", "!irql", "u", "ub", "db fffff800`62a05c20", "dps @rsp", "dt nt!_EPROCESS",
-    "bp nt!NtCreateFile", "bl", ".reload", "!analyze -v", "p", ".kdtargetmac", "!error 5", "!bogus",
+    "r",
+    "k",
+    "kv",
+    "lm",
+    "lm m nt",
+    "vertarget",
+    "!process 0 0",
+    "!process -1 0",
+    "!thread",
+    "!running",
+    "!pcr",
+    "!irql",
+    "u",
+    "ub",
+    "db fffff800`62a05c20",
+    "dps @rsp",
+    "dt nt!_EPROCESS",
+    "bp nt!NtCreateFile",
+    "bl",
+    ".reload",
+    "!analyze -v",
+    "p",
+    ".kdtargetmac",
+    "!error 5",
+    "!bogus",
 ]
 CDB_COMMANDS = [
-    "r", "k", "kb", "~", "~*k", "lm", "!peb", "!teb", ".lastevent", ".exr -1", ".ecxr", "u", "db",
-    "dq @rsp", "dt ntdll!_PEB", "bp app!wmain", "bl", "!heap -s", "!analyze -v", "t", "version",
+    "r",
+    "k",
+    "kb",
+    "~",
+    "~*k",
+    "lm",
+    "!peb",
+    "!teb",
+    ".lastevent",
+    ".exr -1",
+    ".ecxr",
+    "u",
+    "db",
+    "dq @rsp",
+    "dt ntdll!_PEB",
+    "bp app!wmain",
+    "bl",
+    "!heap -s",
+    "!analyze -v",
+    "t",
+    "version",
 ]
 
 # Commands the simulator implements itself; a canned response would shadow that behaviour.
@@ -58,6 +103,13 @@ def _expected_tail(sc: Scenario, prompt: str, commands: list[str], argv: list[st
     return played + prompt + "quit:\r\n"
 
 
+def _world(name: str, pid: int = 0x1A2C) -> World:
+    """A fresh world of the built-in target: kd's machine, or cdb's attached process."""
+    if name == "default_kd":
+        return build(0)
+    return build_user(0, pid, "")
+
+
 @pytest.fixture(scope="module")
 def kd() -> Scenario:
     return builtin("default_kd")
@@ -72,10 +124,14 @@ def cdb() -> Scenario:
 
 
 @pytest.mark.parametrize("name", ["default_kd", "default_cdb"])
-def test_builtin_scenario_loads_with_canned_responses(name):
+def test_builtin_scenario_leaves_the_machine_to_the_world(name):
     sc = builtin(name)
-    assert sc.name == name
-    assert len(sc.responses) >= 30
+    assert sc.name == name and sc.world.enabled
+    # what is left canned is what the world does not answer: a response the world also
+    # answers would shadow it (responses come first), and two sources would disagree
+    world = _world(name)
+    for command in sc.responses:
+        assert answer(world, command, kernel=name == "default_kd") is None, command
 
 
 @pytest.mark.parametrize("name", ["default_kd", "default_cdb"])
@@ -94,74 +150,78 @@ def test_responses_are_reachable_and_well_formed(name):
 # ------------------------------------------------------------------ coherence with the target
 
 
-def test_kd_responses_agree_with_the_target_and_the_banners(kd):
-    t = kd.target
+def test_the_kd_world_agrees_with_the_target_and_the_banners(kd):
+    t, world = kd.target, _world("default_kd")
     bare = t.break_address.replace("`", "")
-    assert kd.responses["r"].text.endswith(texts.break_location(kd))
-    assert f"rip={bare} " in kd.responses["r"].text
-    assert kd.responses["r rip"].text == f"rip={bare}\n"
-    assert kd.responses["u"].text.startswith(texts.break_location(kd))
-    assert kd.responses["db"].text.startswith(f"{t.break_address}  cc c3 ")
-    assert f"Kernel base = 0x{t.kernel_base} PsLoadedModuleList = 0x{t.ps_loaded_module_list}\n" in (
-        kd.responses["vertarget"].text)
-    assert f"Kernel Version {t.build} MP ({t.processors} procs) Free x64\n" in kd.responses["version"].text
-    nt_line = next(line for line in kd.responses["lm"].text.splitlines() if "   nt   " in line)
+    r = answer(world, "r") or ""
+    assert r.endswith(texts.break_location(kd)) and f"rip={bare} " in r
+    assert answer(world, "r rip") == f"rip={bare}\n"
+    assert (answer(world, "u") or "").startswith(texts.break_location(kd))
+    assert (answer(world, "db @rip") or "").startswith(f"{t.break_address}  cc c3 ")
+    vertarget = answer(world, "vertarget") or ""
+    assert f"Kernel base = 0x{t.kernel_base} PsLoadedModuleList = 0x{t.ps_loaded_module_list}\n" in vertarget
+    assert f"Kernel Version {t.build} MP ({t.processors} procs) Free x64\n" in (answer(world, "version") or "")
+    nt_line = next(line for line in (answer(world, "lm") or "").splitlines() if "   nt   " in line)
     assert nt_line.startswith(t.kernel_base)
-    assert kd.responses["lm m nt"].text.splitlines()[-1] == nt_line
-    # the breakpoint that texts.breakpoint_hit() reports is the one bl lists
-    assert "nt!NtCreateFile" in texts.breakpoint_hit(0) and "nt!NtCreateFile" in kd.responses["bl"].text
-    assert "fffff800`62c3a1e0" in texts.breakpoint_hit(0) and "fffff800`62c3a1e0" in kd.responses["bl"].text
+    assert (answer(world, "lm m nt") or "").splitlines()[-1] == nt_line
+    # the breakpoint a scripted stop reports (texts.breakpoint_hit) is where bp puts one
+    answer(world, "bp nt!NtCreateFile")
+    assert "fffff800`62c3a1e0" in texts.breakpoint_hit(0) and "fffff800`62c3a1e0" in (answer(world, "bl") or "")
     # one .reload dot per loaded module
-    modules = kd.responses["lm"].text.split("Unloaded modules:")[0].splitlines()[1:]
-    dots = sum(line.count(".") for line in kd.responses[".reload"].text.splitlines() if set(line) == {"."})
-    assert dots == len(modules)
+    modules = (answer(world, "lm") or "").split("Unloaded modules:")[0].splitlines()[1:]
+    reload = answer(world, ".reload") or ""
+    assert sum(line.count(".") for line in reload.splitlines() if set(line) == {"."}) == len(modules)
     # the stack k shows is the one !thread shows
-    k_frames = [line.split()[1:4] for line in kd.responses["k"].text.splitlines()[1:]]
-    thread_frames = [line.split()[0:2] for line in kd.responses["!thread"].text.splitlines()
-                     if re.match(r"[0-9a-f]{8}`[0-9a-f]{8} ", line)]
-    assert [f[:2] for f in k_frames] == thread_frames
+    k_frames = [line.split()[1:3] for line in (answer(world, "k") or "").splitlines()[1:]]
+    thread_frames = [
+        line.split()[0:2]
+        for line in (answer(world, "!thread") or "").splitlines()
+        if re.match(r"[0-9a-f]{8}`[0-9a-f]{8} ", line)
+    ]
+    assert k_frames == thread_frames
 
 
-def test_cdb_responses_agree_with_the_attach_banner(cdb):
+def test_the_cdb_world_agrees_with_the_attach_banner():
+    world = _world("default_cdb")
     attach = texts.cdb_attach(0x1A2C)
-    assert cdb.responses["r"].text.endswith("ntdll!DbgBreakPoint:\n00007ffc`81a986a0 cc              int     3\n")
-    assert cdb.responses["r"].text.splitlines()[-2:] == attach.splitlines()[-2:]
+    r = answer(world, "r", kernel=False) or ""
+    assert r.endswith("ntdll!DbgBreakPoint:\n00007ffc`81a986a0 cc              int     3\n")
+    assert r.splitlines()[-2:] == attach.splitlines()[-2:]
+    lm = (answer(world, "lm", kernel=False) or "").splitlines()
     for line in attach.splitlines():
         if line.startswith("ModLoad: "):
             start, end = line.split()[1:3]
-            assert any(row.startswith(f"{start} {end}   ") for row in cdb.responses["lm"].text.splitlines()), line
-    assert "1a2c.5d0: Break instruction exception - code 80000003 (first chance)" in cdb.responses[".lastevent"].text
-    assert ".  2  Id: 1a2c.5d0 " in cdb.responses["~"].text
-    # !analyze -v points at a context and a record that are answered, and they show the fault
-    # the dump banner reports (texts.dump_loaded)
-    analysis = cdb.responses["!analyze -v"].text
-    cxr = re.search(r"\(\.cxr (0x[0-9a-f]+)\)", analysis)
-    exr = re.search(r"\(\.exr (0x[0-9a-f]+)\)", analysis)
-    assert cxr and exr
-    fault = texts.dump_loaded(cdb, "x.dmp", kernel=False, symbol_path=None).splitlines()[-2:]
-    assert cdb.responses[f".cxr {cxr.group(1)}"].text.splitlines()[-2:] == fault
-    assert "c0000005 (Access violation)" in cdb.responses[f".exr {exr.group(1)}"].text
+            assert any(row.startswith(f"{start} {end}   ") for row in lm), line
+    assert "1a2c.5d0: Break instruction exception - code 80000003 (first chance)" in (
+        answer(world, ".lastevent", kernel=False) or ""
+    )
+    assert ".  2  Id: 1a2c.5d0 " in (answer(world, "~", kernel=False) or "")
 
 
 # ------------------------------------------------------------------ played by the simulator
 
 
 @pytest.mark.process
-def test_kd_session_plays_canned_responses_verbatim(kd):
+def test_kd_session_answers_as_the_world_does_in_process(kd):
+    # the simulator's process and a world built here agree byte for byte: one seed, one machine
     out = _session(KD_ARGV, KD_COMMANDS)
     assert "Syntax error" not in out
+    world = _world("default_kd")
     for command in KD_COMMANDS:
-        assert _crlf(kd.responses[command].text, KD_ARGV) in out, command
-    assert out.endswith(_expected_tail(kd, KD_PROMPT, KD_COMMANDS, KD_ARGV))
+        text = kd.responses[command].text if command in kd.responses else answer(world, command)
+        assert text is not None, command
+        assert _crlf(text, KD_ARGV) in out, command
 
 
 @pytest.mark.process
-def test_cdb_session_plays_canned_responses_verbatim(cdb):
+def test_cdb_session_answers_as_the_world_does_in_process(cdb):
     out = _session(CDB_ARGV, CDB_COMMANDS)
     assert "Syntax error" not in out
+    world = _world("default_cdb", pid=1234)
     for command in CDB_COMMANDS:
-        assert _crlf(cdb.responses[command].text, CDB_ARGV) in out, command
-    assert out.endswith(_expected_tail(cdb, CDB_PROMPT, CDB_COMMANDS, CDB_ARGV))
+        text = cdb.responses[command].text if command in cdb.responses else answer(world, command, kernel=False)
+        assert text is not None, command
+        assert _crlf(text, CDB_ARGV) in out, command
     assert '"C:\\Program Files (x86)\\Windows Kits\\10\\Debuggers\\x64\\cdb.exe" -p 1234' in out
 
 

@@ -119,6 +119,9 @@ def _bp(world: World, name: str, args: str) -> str | None:
 def _ba(world: World, name: str, args: str) -> str | None:
     del name
     opts, words, cmd = _split_options(args)
+    if words and len(words[0]) == 2 and words[0][1] in "1248":
+        # "ba r4 addr": access and size written together, as the ba docs' examples write them
+        words = [words[0][0], words[0][1], *words[1:]]
     if len(words) < 3 or words[0].lower() not in _ACCESS or words[1] not in ("1", "2", "4", "8"):
         return None
     access, size = words[0].lower(), int(words[1])

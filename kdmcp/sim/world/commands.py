@@ -40,6 +40,8 @@ def answer(world: World, command: str, *, kernel: bool = True) -> str | None:
     """kd's output for ``command`` from the world, or ``None`` if the world does not answer it."""
     name, rest = split(command)
     entry = COMMANDS.get(name)
+    if entry is None and name[1:] in _UNMODELLED_EXTENSIONS:
+        return None  # a real extension the world does not model: a scenario may answer it
     if entry is None and name.startswith("!") and len(name) > 1:
         # an extension no loaded extension DLL exports (kd: "No export bogus found")
         return f"No export {name[1:]} found\n"
@@ -58,6 +60,17 @@ def answer(world: World, command: str, *, kernel: bool = True) -> str | None:
         return entry.handler(world, name, rest)
     except ExprError as exc:
         return f"Couldn't resolve error at '{exc}'\n"
+
+
+# Extensions kd's standard DLLs (ext, exts, kdexts) export that the world does not model: kd
+# would never say "No export" for them, so they fall through to the scenario (or the syntax error).
+_UNMODELLED_EXTENSIONS = frozenset({
+    "error", "object", "obja", "token", "sd", "acl", "vad", "cpuinfo", "sysinfo", "lmi", "dh", "chkimg",
+    "gflag", "exqueue", "ready", "timer", "dpcs", "session", "memusage", "filecache", "defwrites",
+    "for_each_module", "findstack", "uniqstack", "address", "peb", "teb", "heap", "gle", "cs", "avrf",
+    "analyze", "bugdump", "sysptes", "pfn", "db", "dd", "dq", "frag", "vm", "verifier", "wdfkd.wdfdriverinfo",
+    "ndiskd.netadapter", "fltkd.filters", "devnode", "arbiter", "ioresdes", "rebuildpdb", "sym", "reload",
+})
 
 
 # commands whose options follow their letters without a blank (lm, k, d*, u, bl...)

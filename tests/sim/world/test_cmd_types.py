@@ -215,7 +215,9 @@ def test_prcb_fields_across_processors(world: World) -> None:
 
 
 def test_wildcards_list_types(world: World) -> None:
-    assert dt(world, "nt!*PROCESS*") == "          ntkrnlmp!_KPROCESS\n          ntkrnlmp!_EPROCESS\n"
+    assert dt(world, "nt!*PROCESS*") == (
+        "          ntkrnlmp!_KPROCESS\n          ntkrnlmp!_EPROCESS\n          ntkrnlmp!_RTL_USER_PROCESS_PARAMETERS\n"
+    )
     listing = dt(world, "nt!_*").splitlines()
     assert "          ntkrnlmp!_PEB" in listing and "          ntkrnlmp!_LIST_ENTRY" in listing
 
@@ -267,7 +269,8 @@ def test_parser_reads_typed_records(world: World) -> None:
     layout_record = parse("dt nt!_EPROCESS", dt(world, "nt!_EPROCESS"))
     assert layout_record.kind == "type_dump" and not layout_record.instance  # type: ignore[attr-defined]
     listing = parse("dt nt!*PROCESS*", dt(world, "nt!*PROCESS*"))
-    assert [t.name for t in listing.types] == ["ntkrnlmp!_KPROCESS", "ntkrnlmp!_EPROCESS"]  # type: ignore[attr-defined]
+    assert [t.name for t in listing.types] == [  # type: ignore[attr-defined]
+        "ntkrnlmp!_KPROCESS", "ntkrnlmp!_EPROCESS", "ntkrnlmp!_RTL_USER_PROCESS_PARAMETERS"]
 
 
 def test_list_walk_visits_every_process_then_the_head(world: World) -> None:
