@@ -194,10 +194,9 @@ class SimDebugger(TargetRun):
         """The machine behind the prompt, built on first use (start-up stays fast: building
         the world and loading the disassembler take longer than the banner does)."""
         if self._world is None:
+            import kdmcp.sim.world.commands  # noqa: F401  (the command table, with the world)
             from kdmcp.sim.world.build import build
             from kdmcp.sim.world.user import build_user
-
-            import kdmcp.sim.world.commands  # noqa: F401  (the command table, with the world)
 
             if self.kernel:
                 self._world = build(self.sc.world.seed, self.sc.target.processors)
