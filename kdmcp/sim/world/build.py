@@ -24,6 +24,9 @@ from kdmcp.sim.world import activity
 from kdmcp.sim.world import catalog as cat
 from kdmcp.sim.world import drivers as drv
 from kdmcp.sim.world.code import Routine, assemble
+from kdmcp.sim.world.laying import link as _link
+from kdmcp.sim.world.laying import pe_header as _pe_header
+from kdmcp.sim.world.laying import stack_bytes as _stack_bytes
 from kdmcp.sim.world.layouts import put
 from kdmcp.sim.world.machine import World
 from kdmcp.sim.world.memory import KERNEL_SPACE, Memory
@@ -374,42 +377,6 @@ class _Builder:
         _link(self.mem, p.address + 0x30, kentries)
         for t in p.threads:
             self.lay_thread(t, p)
-
-
-def _link(mem: Memory, head: int, entries: list[int]) -> None:
-    """A doubly linked LIST_ENTRY ring: head → entries… → head."""
-    ring = [head, *entries]
-    for i, node in enumerate(ring):
-        mem.load(node, struct.pack("<QQ", ring[(i + 1) % len(ring)], ring[i - 1]))
-
-
-def _stack_bytes(t: Thread) -> bytes:
-    """The kernel stack: each return address where the callee's frame ends (x64: the caller's
-    ``rsp - 8`` at the call), so ``dps @rsp`` and ``k`` agree."""
-    size = t.stack_base - t.stack_limit
-    data = bytearray(size)
-    for nxt in t.frames[1:]:
-        slot = nxt.child_sp - 8 - t.stack_limit
-        if 0 <= slot <= size - 8:
-            data[slot : slot + 8] = struct.pack("<Q", nxt.site)
-    return bytes(data)
-
-
-def _pe_header(mod: Module) -> drv.Filler:
-    def make() -> bytes:
-        # the DOS stub every PE image starts with ("MZ", e_lfanew at 0x3c, "This program cannot…")
-        dos = bytearray(0x400)
-        dos[0:2] = b"MZ"
-        dos[2:0x10] = bytes.fromhex("90000300000004000000ffff0000")
-        dos[0x18] = 0x40
-        dos[0x3C:0x40] = struct.pack("<I", 0xF8)
-        dos[0x4E : 0x4E + 39] = b"This program cannot be run in DOS mode."
-        dos[0xF8:0xFC] = b"PE\0\0"
-        dos[0xFC:0xFE] = struct.pack("<H", 0x8664)
-        dos[0x100:0x104] = struct.pack("<I", mod.timestamp)
-        return bytes(dos)
-
-    return make
 
 
 def build(seed: int = 0, processors: int = 4) -> World:

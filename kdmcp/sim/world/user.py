@@ -27,8 +27,8 @@ import struct
 from dataclasses import dataclass, field
 
 from kdmcp.sim.world import user_catalog as cat
-from kdmcp.sim.world.build import _pe_header
 from kdmcp.sim.world.code import Routine, assemble
+from kdmcp.sim.world.laying import pe_header as _pe_header
 from kdmcp.sim.world.layouts import put
 from kdmcp.sim.world.machine import World
 from kdmcp.sim.world.memory import Memory
