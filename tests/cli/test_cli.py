@@ -74,7 +74,7 @@ def test_demo_runs_the_whole_loop_without_waiting_out_a_timeout():
     assert "resumed target" in text and "done" in text
     # a real investigation on the world: the client process found, the driver's dispatch table
     # read, its IOCTL routine hit by the client's next DeviceIoControl, the stack there
-    assert "notmyfault64.exe" in text and "IRP_MJ_DEVICE_CONTROL" in text
+    assert "Image: notmyfault64.exe" in text and "Dispatch routines:" in text
     assert "bp fffff80060da1e00" in text and "events: breakpoint" in text
     assert "myfault+0x1e00" in text and "KERNELBASE!DeviceIoControl" in text
     # Each step's header says how long it took ("╭─ break_in() — 4 ms ─"). A step that waited out
