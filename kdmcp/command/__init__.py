@@ -12,8 +12,38 @@ one) for the findings, and :mod:`~kdmcp.command.policy` (verdicts, run effects).
 Pure: no I/O; stdlib and pydantic only.
 """
 
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
 from kdmcp.command.classes import PROFILE_ALLOWS, PROFILES, CommandClass, Profile, RunEffect
-from kdmcp.command.policy import DEFAULT_NETWORK_ROOTS, Finding, Verdict, check, classify, launch_flags, run_effect
+
+if TYPE_CHECKING:
+    from kdmcp.command.policy import (
+        DEFAULT_NETWORK_ROOTS,
+        Finding,
+        Verdict,
+        check,
+        classify,
+        launch_flags,
+        run_effect,
+    )
+
+# The simulator reads lines with lexing/syntax/tables at start-up and never asks for a verdict;
+# the policy (its walker, its pydantic findings) costs a third of a second to import, so it is
+# imported on first use -- the server and the engine pay it where they first check a line.
+_POLICY = frozenset({"DEFAULT_NETWORK_ROOTS", "Finding", "Verdict", "check", "classify", "launch_flags",
+                     "run_effect"})
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _POLICY:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module("kdmcp.command.policy"), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "DEFAULT_NETWORK_ROOTS",
