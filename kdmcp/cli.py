@@ -185,16 +185,15 @@ def _check_scenario(path: str) -> None:
     that "exited during start" instead of the file's name and the key that is wrong.
     """
     import yaml
-    from pydantic import ValidationError
 
     from kdmcp.errors import InvalidArgument
     from kdmcp.sim import scenario as scenario_mod
-    from kdmcp.validation import validation_problems
+    from kdmcp.sim.schema import ScenarioError
 
     try:
         scenario_mod.load(path)
-    except ValidationError as exc:
-        raise InvalidArgument(f"scenario {path}: " + "; ".join(validation_problems(exc))) from None
+    except ScenarioError as exc:
+        raise InvalidArgument(f"scenario {path}: " + "; ".join(exc.problems)) from None
     except yaml.YAMLError as exc:
         raise InvalidArgument(f"scenario {path}: not YAML ({exc})") from None
 

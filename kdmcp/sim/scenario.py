@@ -5,30 +5,36 @@ accepts), the canned response of each command (text modelled on real transcripts
 knobs), and the script of what happens while the target runs after ``g``. Files live under
 ``fixtures/scenarios/``; the built-in defaults ship inside the package (``data/``) so an
 installed ``kd-mcp`` can simulate with no checkout.
+
+The schema is stdlib dataclasses read by :mod:`~kdmcp.sim.schema`, not pydantic models: the
+simulator is a program every test starts many times, and pydantic's import alone costs it a
+quarter of a second of its start-up; the checks are the same (unknown keys refused, types,
+choices and bounds), and an error names the key, as the CLI reports it.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field, replace
 from importlib import resources
 from pathlib import Path
 from typing import Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field
+
+from kdmcp.sim.schema import ScenarioError, bounded, read
+
+__all__ = ["Connect", "Response", "RunEvent", "Scenario", "ScenarioError", "Target", "WorldConfig", "builtin", "load"]
 
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-
-class Target(_Strict):
+@dataclass
+class Target:
     """The simulated machine, as kd's connect banner and ``vertarget`` describe it."""
 
     os_name: str = "Windows 10"
     build: int = 19041
     build_lab: str = "19041.1.amd64fre.vb_release.191206-1406"
     arch: Literal["x64", "x86", "arm64"] = "x64"
-    processors: int = Field(default=4, ge=1, le=64)
+    processors: int = bounded(4, ge=1, le=64)
     ip: str = "127.0.0.2"
     kernel_base: str = "fffff800`62600000"
     ps_loaded_module_list: str = "fffff800`6322a230"
@@ -36,15 +42,17 @@ class Target(_Strict):
     break_address: str = "fffff800`62a05c20"
 
 
-class Connect(_Strict):
+@dataclass
+class Connect:
     """Which KDNET settings the target accepts and how long connecting takes."""
 
     key: str | None = None  # None: any well-formed key
     port: int | None = None  # None: any port
-    delay_ms: int = Field(default=30, ge=0)
+    delay_ms: int = bounded(30, ge=0)
 
 
-class Response(_Strict):
+@dataclass
+class Response:
     """A canned command response and its fault knobs.
 
     ``text`` is printed as-is (newlines become the console's line ends). ``bulk_mb`` appends
@@ -56,16 +64,17 @@ class Response(_Strict):
     """
 
     text: str = ""
-    bulk_mb: float = Field(default=0, ge=0, le=4096)
+    bulk_mb: float = bounded(0.0, ge=0, le=4096)
     binary_hex: str = ""
-    latency_ms: int = Field(default=0, ge=0)
+    latency_ms: int = bounded(0, ge=0)
     hang: Literal["soft", "hard"] | None = None
-    die_after_bytes: int | None = Field(default=None, ge=0)
+    die_after_bytes: int | None = bounded(None, ge=0)
     exit_code: int = 3
     effect: Literal["go", "reboot", "bugcheck", "transport_loss"] | None = None
 
 
-class RunEvent(_Strict):
+@dataclass
+class RunEvent:
     """Something the target does while running, ``after_ms`` after the previous event.
 
     ``dbgprint`` prints ``text`` and keeps running; ``breakpoint``/``bugcheck``/``exception``
@@ -73,37 +82,39 @@ class RunEvent(_Strict):
     makes KDNET give up; ``exit`` ends the debugger with ``exit_code``.
     """
 
-    after_ms: int = Field(default=0, ge=0)
     kind: Literal["dbgprint", "breakpoint", "bugcheck", "reboot", "transport_loss", "exit"]
+    after_ms: int = bounded(0, ge=0)
     text: str = ""
     breakpoint: int = 0
     bugcheck_code: int = 0x0A
-    bugcheck_args: list[int] = Field(default_factory=lambda: [0, 2, 0, 0xFFFFF80062A1B2C3])
+    bugcheck_args: list[int] = field(default_factory=lambda: [0, 2, 0, 0xFFFFF80062A1B2C3])
     exit_code: int = 0
 
 
-class WorldConfig(_Strict):
+@dataclass
+class WorldConfig:
     """The simulated machine behind the prompt (kdmcp/sim/world, docs/simulator.md)."""
 
     enabled: bool = True  # False: only the scenario's responses answer (a phrasebook target)
-    seed: int = Field(default=0, ge=0)
+    seed: int = bounded(0, ge=0)
 
 
-class Scenario(_Strict):
+@dataclass
+class Scenario:
     """Everything the simulator needs to play one target."""
 
     name: str = "default"
-    target: Target = Field(default_factory=Target)
-    connect: Connect = Field(default_factory=Connect)
-    reboot_delay_ms: int = Field(default=100, ge=0)
+    target: Target = field(default_factory=Target)
+    connect: Connect = field(default_factory=Connect)
+    reboot_delay_ms: int = bounded(100, ge=0)
     reconnect_after_loss_ms: int | None = None
     # The first N break-in requests (Ctrl+C) while the target runs get no answer, as when a
     # KDNET break packet is lost on the wire: a client has to ask again.
-    lost_break_ins: int = Field(default=0, ge=0)
+    lost_break_ins: int = bounded(0, ge=0)
     # Script played after each go, cycling from the start; empty: run until Ctrl+C.
-    on_go: list[RunEvent] = Field(default_factory=list)
-    responses: dict[str, Response] = Field(default_factory=dict)
-    world: WorldConfig = Field(default_factory=WorldConfig)
+    on_go: list[RunEvent] = field(default_factory=list)
+    responses: dict[str, Response] = field(default_factory=dict)
+    world: WorldConfig = field(default_factory=WorldConfig)
     # Responses of the other built-in scenario to merge under these (so a fixture can say
     # only what differs from the default kd target).
     extends: Literal["default_kd", "default_cdb"] | None = None
@@ -126,12 +137,12 @@ class Scenario(_Strict):
 
 def _load_yaml(text: str) -> Scenario:
     data = yaml.safe_load(text) or {}
-    scenario = Scenario.model_validate(data)
+    scenario = read(Scenario, data)
     if scenario.extends is not None:
         base = builtin(scenario.extends)
         merged = dict(base.responses)
         merged.update(scenario.responses)
-        scenario = scenario.model_copy(update={"responses": merged})
+        scenario = replace(scenario, responses=merged)
     return scenario
 
 
@@ -142,5 +153,5 @@ def builtin(name: Literal["default_kd", "default_cdb"]) -> Scenario:
 
 
 def load(path: str | Path) -> Scenario:
-    """Load and validate a scenario file (pydantic errors name the bad key)."""
+    """Load and validate a scenario file (:class:`ScenarioError` names the bad key)."""
     return _load_yaml(Path(path).read_text(encoding="utf-8"))

@@ -19,6 +19,7 @@ import itertools
 import random
 import re
 import struct
+from dataclasses import replace
 
 from kdmcp.sim.world import activity
 from kdmcp.sim.world import catalog as cat
@@ -324,8 +325,9 @@ class _Builder:
                 "Win32StartAddress": t.win32_start,
             },
         )
-        stack = _stack_bytes(t)
-        self.mem.defer(t.stack_limit, t.stack_base - t.stack_limit, lambda: stack)
+        # made on first read, from the frames as they are now (a stop later rewrites its slots)
+        frozen = replace(t, frames=list(t.frames))
+        self.mem.defer(t.stack_limit, t.stack_base - t.stack_limit, functools.partial(_stack_bytes, frozen))
         # frames on another kernel stack (the break-in's DPC/interrupt stack): their return
         # slots too, so dps @rsp shows the sites k prints
         for nxt in t.frames[1:]:
