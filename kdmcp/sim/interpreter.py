@@ -42,7 +42,7 @@ from kdmcp.command.nodes import (
 from kdmcp.command.syntax import read_list
 from kdmcp.command.tables import leaf_effect
 
-__all__ = ["MAX_LOOP", "EvalError", "Host", "Interpreter", "evaluate"]
+__all__ = ["MAX_LOOP", "EvalError", "Host", "Interpreter", "evaluate", "masm_number"]
 
 MAX_LOOP = 100_000  # iterations of one loop before the simulator stops it (kd would go on)
 
@@ -222,7 +222,7 @@ def evaluate(text: str, temps: dict[int, int]) -> int:
         if m is None:
             raise EvalError(text[pos:].strip())
         if m.group("num"):
-            tokens.append(("num", str(_number(m.group("num")))))
+            tokens.append(("num", str(masm_number(m.group("num")))))
         elif m.group("temp"):
             tokens.append(("num", str(temps.get(int(m.group("index")), 0))))
         elif m.group("word"):
@@ -238,7 +238,8 @@ def evaluate(text: str, temps: dict[int, int]) -> int:
     return value
 
 
-def _number(token: str) -> int:
+def masm_number(token: str) -> int:
+    """A MASM number: radix 16 by default, ``0x``/``0n``/``0t``/``0y`` prefixes, a ``` ` ``` separator."""
     token = token.replace("`", "")
     prefix = token[:2].lower()
     if prefix == "0x":

@@ -16,6 +16,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from kdmcp.sim.interpreter import masm_number
 from kdmcp.sim.world.code import fmt_addr
 from kdmcp.sim.world.model import Module, Symbol
 
@@ -102,7 +103,7 @@ class _Scope:
 
 
 _TOKEN_RE = re.compile(
-    r"\s*(?:(?P<num>0[xX][0-9a-fA-F`]+|0[nN][0-9]+|0[yY][01]+|[0-9a-fA-F]+`[0-9a-fA-F]+"
+    r"\s*(?:(?P<num>0[xX][0-9a-fA-F`]+|0[nN][0-9]+|0[tT][0-7]+|0[yY][01]+|[0-9a-fA-F]+`[0-9a-fA-F]+"
     r"|[0-9][0-9a-fA-F`]*)(?![\w!])"
     r"|(?P<sym>[A-Za-z_][\w]*![\w@?$<>:~]+|[A-Za-z_]\w*)"
     r"|(?P<reg>@\$?\w+|\$\w+)"
@@ -172,7 +173,7 @@ def _unary(tokens: list[tuple[str, str]], i: int, scope: _Scope, text: str) -> t
         raise ExprError(text.strip())
     kind, value = tokens[i]
     if kind == "num":
-        return _number(value), i + 1
+        return masm_number(value), i + 1
     if kind == "op" and value == "(":
         inner, j = _expr(tokens, i + 1, scope, text, 1)
         if j >= len(tokens) or tokens[j][1] != ")":
@@ -216,15 +217,3 @@ def _name(word: str, scope: _Scope) -> int:
         return int(word, 16)  # "fffff800" etc. that the number pattern left to the word rule
     except ValueError:
         raise ExprError(word) from None
-
-
-def _number(token: str) -> int:
-    token = token.replace("`", "")
-    prefix = token[:2].lower()
-    if prefix == "0x":
-        return int(token[2:], 16)
-    if prefix == "0n":
-        return int(token[2:], 10)
-    if prefix == "0y":
-        return int(token[2:], 2)
-    return int(token, 16)

@@ -18,6 +18,7 @@ from kdmcp.sim.world.cmd_cpu import processor_switch_text
 from kdmcp.sim.world.code import fmt_addr
 from kdmcp.sim.world.commands import answer
 from kdmcp.sim.world.machine import World
+from tests.sim.world.helpers import run
 
 
 @pytest.fixture(scope="module")
@@ -35,12 +36,6 @@ def world(built: World) -> Iterator[World]:
     built.registers_written.clear()
     for p, thread in zip(built.processors, saved, strict=True):
         p.current_thread = thread
-
-
-def run(world: World, command: str) -> str:
-    out = answer(world, command)
-    assert out is not None, command
-    return out
 
 
 # ------------------------------------------------------------------------- r

@@ -7,23 +7,10 @@ Every listing is read back by the project's parser into a ``DisassemblyRecord``.
 
 from __future__ import annotations
 
-import pytest
-
 from kdmcp.parse import parse
 from kdmcp.sim.world.build import build
-from kdmcp.sim.world.commands import answer
 from kdmcp.sim.world.machine import World
-
-
-@pytest.fixture(scope="module")
-def world() -> World:
-    return build()
-
-
-def run(world: World, command: str) -> str:
-    out = answer(world, command)
-    assert out is not None, command
-    return out
+from tests.sim.world.helpers import run
 
 
 def test_u_at_the_break_in(world: World) -> None:

@@ -9,15 +9,9 @@ import sys
 import pytest
 
 from kdmcp.parse import parse
-from kdmcp.sim.world.build import build
 from kdmcp.sim.world.code import fmt_addr
 from kdmcp.sim.world.commands import answer
 from kdmcp.sim.world.machine import World
-
-
-@pytest.fixture(scope="module")
-def world() -> World:
-    return build()
 
 
 def dx(world: World, args: str) -> str:

@@ -6,30 +6,17 @@ from __future__ import annotations
 
 import pytest
 
-from kdmcp.parse import parse
-from kdmcp.parse.models import ObjectRecord
 from kdmcp.sim.world.build import build
 from kdmcp.sim.world.commands import answer
 from kdmcp.sim.world.handles import decode_entry
 from kdmcp.sim.world.machine import World
 from kdmcp.sim.world.model import Process
-
-
-@pytest.fixture(scope="module")
-def world() -> World:
-    return build()
+from tests.sim.world.helpers import object_record as _record
 
 
 @pytest.fixture(scope="module")
 def client(world: World) -> Process:
     return next(p for p in world.processes if p.image == "notmyfault64.exe")
-
-
-def _record(command: str, text: str | None) -> ObjectRecord:
-    assert text is not None
-    record = parse(command, text)
-    assert isinstance(record, ObjectRecord), record
-    return record
 
 
 def test_entries_are_the_handle_count(world: World, client: Process) -> None:

@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import struct
 
-import pytest
-
 from kdmcp.parse import parse
 from kdmcp.parse.models import ObjectRecord
 from kdmcp.sim.world import catalog as cat
@@ -16,11 +14,6 @@ from kdmcp.sim.world.code import decode
 from kdmcp.sim.world.commands import answer
 from kdmcp.sim.world.drivers import CHAIN_CODES, WAIT_CODE
 from kdmcp.sim.world.machine import World
-
-
-@pytest.fixture(scope="module")
-def world() -> World:
-    return build()
 
 
 def _record(command: str, text: str) -> ObjectRecord:

@@ -13,25 +13,15 @@ from kdmcp.parse import parse
 from kdmcp.sim.world.build import build
 from kdmcp.sim.world.commands import answer
 from kdmcp.sim.world.machine import World
+from tests.sim.world.helpers import run
 
 RIP = 0xFFFFF80062A05C20  # nt!DbgBreakPointWithStatus: the break-in's instruction pointer
-
-
-@pytest.fixture(scope="module")
-def world() -> World:
-    return build()
 
 
 @pytest.fixture
 def fresh() -> World:
     """A world of its own, for tests that write memory."""
     return build()
-
-
-def run(world: World, command: str) -> str:
-    out = answer(world, command)
-    assert out is not None, command
-    return out
 
 
 def test_db_rows_match_memory_and_kd_layout(world: World) -> None:

@@ -4,27 +4,12 @@ as the parser's ``page_files`` (families/kernel_state/06)."""
 
 from __future__ import annotations
 
-import pytest
-
-from kdmcp.parse import parse
-from kdmcp.parse.models import ObjectRecord
 from kdmcp.sim.world.build import build
 from kdmcp.sim.world.commands import answer
 from kdmcp.sim.world.machine import World
 from kdmcp.sim.world.paging import PXE_BASE, entry_addresses
 from kdmcp.sim.world.pool import all_blocks
-
-
-@pytest.fixture(scope="module")
-def world() -> World:
-    return build()
-
-
-def _record(command: str, text: str | None) -> ObjectRecord:
-    assert text is not None
-    record = parse(command, text)
-    assert isinstance(record, ObjectRecord), record
-    return record
+from tests.sim.world.helpers import object_record as _record
 
 
 def test_pte_of_the_break_in_address(world: World) -> None:

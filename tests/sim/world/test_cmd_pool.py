@@ -5,26 +5,11 @@ from __future__ import annotations
 
 import re
 
-import pytest
-
-from kdmcp.parse import parse
-from kdmcp.parse.models import ObjectRecord
 from kdmcp.sim.world.build import build
 from kdmcp.sim.world.commands import answer
 from kdmcp.sim.world.machine import World
 from kdmcp.sim.world.memory import PAGE
-
-
-@pytest.fixture(scope="module")
-def world() -> World:
-    return build()
-
-
-def _record(command: str, text: str | None) -> ObjectRecord:
-    assert text is not None
-    record = parse(command, text)
-    assert isinstance(record, ObjectRecord), record
-    return record
+from tests.sim.world.helpers import object_record as _record
 
 
 def test_pool_on_each_process_marks_its_proc_block(world: World) -> None:

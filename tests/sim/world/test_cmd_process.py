@@ -19,9 +19,9 @@ from kdmcp.parse import parse
 from kdmcp.sim.world.build import build
 from kdmcp.sim.world.catalog import CLIENT_THREAD
 from kdmcp.sim.world.code import fmt_addr
-from kdmcp.sim.world.commands import answer
 from kdmcp.sim.world.layouts import offset_of
 from kdmcp.sim.world.machine import World
+from tests.sim.world.helpers import run
 
 CLIENT_PROCESS = 0xFFFFE70F2E61B080
 
@@ -38,12 +38,6 @@ def world(built: World) -> Iterator[World]:
     built.cpu = 0
     built.context_thread = built.context_process = None
     built.registers_written.clear()
-
-
-def run(world: World, command: str) -> str:
-    out = answer(world, command)
-    assert out is not None, command
-    return out
 
 
 # ------------------------------------------------------------------ !process

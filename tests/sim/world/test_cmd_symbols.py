@@ -8,25 +8,12 @@ output and corpus misc/03; ? on corpus misc/10; .sympath on corpus misc/01.
 
 from __future__ import annotations
 
-import pytest
-
 from kdmcp.parse import parse
 from kdmcp.sim.world.build import build
-from kdmcp.sim.world.commands import answer
 from kdmcp.sim.world.machine import World
+from tests.sim.world.helpers import run
 
 NT_PDB = "C:\\ProgramData\\Dbg\\sym\\ntkrnlmp.pdb\\3844DBB920174967BE7AA4A2C20430FA1\\ntkrnlmp.pdb"
-
-
-@pytest.fixture(scope="module")
-def world() -> World:
-    return build()
-
-
-def run(world: World, command: str) -> str:
-    out = answer(world, command)
-    assert out is not None, command
-    return out
 
 
 def test_x_names_nt_create_file_inside_nts_lm_range(world: World) -> None:

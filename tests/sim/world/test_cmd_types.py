@@ -4,18 +4,10 @@ model the other commands print from."""
 
 from __future__ import annotations
 
-import pytest
-
 from kdmcp.parse import parse
-from kdmcp.sim.world.build import build
 from kdmcp.sim.world.code import fmt_addr
 from kdmcp.sim.world.commands import answer
 from kdmcp.sim.world.machine import World
-
-
-@pytest.fixture(scope="module")
-def world() -> World:
-    return build()
 
 
 def dt(world: World, args: str) -> str:
