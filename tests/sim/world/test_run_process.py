@@ -14,10 +14,10 @@ import pexpect
 import pytest
 from pexpect.popen_spawn import PopenSpawn
 
+from tests.sim.test_cli import KDNET, T, reap
+
 pytestmark = pytest.mark.process  # starts the simulator (tests/tiers.py)
 
-KDNET = ["-k", "net:port=50000,key=1.2.3.4"]
-T = 10  # seconds: the bound on every expect
 
 
 @pytest.fixture
@@ -27,13 +27,7 @@ def kd() -> Iterator[PopenSpawn]:
         child.expect_exact("0: kd> ")
         yield child
     finally:
-        if child.proc.poll() is None:
-            child.proc.kill()
-        child.proc.wait(timeout=T)
-        child._read_thread.join(timeout=T)
-        for stream in (child.proc.stdin, child.proc.stdout):
-            if stream is not None:
-                stream.close()
+        reap(child)
 
 
 def ask(kd: PopenSpawn, line: str, prompt: str) -> str:
