@@ -28,9 +28,9 @@ from typing import cast
 
 from kdmcp.sim.world import catalog as cat
 from kdmcp.sim.world import drivers as drv
-from kdmcp.sim.world.code import decode, fmt_addr
 from kdmcp.sim.world.machine import Breakpoint, World
 from kdmcp.sim.world.model import Frame, Thread
+from kdmcp.sim.world.regtext import location
 
 __all__ = [
     "CALL_CHAINS",
@@ -42,7 +42,6 @@ __all__ = [
     "Stop",
     "break_in",
     "events",
-    "location",
     "play",
     "resume",
     "save_thread",
@@ -135,18 +134,6 @@ def state(world: World) -> RunState:
 
 
 # ----------------------------------------------------------------- kd's text
-
-
-def location(world: World, address: int) -> str:
-    """kd's stop location: ``nt!NtCreateFile:`` then the instruction there (corpus misc/05).
-
-    The instruction line is the address, the bytes padded to 15 columns and a blank, then the
-    text (``fffff800`62a05c20 cc              int     3``; disasm/01)."""
-    data = world.space().read(address, 16)
-    got = None if data is None else decode(data, address, world.name)
-    if got is None:
-        return f"{world.name(address)}:\n{fmt_addr(address)} ??              ???\n"
-    return f"{world.name(address)}:\n{fmt_addr(address)} {got.data.hex():<15} {got.text}\n"
 
 
 # ---------------------------------------------------------------- the events
@@ -262,7 +249,7 @@ def play(world: World) -> tuple[str, Stop | None]:
             world.breakpoints.remove(bp)
         # the breakpoint's number, then where the target stopped (corpus misc/05; kd shows no
         # register block there, unlike cdb's stack/07); the event stopped before it printed
-        return "", Stop(f"Breakpoint {bp.id} hit\n" + location(world, address), bp.id, bp.command)
+        return "", Stop(f"Breakpoint {bp.id} hit\n" + location(world, address, note=False), bp.id, bp.command)
     return event.dbgprint, None
 
 
@@ -275,7 +262,7 @@ def scripted_stop(world: World, number: int) -> str:
     if event is not None:
         _stop_in(world, dataclasses.replace(event, cpu=0), [(address, None)])
         state(world).last_event = ("breakpoint", number, event.thread)
-    return f"Breakpoint {number} hit\n" + location(world, address)
+    return f"Breakpoint {number} hit\n" + location(world, address, note=False)
 
 
 def _enabled_at(world: World, address: int, thread: int) -> Breakpoint | None:

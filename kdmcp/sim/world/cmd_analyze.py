@@ -21,13 +21,12 @@ from __future__ import annotations
 import zlib
 
 from kdmcp.sim.world import catalog as cat
-from kdmcp.sim.world.activity import location
 from kdmcp.sim.world.cmd_report import TRAP_FRAME, TRAP_REGS
-from kdmcp.sim.world.cmd_run import format_registers
 from kdmcp.sim.world.code import fmt_addr
 from kdmcp.sim.world.machine import World
 from kdmcp.sim.world.model import Thread
 from kdmcp.sim.world.registry import command
+from kdmcp.sim.world.regtext import location, register_block
 
 __all__ = ["analysis", "stack_text"]
 
@@ -123,11 +122,9 @@ def _d1(world: World) -> str:
     sym, module, image, offset = _symbol(world, fault)
     bucket = f"AV_{module}!unknown_function"
     trap = dict(TRAP_REGS, efl=0x286)  # "ng nz na pe": the compare before the read
-    here = location(world, fault).rstrip("\n")
-    # the memory operand's effective address and what it holds, as kd appends it at the
-    # current instruction: "ds:00000000`00000000=????????"
-    value = world.space(proc).u32(trap["rbx"])
-    here += f" ds:{fmt_addr(trap['rbx'])}={'????????' if value is None else f'{value:08x}'}"
+    # the instruction with its memory operand's address and value, for the trap frame's
+    # registers: "ds:00000000`00000000=????????"
+    here = location(world, fault, trap).rstrip("\n")
     keys = [
         *_ANALYSIS_KEYS,
         ("Bugcheck.Code.LegacyAPI", f"{code:#x}"),
@@ -163,7 +160,7 @@ def _d1(world: World) -> str:
         f"TRAP_FRAME:  {TRAP_FRAME:016x} -- (.trap 0x{TRAP_FRAME:016x})\n"
         "NOTE: The trap frame does not contain all registers.\n"
         "Some register values may be zeroed or incorrect.\n"
-        + format_registers(trap, segments=False)
+        + register_block(trap, segments=False)
         + here
         + "\nResetting default scope\n\n"
         "STACK_TEXT:  \n"

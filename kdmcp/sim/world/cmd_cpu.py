@@ -11,110 +11,30 @@ from __future__ import annotations
 
 import re
 
-from iced_x86 import Decoder, MemorySizeInfo, Mnemonic, OpKind, Register, RegisterInfo
-
+from kdmcp.sim.world import regtext
 from kdmcp.sim.world.cmd_process import q, stack_lines
-from kdmcp.sim.world.code import decode, fmt_addr
 from kdmcp.sim.world.layouts import offset_of
-from kdmcp.sim.world.machine import REGISTER_NAMES, World
+from kdmcp.sim.world.machine import World
 from kdmcp.sim.world.model import Processor, Thread
 from kdmcp.sim.world.registry import command
+from kdmcp.sim.world.regtext import pc_location
 
-__all__ = ["processor_switch_text", "register_block", "where"]
+__all__ = ["processor_switch_text", "register_block"]
 
-_SEGMENTS = ("cs", "ss", "ds", "es", "fs", "gs")
-# efl's flags as r spells them, clear then set (x64 r: "nv up ei pl zr na pe nc")
-_FLAGS = (
-    (0x800, "nv", "ov"),
-    (0x400, "up", "dn"),
-    (0x200, "di", "ei"),
-    (0x80, "pl", "ng"),
-    (0x40, "nz", "zr"),
-    (0x10, "na", "ac"),
-    (0x4, "po", "pe"),
-    (0x1, "nc", "cy"),
-)
 _BAD_REGISTER = "       ^ Bad register error in 'r {}'\n"
-
-
-def _register_names() -> dict[int, str]:
-    from iced_x86 import Register
-
-    return {getattr(Register, n): n.lower() for n in dir(Register) if n.isupper()}
-
-
-_REGISTER_NAMES = _register_names()
-
-
-def _memory_note(world: World, regs: dict[str, int], data: bytes, address: int) -> str:
-    """kd's effective-address note after an instruction that reads or writes memory:
-    ``ss:0018:ffffcf06`53b5f6e0=000000000000000a`` (corpus exceptions, registers/05: the
-    segment, its selector when it has one, the address, and the value there or ``?`` cells)."""
-    instr = Decoder(64, data, ip=address).decode()
-    if instr.mnemonic in (Mnemonic.LEA, Mnemonic.NOP) or not any(
-        instr.op_kind(k) == OpKind.MEMORY for k in range(instr.op_count)
-    ):
-        return ""
-    size = MemorySizeInfo(instr.memory_size).size
-    if size not in (1, 2, 4, 8):
-        return ""
-    if instr.is_ip_rel_memory_operand:
-        ea = instr.ip_rel_memory_address
-    else:
-        ea = instr.memory_displacement
-        for reg, scale in ((instr.memory_base, 1), (instr.memory_index, instr.memory_index_scale)):
-            if reg != Register.NONE:
-                ea += regs.get(_REGISTER_NAMES[RegisterInfo(reg).full_register], 0) * scale
-    ea &= (1 << 64) - 1
-    value = world.space().read(ea, size)
-    shown = "?" * 2 * size if value is None else f"{int.from_bytes(value, 'little'):0{2 * size}x}"
-    seg = _REGISTER_NAMES.get(instr.memory_segment, "ds")
-    selector = regs.get(seg, 0)
-    return f"{seg}:{selector:04x}:{fmt_addr(ea)}={shown}" if selector else f"{seg}:{fmt_addr(ea)}={shown}"
-
-
-def where(world: World, address: int, regs: dict[str, int] | None = None) -> str:
-    """``nt!DbgBreakPointWithStatus:`` then the instruction there, decoded from memory (registers/07)."""
-    name = world.name(address)
-    head = f"{name}:\n" if name != fmt_addr(address) else ""
-    data = world.space().read(address, 16)
-    got = decode(data, address, world.name) if data is not None else None
-    if data is None or got is None:  # kd: the bytes are unreadable
-        return f"{head}{fmt_addr(address)} ??              ???\n"
-    line = f"{fmt_addr(address)} {got.data.hex():<15} {got.text}"  # bytes in 16 columns (disasm/01)
-    note = _memory_note(world, regs if regs is not None else world.registers(), data, address)
-    if note:  # the instruction text padded, then the note (registers/05)
-        line = f"{fmt_addr(address)} {got.data.hex():<15} {got.text:<28} {note}"
-    return f"{head}{line}\n"
-
-
-def _flags_line(efl: int) -> str:
-    iopl = (efl >> 12) & 3
-    words = " ".join(on if efl & bit else off for bit, off, on in _FLAGS)
-    return f"iopl={iopl:<10}{words}\n"
 
 
 def register_block(world: World, thread: Thread) -> str:
     """x64 ``r``: three registers a line, the flags, the segments, then the instruction (registers/07)."""
     regs = world.registers(thread)
-
-    def reg(name: str) -> str:
-        return f"{name:>3}={regs.get(name, 0):016x}"
-
-    names = list(REGISTER_NAMES)
-    lines = [" ".join(reg(n) for n in names[i : i + 3]) + "\n" for i in range(0, len(names), 3)]
-    efl = regs.get("efl", 0x246)
-    segs = "  ".join(f"{s}={regs.get(s, 0):04x}" for s in _SEGMENTS)
-    lines += [_flags_line(efl), f"{segs}             efl={efl:08x}\n"]
-    return "".join(lines) + where(world, regs.get("rip", 0), regs)
+    return regtext.register_block(regs) + pc_location(world, regs)
 
 
 def processor_switch_text(world: World, cpu: int) -> str:
     """What kd prints after ``~1s``: where that processor's thread is (``nt!KiFreezeTargetExecution+0x1b9:``)."""
     thread = world.thread(world.processors[cpu].current_thread)
     assert thread is not None
-    regs = world.registers(thread)
-    return where(world, regs.get("rip", 0), regs)
+    return pc_location(world, world.registers(thread))
 
 
 _ASSIGN_RE = re.compile(r"^@?(?P<name>\$?\w+)\s*=\s*(?P<value>.+)$")
@@ -145,7 +65,7 @@ def _r(world: World, name: str, args: str) -> str | None:
         value = world.register(reg)
         if value is None:
             return _BAD_REGISTER.format(args)
-        width = 4 if reg in _SEGMENTS else 8 if reg == "efl" or reg.startswith("e") else 16
+        width = 4 if reg in regtext.SEGMENTS else 8 if reg == "efl" or reg.startswith("e") else 16
         width = 2 if reg in ("al", "cl") else 4 if reg in ("ax", "cx") else width
         out.append(f"{reg}={value:0{width}x}")
     return " ".join(out) + "\n"

@@ -13,14 +13,16 @@ from __future__ import annotations
 import re
 import struct
 
-from kdmcp.sim.world.activity import RunBreakpoint, location, save_thread
+from kdmcp.sim.world import regtext
+from kdmcp.sim.world.activity import RunBreakpoint, save_thread
 from kdmcp.sim.world.code import Decoded, decode, fmt_addr
 from kdmcp.sim.world.machine import Breakpoint, World
 from kdmcp.sim.world.model import Frame, Thread
 from kdmcp.sim.world.registry import command
+from kdmcp.sim.world.regtext import pc_location
 from kdmcp.sim.world.symbols import ExprError
 
-__all__ = ["bl_row", "format_registers", "register_block"]
+__all__ = ["bl_row", "register_block"]
 
 _KERNEL = 0xFFFF800000000000
 _QUOTED_RE = re.compile(r'\s*"(?P<cmd>.*)"\s*$', re.DOTALL)
@@ -212,55 +214,14 @@ def _bc(world: World, name: str, args: str) -> str | None:
 # ---------------------------------------------------------------------- registers
 
 
-def _flags(efl: int) -> str:
-    """``nv up ei pl zr na pe nc``: OF DF IF SF ZF AF PF CF, as kd spells each state."""
-    bits = [(11, "ov", "nv"), (10, "dn", "up"), (9, "ei", "di"), (7, "ng", "pl")]
-    bits += [(6, "zr", "nz"), (4, "ac", "na"), (2, "pe", "po"), (0, "cy", "nc")]
-    return " ".join(on if efl >> bit & 1 else off for bit, on, off in bits)
-
-
 def register_block(world: World, thread: Thread | None = None) -> str:
-    """kd's x64 ``r`` block (corpus registers/07), without the location lines.
-
-    ::
-
-        rax=0000000000000000 rbx=fffff80062f25180 rcx=0000000000000001
-        ...
-         r8=0000000000000000  r9=0000000000000000 r10=0000000000000000
-        r14=0000000000000000 r15=0000000000000000
-        iopl=0         nv up ei pl zr na pe nc
-        cs=0010  ss=0018  ds=002b  es=002b  fs=0053  gs=002b             efl=00000246
-    """
-    return format_registers(world.registers(thread))
-
-
-def format_registers(regs: dict[str, int], *, segments: bool = True) -> str:
-    """The ``r`` block of a register set (``segments=False``: a trap frame's, which kd prints
-    without the segment line, corpus analyze/02)."""
-
-    def cell(name: str) -> str:
-        return f"{name:>3}={regs.get(name, 0):016x}"
-
-    rows = [
-        ("rax", "rbx", "rcx"),
-        ("rdx", "rsi", "rdi"),
-        ("rip", "rsp", "rbp"),
-        ("r8", "r9", "r10"),
-        ("r11", "r12", "r13"),
-        ("r14", "r15"),
-    ]
-    out = "".join(" ".join(cell(n) for n in row) + "\n" for row in rows)
-    efl = regs.get("efl", 0x246)
-    out += f"iopl={efl >> 12 & 3}         {_flags(efl)}\n"
-    if not segments:
-        return out
-    seg = "  ".join(f"{n}={regs.get(n, 0):04x}" for n in ("cs", "ss", "ds", "es", "fs", "gs"))
-    return out + f"{seg}             efl={efl:08x}\n"
+    """kd's x64 ``r`` block (corpus registers/07), without the location lines."""
+    return regtext.register_block(world.registers(thread))
 
 
 def _stop_text(world: World) -> str:
     """What kd prints after a step: the registers and where the thread now is (corpus registers/07)."""
-    return register_block(world) + location(world, world.registers()["rip"])
+    return register_block(world) + pc_location(world, world.registers())
 
 
 # -------------------------------------------------------------------------- steps

@@ -23,8 +23,9 @@ from kdmcp.sim.world.layouts import offset_of
 from kdmcp.sim.world.machine import World
 from kdmcp.sim.world.model import Thread
 from kdmcp.sim.world.registry import COMMANDS, Entry, Handler
+from kdmcp.sim.world.regtext import pc_location, register_block
 from kdmcp.sim.world.user import UserState, user_state
-from kdmcp.sim.world.user_text import location, register_block, stack_text, thread_row
+from kdmcp.sim.world.user_text import stack_text, thread_row
 
 __all__ = ["current_index"]
 
@@ -102,7 +103,7 @@ def _tilde(world: World, name: str, args: str) -> str | None:
         world.context_thread = threads[index].address
         world.context_process = None
         # cdb shows where the new current thread is: its symbol line and instruction
-        return location(world, threads[index])
+        return pc_location(world, world.registers(threads[index]))
     if rest == "":  # "~*", "~1", "~.", "~~[tid]": the row, its start address and priority
         out = ""
         for i in picked:
@@ -178,7 +179,7 @@ def _r(world: World, name: str, args: str) -> str | None:
     thread = world.current_thread()
     regs = world.registers(thread)
     if not text:  # the canned r (corpus registers/01)
-        return register_block(regs) + location(world, thread, regs)
+        return register_block(regs) + pc_location(world, regs)
     if "=" in text:
         reg, _, expr = text.partition("=")
         reg = reg.strip().lstrip("@").lower()
@@ -396,7 +397,7 @@ def _ecxr(world: World, name: str, args: str) -> str | None:
         return None
     thread = world.thread(state.event.thread) or world.current_thread()
     regs = state.event.context or world.registers(thread)
-    return register_block(regs) + location(world, thread, regs)
+    return register_block(regs) + pc_location(world, regs)
 
 
 @_share(".lastevent", summary="the last event")

@@ -8,8 +8,8 @@ exception as the last event (``.exr -1``, ``.lastevent``, ``.ecxr``).
 from __future__ import annotations
 
 from kdmcp.sim.world.machine import World
+from kdmcp.sim.world.regtext import pc_location
 from kdmcp.sim.world.user import Event, _Builder, lay_loader, user_state
-from kdmcp.sim.world.user_text import location
 
 __all__ = ["break_in", "fault"]
 
@@ -59,7 +59,7 @@ def fault(world: World) -> str:
         )
     else:
         out += f"{pid_tid}: Access violation - code c0000005 (!!! second chance !!!)\n"
-    return out + location(world, main)
+    return out + pc_location(world, world.registers(main))
 
 
 def _tick(value: int) -> str:
@@ -118,5 +118,5 @@ def break_in(world: World) -> str:
     return (
         out
         + f"({proc.pid:x}.{thread.tid:x}): Break instruction exception - code 80000003 (first chance)\n"
-        + location(world, thread)
+        + pc_location(world, world.registers(thread))
     )

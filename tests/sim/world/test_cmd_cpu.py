@@ -93,6 +93,21 @@ def test_r_names_and_writes(world: World) -> None:
     assert parse("r rip", run(world, "r rip")).registers["rip"] == "0xfffff80062a05c20"  # type: ignore[union-attr]
 
 
+def test_r_notes_a_flat_data_segment_without_its_selector(world: World) -> None:
+    # corpus: "fffff800`60da1981 8b03            mov     eax,dword ptr [rbx] ds:00000000`00000000=????????"
+    # -- x64 leaves the flat 002b selector out, and one blank follows even a short instruction
+    thread = world.current_thread()
+    site = 0xFFFFF80060DA1981
+    world.registers_written[(thread.address, "rip")] = site
+    world.registers_written[(thread.address, "rbx")] = 0
+    try:
+        assert run(world, "r").splitlines()[-1] == (
+            "fffff800`60da1981 8b03            mov     eax,dword ptr [rbx] ds:00000000`00000000=????????"
+        )
+    finally:
+        del world.registers_written[(thread.address, "rip")], world.registers_written[(thread.address, "rbx")]
+
+
 def test_r_notes_the_memory_an_instruction_touches(world: World) -> None:
     # mov qword ptr [rsp+8],rcx at a routine's first byte: kd shows ss:0018:<rsp+8>=<the qword>
     thread = world.current_thread()
