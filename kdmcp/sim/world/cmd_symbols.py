@@ -272,7 +272,7 @@ def _wild(pattern: str, text: str) -> bool:
     return re.fullmatch(rx, text, re.I) is not None
 
 
-@command("lm", modes=("kernel", "user"), summary="list loaded modules")
+@command("lm", summary="list loaded modules")
 def _lm(world: World, name: str, args: str) -> str | None:
     opts: set[str] = set()
     pattern: str | None = None

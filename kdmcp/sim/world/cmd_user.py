@@ -15,14 +15,12 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Callable
 
-from kdmcp.sim.world import cmd_kobjects, cmd_memory, cmd_process, cmd_run, cmd_types  # noqa: F401 (first: see _share)
 from kdmcp.sim.world.code import fmt_addr
 from kdmcp.sim.world.layouts import offset_of
 from kdmcp.sim.world.machine import World
 from kdmcp.sim.world.model import Thread
-from kdmcp.sim.world.registry import COMMANDS, Entry, Handler
+from kdmcp.sim.world.registry import command
 from kdmcp.sim.world.regtext import pc_location, register_block
 from kdmcp.sim.world.user import UserState, user_state
 from kdmcp.sim.world.user_text import stack_text, thread_row
@@ -33,28 +31,6 @@ __all__ = ["current_index"]
 _CODE_NAMES = {0x80000003: "Break instruction exception", 0xC0000005: "Access violation"}
 _ACCESS = {0: "read from", 1: "write to", 8: "execute"}
 _DEBUGGER_TIME = "Mon Mar  4 10:15:42.118 2024 (UTC + 0:00)"  # the session's time (version, .lastevent)
-
-
-def _share(*names: str, summary: str = "") -> Callable[[Handler], Handler]:
-    """Register a user-mode handler; where a kernel handler holds the name, one entry serves both
-    (the user world's answer here, any other world's from the kernel handler)."""
-
-    def register(handler: Handler) -> Handler:
-        for name in names:
-            other = COMMANDS.get(name)
-            if other is None:
-                COMMANDS[name] = Entry(handler, frozenset({"user"}), summary)
-                continue
-
-            def both(world: World, cmd: str, args: str, _mine: Handler = handler, _theirs: Entry = other) -> str | None:
-                if user_state(world) is not None:
-                    return _mine(world, cmd, args)
-                return _theirs.handler(world, cmd, args) if "kernel" in _theirs.modes else None
-
-            COMMANDS[name] = Entry(both, other.modes | {"user"}, other.summary or summary)
-        return handler
-
-    return register
 
 
 def _state(world: World) -> UserState | None:
@@ -82,7 +58,7 @@ def _illegal(text: str) -> str:
 _THREAD_RE = re.compile(r"(?P<sel>\*|\.|#|\d+|~\[(?P<tid>[^\]]*)\])?\s*(?P<rest>.*)$", re.DOTALL)
 
 
-@_share("~", summary="threads: list, select (~Ns), per-thread stacks (~*k)")
+@command("~", modes=("user",), summary="threads: list, select (~Ns), per-thread stacks (~*k)")
 def _tilde(world: World, name: str, args: str) -> str | None:
     state = _state(world)
     if state is None:
@@ -158,7 +134,7 @@ def _stack(world: World, thread: Thread, opts: str, count: str | None) -> str:
     return text
 
 
-@_share("k", summary="stack backtrace (k, kn, kb, kv, kL, k N)")
+@command("k", modes=("user",), summary="stack backtrace (k, kn, kb, kv, kL, k N)")
 def _k(world: World, name: str, args: str) -> str | None:
     if _state(world) is None:
         return None
@@ -171,7 +147,7 @@ def _k(world: World, name: str, args: str) -> str | None:
 # ------------------------------------------------------------------------------------ r
 
 
-@_share("r", summary="registers (r, r rax, r rax=1)")
+@command("r", modes=("user",), summary="registers (r, r rax, r rax=1)")
 def _r(world: World, name: str, args: str) -> str | None:
     if _state(world) is None:
         return None
@@ -200,7 +176,7 @@ def _r(world: World, name: str, args: str) -> str | None:
 # ------------------------------------------------------------------------------------ | and lm
 
 
-@_share("|", summary="the process list")
+@command("|", modes=("user",), summary="the process list")
 def _bar(world: World, name: str, args: str) -> str | None:
     state = _state(world)
     if state is None or args.strip():
@@ -211,7 +187,7 @@ def _bar(world: World, name: str, args: str) -> str | None:
     return f".  0\tid: {proc.pid:x}\t{kind}\tname: {state.image}\n"
 
 
-@_share("lm", summary="loaded modules (lm, lm m PATTERN, lm f)")
+@command("lm", modes=("user",), summary="loaded modules (lm, lm m PATTERN, lm f)")
 def _lm(world: World, name: str, args: str) -> str | None:
     if _state(world) is None:
         return None
@@ -264,7 +240,7 @@ def _p(value: int) -> str:
     return f"{value:016x}"
 
 
-@_share("!peb", summary="the process environment block")
+@command("!peb", modes=("user",), summary="the process environment block")
 def _peb(world: World, name: str, args: str) -> str | None:
     if _state(world) is None:
         return None
@@ -334,7 +310,7 @@ def _wstr(world: World, addr: int) -> str:
     return "".join(chars)
 
 
-@_share("!teb", summary="a thread environment block")
+@command("!teb", modes=("user",), summary="a thread environment block")
 def _teb(world: World, name: str, args: str) -> str | None:
     if _state(world) is None:
         return None
@@ -370,7 +346,7 @@ def _teb(world: World, name: str, args: str) -> str | None:
 # ------------------------------------------------------------------------------------ events
 
 
-@_share(".exr", summary="the last exception record (.exr -1)")
+@command(".exr", modes=("user",), summary="the last exception record (.exr -1)")
 def _exr(world: World, name: str, args: str) -> str | None:
     state = _state(world)
     if state is None or args.strip() != "-1":
@@ -390,7 +366,7 @@ def _exr(world: World, name: str, args: str) -> str | None:
     return out
 
 
-@_share(".ecxr", summary="the last exception's context")
+@command(".ecxr", modes=("user",), summary="the last exception's context")
 def _ecxr(world: World, name: str, args: str) -> str | None:
     state = _state(world)
     if state is None or args.strip():
@@ -400,7 +376,7 @@ def _ecxr(world: World, name: str, args: str) -> str | None:
     return register_block(regs) + pc_location(world, regs)
 
 
-@_share(".lastevent", summary="the last event")
+@command(".lastevent", modes=("user",), summary="the last event")
 def _lastevent(world: World, name: str, args: str) -> str | None:
     state = _state(world)
     if state is None:
@@ -419,7 +395,7 @@ def _lastevent(world: World, name: str, args: str) -> str | None:
 # ------------------------------------------------------------------------------------ !heap
 
 
-@_share("!heap", summary="heaps: the list, -s summary")
+@command("!heap", modes=("user",), summary="heaps: the list, -s summary")
 def _heap(world: World, name: str, args: str) -> str | None:
     state = _state(world)
     if state is None:
@@ -449,7 +425,7 @@ def _heap(world: World, name: str, args: str) -> str | None:
     return out + rule + "\n"
 
 
-@_share("!address", summary="the memory region holding an address")
+@command("!address", modes=("user",), summary="the memory region holding an address")
 def _address(world: World, name: str, args: str) -> str | None:
     if _state(world) is None or not args.strip() or args.strip().startswith("-"):
         return None

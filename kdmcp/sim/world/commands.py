@@ -39,22 +39,24 @@ def split(command: str) -> tuple[str, str]:
 def answer(world: World, command: str, *, kernel: bool = True) -> str | None:
     """kd's output for ``command`` from the world, or ``None`` if the world does not answer it."""
     name, rest = split(command)
-    entry = COMMANDS.get(name)
-    if entry is None and name[1:] in _UNMODELLED_EXTENSIONS:
+    mode = "kernel" if kernel else "user"
+    entries = COMMANDS.get(name)
+    if entries is None and name[1:] in _UNMODELLED_EXTENSIONS:
         return None  # a real extension the world does not model: a scenario may answer it
-    if entry is None and name.startswith("!") and len(name) > 1:
+    if entries is None and name.startswith("!") and len(name) > 1:
         # an extension no loaded extension DLL exports (kd: "No export bogus found")
         return f"No export {name[1:]} found\n"
-    if entry is None:
+    if entries is None:
         # regular commands whose letters run on: "lmvm" is lm with options, "kb" is k with b
         for size in range(len(name) - 1, 0, -1):
-            entry = COMMANDS.get(name[:size])
-            if entry is not None and name[:size] in _PREFIX_COMMANDS:
+            entries = COMMANDS.get(name[:size])
+            if entries is not None and name[:size] in _PREFIX_COMMANDS:
                 name, rest = name[:size], (name[size:] + " " + rest).strip()
                 break
         else:
             return None
-    if ("kernel" if kernel else "user") not in entry.modes:
+    entry = entries.get(mode)
+    if entry is None:
         return None
     try:
         return entry.handler(world, name, rest)

@@ -1,4 +1,6 @@
-"""The world's command table: one entry per kd command the world answers, and who answers it.
+"""The world's command table: for each command the world answers, who answers it in kd
+(``kernel``) and in cdb (``user``) -- one handler may serve both, or each its own (cdb's ``k``,
+``r`` and ``lm`` print a user-mode process as cdb does).
 
 Each ``cmd_*`` module registers its handlers with :func:`command`; :mod:`.commands` imports them
 all and dispatches. The table is the one list of what the world answers: docs/simulator.md's
@@ -23,21 +25,24 @@ Handler = Callable[[World, str, str], "str | None"]
 @dataclass(frozen=True)
 class Entry:
     handler: Handler
-    modes: frozenset[str]  # "kernel", "user": which debugger answers it from the world
     summary: str
 
 
-COMMANDS: dict[str, Entry] = {}
+# name -> mode ("kernel": kd, "user": cdb) -> its entry
+COMMANDS: dict[str, dict[str, Entry]] = {}
 
 
 def command(*names: str, modes: tuple[str, ...] = ("kernel",), summary: str = "") -> Callable[[Handler], Handler]:
-    """Register ``handler`` for each of ``names`` (lower-case, as kd's command names are read)."""
+    """Register ``handler`` for each of ``names`` (lower-case, as kd's command names are read) in
+    each of ``modes``; a name and mode registered twice is a mistake."""
 
     def register(handler: Handler) -> Handler:
         for name in names:
-            if name in COMMANDS:
-                raise ValueError(f"{name} is registered twice")
-            COMMANDS[name] = Entry(handler, frozenset(modes), summary)
+            entries = COMMANDS.setdefault(name, {})
+            for mode in modes:
+                if mode in entries:
+                    raise ValueError(f"{name} is registered twice for {mode}")
+                entries[mode] = Entry(handler, summary)
         return handler
 
     return register
