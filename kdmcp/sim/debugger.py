@@ -44,7 +44,6 @@ _EFFMACH_RE = re.compile(r"\.effmach(?:\s+(\S+))?", re.IGNORECASE)
 _QUIT_RE = re.compile(r"q[qd]?", re.IGNORECASE)
 # In canned text, replaced by the debugger's own command line (as ``version`` prints it).
 COMMAND_LINE_TOKEN = "@@COMMAND_LINE@@"  # noqa: S105 (a placeholder, not a secret)
-_USER_WORLD = True  # the user-mode world (cdb -p / launch) answers once it is built
 
 
 class SimDebugger(TargetRun):
@@ -208,7 +207,7 @@ class SimDebugger(TargetRun):
     def dump_location(self) -> str | None:
         """``kd -z`` on a kernel dump: the world stopped in the D1 bugcheck myfault causes (the
         scenario !analyze -v explains), and where processor 0 is."""
-        if not self.sc.world.enabled:
+        if not self.has_world():
             return None
         from kdmcp.sim.world.cmd_cpu import processor_switch_text
         from kdmcp.sim.world.cmd_report import crash
@@ -218,7 +217,7 @@ class SimDebugger(TargetRun):
         return processor_switch_text(self.world, self.world.cpu)
 
     def world_bugcheck(self, code: int, args: list[int]) -> None:
-        if not (self.kernel and self.sc.world.enabled):
+        if not (self.kernel and self.has_world()):
             return
         if code == 0xD1:  # the world's own bug: myfault's read at DISPATCH_LEVEL
             from kdmcp.sim.world.cmd_report import crash
@@ -230,7 +229,7 @@ class SimDebugger(TargetRun):
 
     def _processor_switch(self, cpu: int) -> str:
         """``~Ns``: the world's processor N becomes current; kd shows where its thread is."""
-        if not self.sc.world.enabled or self.opts.mode == "dump":
+        if not self.has_world():
             return texts.processor_switch(self.sc, cpu)
         from kdmcp.sim.world.cmd_cpu import processor_switch_text
 
@@ -240,9 +239,7 @@ class SimDebugger(TargetRun):
 
     def _from_world(self, command: str) -> str | None:
         """What the world answers (``None``: the world does not take this command)."""
-        if self.dump is not None or not self.sc.world.enabled:
-            return None
-        if not self.kernel and not _USER_WORLD:
+        if not self.has_world():
             return None
         from kdmcp.sim.world.commands import answer
 
@@ -252,9 +249,6 @@ class SimDebugger(TargetRun):
 
             self.thread = current_index(self.world)  # ~Ns: the prompt names the current thread
         return text
-
-    def user_world(self) -> bool:
-        return not self.kernel and _USER_WORLD and self.sc.world.enabled and self.dump is None
 
     def _from_dump(self, command: str) -> str | None:
         """What a real minidump answers (``lm``, ``~``, ``|``, ``.exr -1``, ``db``/``dd``/``dq``/``dp``);

@@ -65,9 +65,14 @@ class TargetRun(ConsoleIO):
         """The machine behind the target (the subclass builds it)."""
         raise NotImplementedError
 
+    def has_world(self) -> bool:
+        """Whether the simulated machine answers: the scenario enables it and no real minidump
+        does instead."""
+        return self.sc.world.enabled and self.dump is None
+
     def user_world(self) -> bool:
-        """Whether a user-mode world answers for this cdb (the subclass knows)."""
-        return False
+        """Whether the user-mode world answers for this cdb."""
+        return not self.kernel and self.has_world()
 
     def dump_location(self) -> str | None:
         """A kernel dump's stop, from the world (the subclass); ``None``: the canned one."""
@@ -210,7 +215,7 @@ class TargetRun(ConsoleIO):
             text = event.text if event.text.endswith("\n") else event.text + "\n"
             self.out(text)
         elif event.kind == "breakpoint":
-            if self.kernel and self.sc.world.enabled and self.dump is None:
+            if self.kernel and self.has_world():
                 from kdmcp.sim.world import activity
 
                 # the world stops in the routine the scripted stop names: k, r and u agree with it
@@ -249,7 +254,7 @@ class TargetRun(ConsoleIO):
         self.state = "running"
         self.script = list(self.sc.on_go)
         self.script_deadline = time.monotonic() + self.script[0].after_ms / 1000 if self.script else None
-        if self.kernel and self.sc.world.enabled and self.dump is None:
+        if self.kernel and self.has_world():
             from kdmcp.sim.world import activity
 
             activity.resume(self.world)  # the stopped threads go back to what they were doing
