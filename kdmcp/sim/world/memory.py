@@ -37,6 +37,7 @@ class _Lazy:
     size: int
     make: Filler | None = None
     hook: Hook | None = None
+    done: bool = False  # settled (a region is listed under every page it touches)
 
 
 @dataclass
@@ -44,7 +45,9 @@ class Memory:
     """One address space's pages; lazy regions materialise the pages they cover on first touch."""
 
     pages: dict[int, bytearray] = field(default_factory=dict)
-    lazy: list[_Lazy] = field(default_factory=list)
+    # page -> the lazy regions touching it: a read looks at its own pages' regions only (every
+    # command reads memory, and the world defers hundreds of routines, stacks and pool pages)
+    lazy: dict[int, list[_Lazy]] = field(default_factory=dict)
     # mapped, never written: (start, end, fill byte) -- zeros, or int 3 between routines
     zero: list[tuple[int, int, int]] = field(default_factory=list)
 
@@ -77,23 +80,43 @@ class Memory:
     def defer(self, addr: int, size: int, make: Filler) -> None:
         """Map ``[addr, addr+size)`` now, write ``make()`` there when a page of it is first read."""
         self.map(addr, size)
-        self.lazy.append(_Lazy(addr, size, make=make))
+        self._index(_Lazy(addr, size, make=make))
 
     def on_first_read(self, addr: int, size: int, hook: Hook) -> None:
         """Call ``hook`` (which writes what it must) the first time ``[addr, addr+size)`` is read."""
-        self.lazy.append(_Lazy(addr, size, hook=hook))
+        self._index(_Lazy(addr, size, hook=hook))
+
+    def absorb(self, other: Memory) -> None:
+        """Take in another space's pages, ranges and lazy regions (a launch's images mapping in)."""
+        self.pages.update(other.pages)
+        self.zero.extend(other.zero)
+        for page, regions in other.lazy.items():
+            self.lazy.setdefault(page, []).extend(regions)
+
+    def _index(self, region: _Lazy) -> None:
+        first = region.start & ~(PAGE - 1)
+        for page in range(first, region.start + max(region.size, 1), PAGE):
+            self.lazy.setdefault(page, []).append(region)
 
     def _settle(self, addr: int, size: int) -> None:
         if not self.lazy:
             return
         end = addr + size
-        due = [r for r in self.lazy if r.start < end and addr < r.start + r.size]
-        for region in due:
-            self.lazy.remove(region)
-            if region.hook is not None:
-                region.hook()
-            elif region.make is not None:
-                self._put(region.start, region.make()[: region.size])
+        for page in range(addr & ~(PAGE - 1), end, PAGE):
+            regions = self.lazy.get(page)
+            if not regions:
+                continue
+            for region in [r for r in regions if not r.done and r.start < end and addr < r.start + r.size]:
+                region.done = True
+                if region.hook is not None:
+                    region.hook()
+                elif region.make is not None:
+                    self._put(region.start, region.make()[: region.size])
+            remaining = [r for r in self.lazy.get(page, []) if not r.done]
+            if remaining:
+                self.lazy[page] = remaining
+            else:
+                self.lazy.pop(page, None)
 
     def _put(self, addr: int, data: bytes) -> None:
         pos = 0

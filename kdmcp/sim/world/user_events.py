@@ -75,9 +75,7 @@ def _load_pending(world: World) -> str:
         return ""
     proc = world.processes[0]
     mem = world.user_memory[proc.address]
-    mem.pages.update(state.pending_memory.pages)
-    mem.lazy.extend(state.pending_memory.lazy)
-    mem.zero.extend(state.pending_memory.zero)
+    mem.absorb(state.pending_memory)
     world.modules.extend(state.pending)
     lay_loader(mem, world.modules, {m.name: b.facts[m.name] for m in world.modules})
     out = "".join(f"ModLoad: {_tick(m.base)} {_tick(m.end)}   {m.path}\n" for m in state.pending)
