@@ -64,14 +64,15 @@ def answer(world: World, command: str, *, kernel: bool = True) -> str | None:
         return f"Couldn't resolve error at '{exc}'\n"
 
 
-# Extensions kd's standard DLLs (ext, exts, kdexts) export that the world does not model: kd
+# Extensions kd's standard DLLs (ext, exts, kdexts) export that the world does not model in any
+# debugger (one it answers in the other falls through by itself): kd
 # would never say "No export" for them, so they fall through to the scenario (or the syntax error).
 _UNMODELLED_EXTENSIONS = frozenset({
-    "error", "object", "obja", "token", "sd", "acl", "vad", "cpuinfo", "sysinfo", "lmi", "dh", "chkimg",
-    "gflag", "exqueue", "ready", "timer", "dpcs", "session", "memusage", "filecache", "defwrites",
-    "for_each_module", "findstack", "uniqstack", "address", "peb", "teb", "heap", "gle", "cs", "avrf",
-    "analyze", "bugdump", "sysptes", "pfn", "db", "dd", "dq", "frag", "vm", "verifier", "wdfkd.wdfdriverinfo",
-    "ndiskd.netadapter", "fltkd.filters", "devnode", "arbiter", "ioresdes", "rebuildpdb", "sym", "reload",
+    "acl", "arbiter", "avrf", "bugdump", "chkimg", "cpuinfo", "cs", "db", "dd", "defwrites", "devnode", "dh",
+    "dpcs", "dq", "error", "exqueue", "filecache", "findstack", "fltkd.filters", "for_each_module", "frag",
+    "gflag", "gle", "ioresdes", "lmi", "memusage", "ndiskd.netadapter", "obja", "object", "pfn", "ready",
+    "rebuildpdb", "reload", "sd", "session", "sym", "sysinfo", "sysptes", "timer", "token", "uniqstack",
+    "vad", "verifier", "wdfkd.wdfdriverinfo",
 })
 
 
