@@ -124,6 +124,10 @@ class Config(_Section):
     max_sessions: int = Field(default=4, ge=1)
     # The command policy for the stdio client (listener clients carry their own): see docs/security.md.
     policy: Literal["read_only", "standard", "full"] = "standard"
+    # Powers a tool has beyond any command, off under "standard" unless switched on here (full
+    # has them): launch runs a program on the host; share_session opens a debugging server.
+    allow_launch: bool = False
+    allow_share: bool = False
     # Network locations a command's paths may name besides the Microsoft symbol server:
     # the team's symbol and source shares (\\server\share\...) and servers (https://...).
     network_roots: list[str] = Field(default_factory=list)

@@ -55,8 +55,11 @@ class FileRefused(Exception):
     """The path is not something we read; the message says why, in words for the caller."""
 
 
-def read_regular_file(path: str | os.PathLike[str], max_bytes: int, *, deadline_s: float | None = None) -> bytes:
-    """The contents of the regular file at ``path`` (at most ``max_bytes``).
+def read_regular_file(
+    path: str | os.PathLike[str], max_bytes: int, *, deadline_s: float | None = None, head: bool = False
+) -> bytes:
+    """The contents of the regular file at ``path`` (at most ``max_bytes``); with ``head``, its
+    first ``max_bytes`` bytes, whatever its size (a dump's signature: dumps are gigabytes).
 
     Raises ``FileRefused`` for anything that is not a regular file, too large, or too slow,
     and ``OSError`` (``FileNotFoundError``, ``PermissionError``, ...) as opening raises it.
@@ -76,7 +79,7 @@ def read_regular_file(path: str | os.PathLike[str], max_bytes: int, *, deadline_
     def work() -> None:
         global _stuck  # noqa: PLW0603
         try:
-            box["data"] = _read(Path(path), max_bytes)
+            box["data"] = _read(Path(path), max_bytes, head)
         except BaseException as exc:  # handed to the waiting caller, whatever it is
             box["error"] = exc
         finally:
@@ -101,7 +104,7 @@ def read_regular_file(path: str | os.PathLike[str], max_bytes: int, *, deadline_
     return data
 
 
-def _read(path: Path, max_bytes: int) -> bytes:
+def _read(path: Path, max_bytes: int, head: bool = False) -> bytes:
     given = os.path.abspath(path)
     if _under_pseudo_root(given):
         raise FileRefused("is under /proc or /sys (kernel pseudo-files), not a regular file")
@@ -110,7 +113,7 @@ def _read(path: Path, max_bytes: int) -> bytes:
         raise FileRefused("resolves to a path under /proc or /sys (kernel pseudo-files), not a regular file")
     checked = os.stat(real)
     _require_regular(checked.st_mode)
-    if checked.st_size > max_bytes:
+    if checked.st_size > max_bytes and not head:
         raise _too_large(max_bytes)
     try:
         fd = os.open(real, _OPEN_FLAGS)
@@ -128,11 +131,13 @@ def _read(path: Path, max_bytes: int) -> bytes:
         chunks: list[bytes] = []
         total = 0
         while total <= max_bytes:
-            chunk = os.read(fd, max_bytes + 1 - total)
+            chunk = os.read(fd, max_bytes - total if head else max_bytes + 1 - total)
             if not chunk:
                 break
             chunks.append(chunk)
             total += len(chunk)
+            if head and total >= max_bytes:
+                break
     finally:
         os.close(fd)
     if total > max_bytes:

@@ -33,6 +33,7 @@ from kdmcp.argvalues import (
     check_symbol_path,
     require,
 )
+from kdmcp.engine.kinds import SessionKind
 from kdmcp.errors import InvalidArgument
 from kdmcp.secret import Secret, redact
 
@@ -122,8 +123,11 @@ class LaunchPlan:
     live_kernel: bool  # a running guest: leave it resumed, never frozen, when we stop
     secrets: tuple[Secret, ...]
     # Whether startup ends at a prompt (initial break, dumps, processes) rather than with
-    # the target running (KDNET without -b).
+    # the target running (KDNET without -b, a launch with -g).
     stops_at_start: bool = True
+    kind: SessionKind = "kdnet"
+    attached_to: str = ""  # what the session debugs, as list_sessions shows it
+    noninvasive: bool = False  # cdb -pv: quit with q, which leaves the process running
 
 
 def argv_value(field: str, value: T, check: Callable[[T], R]) -> R:
@@ -178,6 +182,8 @@ def build_plan(
         argv_value(f"extra argument {n}", flag, check_option)
     args: list[str] = list(debugger)
     secrets: tuple[Secret, ...] = ()
+    kind: SessionKind
+    stops_at_start = True
     if symbol_path:
         args += ["-y", argv_value("symbol_path", symbol_path, check_symbol_path)]
     if isinstance(target, KdnetTarget):
@@ -190,18 +196,32 @@ def build_plan(
             args.append("-b")
         args += ["-k", spec]
         secrets = (target.key,)
+        kind, attached_to = "kdnet", f"KDNET port {port}" + (f" (guest {target.host})" if target.host else "")
+        stops_at_start = initial_break
     elif isinstance(target, LocalKernelTarget):
         args.append("-kl")
+        kind, attached_to = "local_kernel", "the local kernel"
     elif isinstance(target, DumpTarget):
-        args += ["-z", argv_value("dump path", target.path, check_path)]
+        path = argv_value("dump path", target.path, check_path)
+        args += ["-z", path]
+        kind, attached_to = ("kernel_dump" if target.kernel else "user_dump"), path
     elif isinstance(target, RemoteTarget):
-        args += ["-remote", argv_value("remote connection", target.connection, check_remote_connection)]
+        connection = argv_value("remote connection", target.connection, check_remote_connection)
+        args += ["-remote", connection]
+        kind, attached_to = "remote", connection
     elif target.pid is not None:
         args += (["-pv"] if target.noninvasive else []) + ["-p", str(int(target.pid))]
+        kind, attached_to = "process", f"pid {int(target.pid)}" + (" (noninvasive)" if target.noninvasive else "")
     elif target.command_line:
+        command_line = argv_value("command_line", target.command_line, check_command_line)
+        # cdb stops at the loader's initial breakpoint unless -g: "-g ignores the initial breakpoint".
+        if not initial_break:
+            args.append("-g")
+            stops_at_start = False
         # Everything after the executable belongs to the debuggee: options go first.
-        args += [*extra_args, *argv_value("command_line", target.command_line, check_command_line)]
+        args += [*extra_args, *command_line]
         extra_args = ()
+        kind, attached_to = "launched", " ".join(_quote(a) for a in command_line)
     else:
         raise InvalidArgument("a process target needs a pid or a command line")
     args += list(extra_args)
@@ -212,7 +232,10 @@ def build_plan(
         flavor=flavor_for(target),
         live_kernel=isinstance(target, KdnetTarget),
         secrets=secrets,
-        stops_at_start=initial_break or not isinstance(target, KdnetTarget),
+        stops_at_start=stops_at_start,
+        kind=kind,
+        attached_to=redact(attached_to, secrets),
+        noninvasive=isinstance(target, ProcessTarget) and target.noninvasive,
     )
 
 

@@ -97,6 +97,8 @@ class SessionManager:
             SessionInfo(
                 session_id=s.session_id,
                 state=s.state,
+                kind=s.plan.kind,
+                attached_to=s.plan.attached_to,
                 command_line=s.plan.display,
                 pid=s.pid,
                 output_bytes=s.store.size,

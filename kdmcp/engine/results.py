@@ -11,6 +11,7 @@ from pydantic import BaseModel
 
 from kdmcp.engine.commands import CommandKind
 from kdmcp.engine.events import SessionState
+from kdmcp.engine.kinds import SessionKind
 from kdmcp.parse.prompt import Prompt
 
 
@@ -63,6 +64,8 @@ class StopResult(BaseModel):
 class SessionInfo(BaseModel):
     session_id: str
     state: SessionState
+    kind: SessionKind
+    attached_to: str
     command_line: str
     pid: int | None
     output_bytes: int

@@ -17,6 +17,7 @@ from kdmcp.console import BackendName, Console, ConsoleClosed, ConsoleError, Spa
 from kdmcp.engine.commands import command_kind, strip_echo, validate
 from kdmcp.engine.config import SessionConfig
 from kdmcp.engine.events import DebuggerEvent, SessionState
+from kdmcp.engine.kinds import KINDS, NONINVASIVE_QUIT
 from kdmcp.engine.launch import LaunchPlan
 from kdmcp.engine.machine import SessionMachine
 from kdmcp.engine.output_store import OutputStore
@@ -434,20 +435,24 @@ class DebuggerSession:
     # ---------------------------------------------------------------- stop
 
     def stop(self, resume: bool = True, timeout: float | None = None) -> StopResult:
-        """End the session, leaving a live kernel target running, and say what was done.
+        """End the session as its kind of target must be left (``kdmcp.engine.kinds``), and say what was done.
 
-        A guest left at a break is frozen, so a live kernel target is resumed first; then the
-        debugger is asked to quit (``q`` at a prompt, Ctrl+B Enter while the target runs), and
-        only if that fails is it terminated, then killed.
+        A guest left at a break is frozen, so a live kernel target is resumed first; an attached
+        process is broken into (a detach needs a prompt) and detached; a remote client leaves the
+        server's session going. Then the debugger is asked to quit, and only if that fails is it
+        terminated, then killed.
         """
         t0 = time.monotonic()
         timeout = self.config.stop_timeout if timeout is None else timeout
         actions: list[str] = []
         if self._console is None:
             return StopResult(actions=["never started"], state=self.state, exit_code=None, elapsed_ms=_ms(t0))
+        rules = KINDS[self.plan.kind]
         if self.state != SessionState.exited:
-            if self.plan.live_kernel and resume:
+            if rules.resume_before_quit and resume:
                 actions += self._resume_for_stop(timeout / 3)
+            elif rules.break_before_quit and self.state in (SessionState.running, SessionState.busy):
+                actions += self._break_for_stop(timeout / 3)
             self._request_quit(actions)
             if not self.wait_for(lambda: self.state == SessionState.exited, timeout / 3):
                 self._console.terminate(force=False)
@@ -462,6 +467,14 @@ class DebuggerSession:
         if self._pump is not None:
             self._pump.join(timeout=5.0)
         return StopResult(actions=actions, state=self.state, exit_code=self.exit_code, elapsed_ms=_ms(t0))
+
+    def _break_for_stop(self, timeout: float) -> list[str]:
+        """Break into a running user-mode target so it can be detached at a prompt."""
+        try:
+            self.break_in(timeout)
+            return ["broke in"]
+        except (CommandTimeout, DebuggerError, DebuggerExited, NotConnected, InvalidArgument):
+            return ["could not break in"]
 
     def _resume_for_stop(self, timeout: float) -> list[str]:
         actions: list[str] = []
@@ -484,14 +497,18 @@ class DebuggerSession:
         return actions
 
     def _request_quit(self, actions: list[str]) -> None:
+        """Type the kind's quit command at a prompt; else Ctrl+B then Enter, which kd and cdb read
+        even while the target runs ("CTRL+B, then ENTER: exits the debugger")."""
+        rules = KINDS[self.plan.kind]
+        command, says = (NONINVASIVE_QUIT if self.plan.noninvasive else (rules.quit_command, rules.quit_says))
         try:
-            if self.state == SessionState.broken and not self.plan.live_kernel:
-                quit_command = b"qd\n" if "-p" in self.plan.argv else b"q\n"
-                self._write(quit_command)
-                actions.append(f"sent {quit_command.decode().strip()}")
+            if self.state == SessionState.broken and command:
+                self._write(command.encode() + b"\n")
+                actions.append(f"sent {command} ({says})")
             else:
                 self._write(_CTRL_B_ENTER)
-                actions.append("sent Ctrl+B")
+                actions.append(f"sent Ctrl+B ({rules.quit_says})" if self.plan.kind in ("kdnet", "remote")
+                               else "sent Ctrl+B")
         except DebuggerError:
             actions.append("could not write the quit request")
 

@@ -26,15 +26,19 @@ from kdmcp.engine import (
     build_plan,
     simulator_command,
 )
-from kdmcp.engine.commands import validate
-from kdmcp.engine.launch import Flavor, kdnet_target
+from kdmcp.engine.commands import command_kind, validate
+from kdmcp.engine.kinds import KINDS
+from kdmcp.engine.launch import Flavor, Target, flavor_for, kdnet_target
 from kdmcp.engine.results import CommandOutput
+from kdmcp.engine.results import StartResult as EngineStart
 from kdmcp.errors import DebuggerError, InvalidArgument, NotConnected, PolicyDenied
 from kdmcp.parse.record_base import RecordBase
 from kdmcp.secret import Secret
 from kdmcp.server import health, models
+from kdmcp.server.kind_rules import refuse_for_kind
 from kdmcp.server.options import ServerOptions, demo_state
 from kdmcp.server.redaction import Redactor
+from kdmcp.server.shares import Shares
 from kdmcp.server.transcript import Transcript
 from kdmcp.statefile import LoadedState, load_state, resolve_state_path
 
@@ -67,6 +71,7 @@ class KdMcpApp:
         self.transcript = (Transcript(options.transcript, self.redactor.transcript_line)
                            if options.transcript else None)
         self._log_pos: dict[str, int] = {}
+        self.shares = Shares()
 
     # -------------------------------------------------------------- helpers
 
@@ -86,7 +91,7 @@ class KdMcpApp:
     def _session(self, session_id: str | None, owner: str | None, include_ended: bool = False) -> DebuggerSession:
         return self.manager.get(session_id, include_ended=include_ended, owner=owner)
 
-    def _new_events(self, session: DebuggerSession) -> list[DebuggerEvent]:
+    def new_events(self, session: DebuggerSession) -> list[DebuggerEvent]:
         """Events since the previous result for this session (each reported once).
 
         The one way events reach a caller: this cursor also covers what arrived *between* calls
@@ -159,7 +164,7 @@ class KdMcpApp:
         self.redactor.remember(state.key)
         target = kdnet_target(state.port, state.key, state.guest_host if use_target_host else None,
                               host_field="guest_host")
-        return self._start(target, initial_break=initial_break, timeout_s=timeout_s, state_file=str(loaded.path),
+        return self.start(target, initial_break=initial_break, timeout_s=timeout_s, state_file=str(loaded.path),
                            warnings=loaded.warnings, cancel=cancel, owner=owner)
 
     def start_kd(
@@ -188,29 +193,48 @@ class KdMcpApp:
             target = kdnet_target(port, Secret(key), target_host)
         # Registered only now, after kdnet_target checked its format: a malformed "key" masks nothing.
         self.redactor.remember(target.key)
-        return self._start(target, initial_break=initial_break, timeout_s=timeout_s, state_file=None, warnings=[],
-                           cancel=cancel, owner=owner)
+        return self.start(target, initial_break=initial_break, timeout_s=timeout_s, cancel=cancel, owner=owner)
 
-    def _start(
+    def start(
         self,
-        target: KdnetTarget,
+        target: Target,
         *,
         initial_break: bool,
         timeout_s: float | None,
-        state_file: str | None,
-        warnings: list[str],
+        state_file: str | None = None,
+        warnings: list[str] | None = None,
         cancel: threading.Event | None = None,
         owner: str | None = None,
     ) -> models.StartResult:
+        session, result = self.start_session(target, initial_break=initial_break, timeout_s=timeout_s, cancel=cancel,
+                                             owner=owner)
+        return self.served_start(session, result, state_file=state_file, warnings=warnings or [])
+
+    def start_session(
+        self,
+        target: Target,
+        *,
+        initial_break: bool,
+        timeout_s: float | None,
+        cancel: threading.Event | None = None,
+        owner: str | None = None,
+    ) -> tuple[DebuggerSession, EngineStart]:
+        """Start a debugger on ``target`` and wait (bounded) for it; one that never gets there is stopped.
+
+        Host safety (docs/architecture.md, "Host safety"): a debugger is never left behind waiting
+        for a target that does not come, and every session keeps its console's input open until
+        it is stopped.
+        """
         plan = build_plan(
-            self.debugger_argv("kd"), target, symbol_path=self.options.config.symbol_path, initial_break=initial_break,
+            self.debugger_argv(flavor_for(target)), target, symbol_path=self.options.config.symbol_path,
+            initial_break=initial_break,
             # -noshell unless the caller's policy allows host commands: a second wall behind the policy.
             extra_args=launch_flags(self.profile_for(owner)),
         )
         session = self.manager.create(plan, owner=owner)
         if self.transcript is not None:
             self.transcript.record("session", event="created", session_id=session.session_id,
-                                   command_line=plan.display, owner=owner)
+                                   command_line=plan.display, target_kind=plan.kind, owner=owner)
         if cancel is not None:
             with self._lock:
                 self._starting[cancel] = (session, owner)
@@ -220,17 +244,18 @@ class KdMcpApp:
             if cancel is not None:
                 with self._lock:
                     self._starting.pop(cancel, None)
+        waited = timeout_s or self.session_config.startup_timeout
         if result.state in (SessionState.waiting_for_target, SessionState.starting):
-            # kd would wait forever; the session would hold a slot and a KDNET port.
+            # kd would wait forever; the session would hold a slot (and a KDNET port).
             stop = self.manager.stop(session.session_id, resume=False, owner=owner)
-            raise NotConnected(
-                f"no target answered within {(timeout_s or self.session_config.startup_timeout):g}s on port "
-                f"{target.port} (kd is still printing 'Waiting to reconnect...'): check the key, the port, "
-                "the guest's bcdedit /dbgsettings and the host firewall. The debugger was stopped "
-                f"({', '.join(stop.actions) or 'exited'}).",
-                session_id=session.session_id,
-                state=SessionState.exited,
-            )
+            stopped = f"The debugger was stopped ({', '.join(stop.actions) or 'exited'})."
+            if isinstance(target, KdnetTarget):
+                raise NotConnected(
+                    f"no target answered within {waited:g}s on port {target.port} (kd is still printing "
+                    "'Waiting to reconnect...'): check the key, the port, the guest's bcdedit /dbgsettings and "
+                    f"the host firewall. {stopped}", session_id=session.session_id, state=SessionState.exited)
+            raise NotConnected(f"{KINDS[plan.kind].title} did not reach a prompt within {waited:g}s. {stopped}",
+                               session_id=session.session_id, state=SessionState.exited)
         if result.state == SessionState.exited:
             self.manager.stop(session.session_id, owner=owner)
             raise DebuggerError(
@@ -238,11 +263,17 @@ class KdMcpApp:
                 session_id=session.session_id,
                 state=SessionState.exited,
             )
+        return session, result
+
+    def served_start(
+        self, session: DebuggerSession, result: EngineStart, *, state_file: str | None = None,
+        warnings: list[str] | None = None, **own: object,
+    ) -> models.StartResult:
         limit = self.session_config.inline_output_bytes
         return models.StartResult.serve(
-            result, session_id=session.session_id, prompt=result.prompt, events=self._new_events(session),
+            result, session_id=session.session_id, prompt=result.prompt, events=self.new_events(session),
             banner=result.banner[:limit], truncated=len(result.banner) > limit, state_file=state_file,
-            warnings=warnings,
+            warnings=warnings or [], kind=session.plan.kind, **own,
         )
 
     def abort_start(self, cancel: threading.Event) -> None:
@@ -280,6 +311,8 @@ class KdMcpApp:
     ) -> models.CommandResult:
         session = self._session(session_id, owner)
         self.enforce_policy(command, owner, session.session_id)
+        if command_kind(command) in ("go", "reboot"):
+            refuse_for_kind(session, "run")
         result = session.execute(command, timeout_s)
         record = parsing.parse(result.command, result.output) if result.kind == "immediate" else None
         return self._served_command(models.CommandResult, session, result, record)
@@ -293,7 +326,7 @@ class KdMcpApp:
         **own: object,
     ) -> models.CommandT:
         return model.serve(
-            result, session_id=session.session_id, prompt=result.prompt, events=self._new_events(session),
+            result, session_id=session.session_id, prompt=result.prompt, events=self.new_events(session),
             output_id=models.output_id(session.session_id, result.output_offset, result.output_end),
             output_bytes=result.output_end - result.output_offset,
             record=record, record_partial=record is not None and result.truncated, **own,
@@ -311,6 +344,8 @@ class KdMcpApp:
         """Run one read command and return its typed record, each list cut to ``limit`` items."""
         session = self._session(session_id, owner)
         self.enforce_policy(command, owner, session.session_id)
+        if command.startswith("!process"):
+            refuse_for_kind(session, "processes")
         result = session.execute(command, timeout_s)
         record = parsing.parse(result.command, result.output) if result.kind == "immediate" else None
         lists: dict[str, models.ListCount] = {}
@@ -328,17 +363,19 @@ class KdMcpApp:
         self, session_id: str | None, timeout_s: float | None, *, owner: str | None = None
     ) -> models.BreakResult:
         session = self._session(session_id, owner)
+        refuse_for_kind(session, "break_in")
         result = session.break_in(timeout_s)
         return models.BreakResult.serve(
-            result, session_id=session.session_id, prompt=session.prompt, events=self._new_events(session)
+            result, session_id=session.session_id, prompt=session.prompt, events=self.new_events(session)
         )
 
     def continue_go(self, session_id: str | None, command: str, *, owner: str | None = None) -> models.ContinueResult:
         session = self._session(session_id, owner)
         self.enforce_policy(command, owner, session.session_id)
+        refuse_for_kind(session, "run")
         result = session.go(command)
         return models.ContinueResult.serve(
-            result, session_id=session.session_id, prompt=session.prompt, events=self._new_events(session)
+            result, session_id=session.session_id, prompt=session.prompt, events=self.new_events(session)
         )
 
     def resume_for_winrm(
@@ -358,6 +395,7 @@ class KdMcpApp:
         t0 = time.monotonic()
         session = self._session(session_id, owner)
         self.enforce_policy("g", owner, session.session_id)
+        refuse_for_kind(session, "resume_for_winrm")
         wait = self.options.config.timeouts.continue_wait_sec if wait_s is None else wait_s
         # Already running: nothing to resume.
         confirmed = "running" if session.state == SessionState.running else session.go("g").confirmed
@@ -371,7 +409,7 @@ class KdMcpApp:
             session_id=session.session_id,
             state=state,
             prompt=session.prompt.text if session.prompt is not None else None,
-            events=self._new_events(session),
+            events=self.new_events(session),
             elapsed_ms=round((time.monotonic() - t0) * 1000, 3),
             confirmed=confirmed,
             waited_s=round(waited, 3),
@@ -424,6 +462,11 @@ class KdMcpApp:
     def stop_kd(self, session_id: str | None, resume: bool, *, owner: str | None = None) -> models.StopResult:
         session = self._session(session_id, owner)
         result = self.manager.stop(session.session_id, resume=resume, owner=owner)
+        share = self.shares.remove(session.session_id)
+        if share is not None and result.state == SessionState.exited:
+            # The server lives in the debugger's process: it ended with it, and its clients were dropped.
+            result = result.model_copy(update={"actions": [*result.actions,
+                                                           f"closed the debugging server on {share.listener}"]})
         if self.transcript is not None:
             self.transcript.record("session", event="stopped", session_id=session.session_id,
                                    actions=result.actions, exit_code=result.exit_code)
@@ -436,9 +479,14 @@ class KdMcpApp:
         infos = self.manager.infos(owner=owner)
         live = {s.session_id for s in infos if s.state != SessionState.exited}
         return [
-            models.SessionSummary(live=info.session_id in live, **models.served_fields(models.SessionSummary, info))
+            models.SessionSummary(live=info.session_id in live, shared=self._shared(info.session_id),
+                                  **models.served_fields(models.SessionSummary, info))
             for info in infos
         ]
+
+    def _shared(self, session_id: str) -> str | None:
+        share = self.shares.of(session_id)
+        return share.connection if share is not None else None
 
     def health_check(self, *, owner: str | None = None) -> models.HealthResult:
         """The debuggers found, the config and state file checked, the caller's sessions."""

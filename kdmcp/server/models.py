@@ -14,6 +14,7 @@ from pydantic import BaseModel, Field, PlainSerializer, PlainValidator, TypeAdap
 from typing_extensions import Self
 
 from kdmcp.engine import DebuggerEvent, SessionState
+from kdmcp.engine.kinds import SessionKind
 from kdmcp.errors import ErrorCategory
 from kdmcp.parse.prompt import Prompt
 from kdmcp.parse.record_base import SERVED, RecordBase
@@ -118,11 +119,34 @@ class SessionResult(BaseModel):
 
 
 class StartResult(SessionResult):
+    kind: SessionKind = Field(default="kdnet", description="what the session debugs (docs/targets.md)")
     command_line: str = Field(description="the debugger's command line, key redacted")
     banner: str
     truncated: bool = False
     state_file: str | None = None
     warnings: list[str] = Field(default_factory=list)
+
+
+class DumpSummary(BaseModel):
+    """What a dump holds, read from the debugger's own answers (vertarget, .bugcheck or .exr -1, lm)."""
+
+    os: str | None = Field(default=None, description="vertarget's version line")
+    build_lab: str | None = None
+    arch: str | None = None
+    processors: int | None = None
+    bugcheck: dict[str, Any] | None = Field(default=None, description="kernel dumps: code and args (.bugcheck)")
+    exception: dict[str, Any] | None = Field(default=None, description="user dumps: the stored exception (.exr -1)")
+    modules: int | None = Field(default=None, description="modules loaded (lm)")
+
+
+class DumpResult(StartResult):
+    dump: DumpSummary
+
+
+class ShareResult(SessionResult):
+    connection: str = Field(description="what a debugging client passes to -remote")
+    join: list[str] = Field(description="command lines a person runs to join: windbg, then kd or cdb")
+    listener: str = Field(description="where the debugging server listens (local machine only)")
 
 
 class CommandResult(SessionResult):
@@ -192,6 +216,9 @@ class StopResult(BaseModel):
 class SessionSummary(BaseModel):
     session_id: str
     state: SessionState
+    kind: SessionKind
+    attached_to: str
+    shared: str | None = Field(default=None, description="the -remote connection of the session's debugging server")
     live: bool
     command_line: str
     pid: int | None

@@ -1,7 +1,8 @@
 """Tool groups: which tools a client (or a stdio server started with ``--tools``) may see.
 
-Groups follow what a caller is trusted to do: ``session`` (start, stop, list, check — always
-included, a client without it can do nothing), ``control`` (break in, let the target run),
+Groups follow what a caller is trusted to do: ``session`` (start every kind of target, share,
+stop, list, check — always included, a client without it can do nothing; ``launch`` and
+``share_session`` are further held by the caller's policy), ``control`` (break in, let the target run),
 ``commands`` (arbitrary debugger commands, under the command policy), ``inspect`` (fixed,
 typed reads: registers, stack, modules, processes, !analyze, vertarget), ``output`` (read what
 sessions printed).
@@ -14,7 +15,8 @@ from collections.abc import Iterable
 from kdmcp.errors import InvalidArgument
 
 TOOL_GROUPS: dict[str, tuple[str, ...]] = {
-    "session": ("start_from_state", "start_kd", "stop_kd", "list_sessions", "health_check"),
+    "session": ("start_from_state", "start_kd", "open_dump", "attach_process", "launch", "attach_local_kernel",
+                "join_remote", "share_session", "stop_kd", "list_sessions", "health_check"),
     "control": ("break_in", "continue_go", "resume_for_winrm"),
     "commands": ("kd_command",),
     "inspect": ("registers", "backtrace", "modules", "processes", "analyze", "vertarget"),

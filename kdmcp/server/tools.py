@@ -12,13 +12,10 @@ import functools
 import inspect
 import logging
 import typing
-from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Annotated, Any, Literal, TypeVar
+from typing import Annotated, Literal
 
-from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.tools import Tool as ServedTool
-from mcp_types import CallToolResult, ToolAnnotations
+from mcp_types import CallToolResult
 from pydantic import BaseModel, Field
 
 from kdmcp.errors import KdMcpError
@@ -28,70 +25,37 @@ from kdmcp.server.call import Call, app_of, run_tool
 from kdmcp.server.mcp_server import KdMcpServer
 from kdmcp.server.schema import compact_schema, served_annotations
 
-__all__ = ["TOOLS", "build_server"]
+# The tools that start sessions register first, so tools/list begins with them.
+from kdmcp.server.starts import (
+    attach_local_kernel,
+    attach_process,
+    join_remote,
+    launch,
+    open_dump,
+    share_session,
+    start_from_state,
+    start_kd,
+)
+from kdmcp.server.toolkit import (
+    LIST_LIMIT,
+    TOOLS,
+    Ctx,
+    Limit,
+    SessionId,
+    Timeout,
+    Tool,
+    controls,
+    destroys,
+    reads,
+    tool,
+)
+
+__all__ = ["TOOLS", "attach_local_kernel", "attach_process", "build_server", "join_remote", "launch", "open_dump",
+           "share_session", "start_from_state", "start_kd"]
 
 log = logging.getLogger(__name__)
 
-ToolFn = TypeVar("ToolFn", bound=Callable[..., Any])
-Ctx = Context[Any, Any] | None
-
-SessionId = Annotated[
-    str | None,
-    Field(description="default: the only live session", max_length=64),
-]
-# How many items of each list a typed read returns (its counts say how many there were).
-LIST_LIMIT = 200
-Limit = Annotated[int, Field(description="return at most this many items of each list", ge=1, le=5000)]
-Timeout = Annotated[
-    float | None,
-    Field(description="seconds to wait before giving up (default from the config)", gt=0, le=3600),
-]
-InitialBreak = Annotated[bool, Field(description="break in as soon as kd connects")]
-
-
-# ------------------------------------------------------------------ annotation presets
-
-def _connects(title: str) -> ToolAnnotations:
-    """Starts a debugger that reaches out to a guest."""
-    return ToolAnnotations(title=title, read_only_hint=False, destructive_hint=False, idempotent_hint=False,
-                           open_world_hint=True)
-
-
-def _reads(title: str) -> ToolAnnotations:
-    """Only reads: what the target, a session or the setup holds."""
-    return ToolAnnotations(title=title, read_only_hint=True, destructive_hint=False, idempotent_hint=True,
-                           open_world_hint=False)
-
-
-def _controls(title: str, *, idempotent: bool = False) -> ToolAnnotations:
-    """Changes whether the target runs, and nothing else."""
-    return ToolAnnotations(title=title, read_only_hint=False, destructive_hint=False, idempotent_hint=idempotent,
-                           open_world_hint=False)
-
-
-def _destroys(title: str) -> ToolAnnotations:
-    """May change the target or end the session."""
-    return ToolAnnotations(title=title, read_only_hint=False, destructive_hint=True, idempotent_hint=False,
-                           open_world_hint=False)
-
-
-@dataclass(frozen=True)
-class Tool:
-    fn: Callable[..., Any]
-    annotations: ToolAnnotations
-
-
-TOOLS: dict[str, Tool] = {}
-
-
-def _tool(annotations: ToolAnnotations) -> Callable[[ToolFn], ToolFn]:
-    def register(fn: ToolFn) -> ToolFn:
-        TOOLS[fn.__name__] = Tool(fn, annotations)
-        return fn
-    return register
-
-
-def _served(tool: Tool) -> ServedTool:
+def _served(entry: Tool) -> ServedTool:
     """One tool as ``tools/list`` serves it: the docstring without its indentation, the compact
     argument schema, the hints that say something (``schema.py``), and no ``outputSchema``.
 
@@ -101,8 +65,8 @@ def _served(tool: Tool) -> ServedTool:
     tools — 73 % of the surface once; and a published schema makes every client validate every
     result. The results' fields are documented from the models instead (``result_model``).
     """
-    served = ServedTool.from_function(tool.fn, description=inspect.cleandoc(tool.fn.__doc__ or ""),
-                                      annotations=served_annotations(tool.annotations), structured_output=False)
+    served = ServedTool.from_function(entry.fn, description=inspect.cleandoc(entry.fn.__doc__ or ""),
+                                      annotations=served_annotations(entry.annotations), structured_output=False)
     served.parameters = compact_schema(served.parameters)
     return served
 
@@ -115,7 +79,7 @@ def _served_tools() -> tuple[ServedTool, ...]:
     hold the module-level functions and their schemas only (each call finds its app through its
     context), so every server of the process can share them.
     """
-    return tuple(_served(tool) for tool in TOOLS.values())
+    return tuple(_served(entry) for entry in TOOLS.values())
 
 
 def result_model(name: str) -> type[BaseModel]:
@@ -132,67 +96,9 @@ def build_server(app: KdMcpApp) -> KdMcpServer:
     return server
 
 
-# ------------------------------------------------------------------------------ session
-
-@_tool(_connects("Connect to the guest from the WinRM companion's state file"))
-async def start_from_state(
-    state_file: Annotated[
-        str | None, Field(description="path of the winrm-kd-session-v1 state file (default: config, "
-                          "KDMCP_STATE_FILE, then the companion's default)", max_length=4096)
-    ] = None,
-    initial_break: InitialBreak = False,
-    use_target_host: Annotated[
-        bool, Field(description="pass guest_host as kd's target= (needed when the host must reach out)")
-    ] = False,
-    timeout_s: Timeout = None,
-    ctx: Ctx = None,
-) -> Annotated[CallToolResult, models.StartResult]:
-    """Start kd.exe on KDNET with the port and key the WinRM companion wrote, and wait for the guest.
-
-    Returns once kd is connected (the target runs unless initial_break) or fails with
-    not_connected when the guest does not answer within the timeout (then kd is stopped).
-    """
-    return await run_tool(
-        ctx, lambda c: c.app.start_from_state(state_file, initial_break, timeout_s, use_target_host, c.cancel,
-                                              owner=c.owner),
-        progress="waiting for the guest to connect", total_s=timeout_s or app_of(ctx).options.config.timeouts.startup,
-        on_cancel=_abort_start,
-    )
-
-
-@_tool(_connects("Connect to a guest over KDNET"))
-async def start_kd(
-    port: Annotated[int | None, Field(description="KDNET port (bcdedit /dbgsettings net port=)", ge=1, le=65535)]
-    = None,
-    key: Annotated[
-        str | None,
-        Field(description="KDNET key: four dot-separated base-36 words",
-              pattern=r"^[0-9A-Za-z]{1,13}(\.[0-9A-Za-z]{1,13}){3}$"),
-    ] = None,
-    target_host: Annotated[str | None, Field(description="the guest's address, passed as target=",
-                                             max_length=255, pattern=r"^[0-9A-Za-z.:\-\[\]]+$")] = None,
-    connection: Annotated[str | None, Field(description="a named connection from the config",
-                                            max_length=128)] = None,
-    initial_break: InitialBreak = False,
-    timeout_s: Timeout = None,
-    ctx: Ctx = None,
-) -> Annotated[CallToolResult, models.StartResult]:
-    """Start kd.exe on KDNET with an explicit port and key, or a named connection from the config."""
-    return await run_tool(
-        ctx, lambda c: c.app.start_kd(port, key, target_host, connection, initial_break, timeout_s, c.cancel,
-                                      owner=c.owner),
-        progress="waiting for the guest to connect", total_s=timeout_s or app_of(ctx).options.config.timeouts.startup,
-        on_cancel=_abort_start,
-    )
-
-
-def _abort_start(call: Call) -> None:
-    call.app.abort_start(call.cancel)
-
-
 # ----------------------------------------------------------------------------- commands
 
-@_tool(_destroys("Run one debugger command"))
+@tool(destroys("Run one debugger command"))
 async def kd_command(
     command: Annotated[str, Field(description="one kd/cdb command line, e.g. 'k', 'lm', '!analyze -v'",
                                   min_length=1, max_length=4000)],
@@ -228,7 +134,7 @@ async def _inspect(ctx: Ctx, command: str, session_id: str | None, limit: int,
     )
 
 
-@_tool(_reads("Registers"))
+@tool(reads("Registers"))
 async def registers(
     session_id: SessionId = None,
     register: Annotated[str | None, Field(description="one register (rip, rsp, eax, efl…); default all",
@@ -239,7 +145,7 @@ async def registers(
     return await _inspect(ctx, f"r {register}" if register else "r", session_id, LIST_LIMIT)
 
 
-@_tool(_reads("Call stack"))
+@tool(reads("Call stack"))
 async def backtrace(
     session_id: SessionId = None,
     variant: Annotated[Literal["k", "kb", "kv", "kn", "kp", "kP", "kc", "kL", "knL"],
@@ -251,7 +157,7 @@ async def backtrace(
     return await _inspect(ctx, variant, session_id, limit)
 
 
-@_tool(_reads("Loaded modules"))
+@tool(reads("Loaded modules"))
 async def modules(
     session_id: SessionId = None,
     pattern: Annotated[str | None, Field(description="module name pattern, e.g. nt or win32k*",
@@ -267,7 +173,7 @@ async def modules(
     return await _inspect(ctx, command, session_id, limit)
 
 
-@_tool(_reads("Processes"))
+@tool(reads("Processes"))
 async def processes(
     session_id: SessionId = None,
     name: Annotated[str | None, Field(description="only processes with this image name, e.g. lsass.exe",
@@ -279,7 +185,7 @@ async def processes(
     return await _inspect(ctx, f"!process 0 0 {name}" if name else "!process 0 0", session_id, limit)
 
 
-@_tool(_reads("Crash analysis"))
+@tool(reads("Crash analysis"))
 async def analyze(
     session_id: SessionId = None,
     timeout_s: Timeout = None,
@@ -290,7 +196,7 @@ async def analyze(
                           timeout_s or max(app_of(ctx).options.config.timeouts.command, 300.0))
 
 
-@_tool(_reads("Target version"))
+@tool(reads("Target version"))
 async def vertarget(session_id: SessionId = None, ctx: Ctx = None) -> Annotated[CallToolResult, models.InspectResult]:
     """The target's OS, build, architecture, processors, kernel base and uptime (`vertarget`)."""
     return await _inspect(ctx, "vertarget", session_id, LIST_LIMIT)
@@ -298,7 +204,7 @@ async def vertarget(session_id: SessionId = None, ctx: Ctx = None) -> Annotated[
 
 # ------------------------------------------------------------------------------ control
 
-@_tool(_controls("Break into the running target", idempotent=True))
+@tool(controls("Break into the running target", idempotent=True))
 async def break_in(session_id: SessionId = None, timeout_s: Timeout = None,
                    ctx: Ctx = None) -> Annotated[CallToolResult, models.BreakResult]:
     """Break in (Ctrl+C) and wait for the prompt; also cancels a command that hangs.
@@ -308,7 +214,7 @@ async def break_in(session_id: SessionId = None, timeout_s: Timeout = None,
     return await run_tool(ctx, lambda c: c.app.break_in(session_id, timeout_s, owner=c.owner))
 
 
-@_tool(_controls("Let the target run"))
+@tool(controls("Let the target run"))
 async def continue_go(
     session_id: SessionId = None,
     command: Annotated[str, Field(description="the go command: g, gh, gn, or g with an address",
@@ -319,7 +225,7 @@ async def continue_go(
     return await run_tool(ctx, lambda c: c.app.continue_go(session_id, command, owner=c.owner))
 
 
-@_tool(_controls("Resume the guest so WinRM answers again"))
+@tool(controls("Resume the guest so WinRM answers again"))
 async def resume_for_winrm(
     session_id: SessionId = None,
     wait_s: Annotated[float | None, Field(description="seconds to let the guest run before returning "
@@ -339,7 +245,7 @@ async def resume_for_winrm(
 
 # ------------------------------------------------------------------------ output, end, list
 
-@_tool(_reads("Read a session's output"))
+@tool(reads("Read a session's output"))
 async def read_output(
     session_id: SessionId = None,
     output_id: Annotated[str | None, Field(description="an output_id from a result: reads that output",
@@ -352,7 +258,7 @@ async def read_output(
     return await run_tool(ctx, lambda c: c.app.read_output(session_id, output_id, offset, limit, owner=c.owner))
 
 
-@_tool(_destroys("End a debugging session"))
+@tool(destroys("End a debugging session"))
 async def stop_kd(
     session_id: SessionId = None,
     resume: Annotated[bool, Field(description="resume a broken-in kernel target before quitting "
@@ -363,13 +269,13 @@ async def stop_kd(
     return await run_tool(ctx, lambda c: c.app.stop_kd(session_id, resume, owner=c.owner))
 
 
-@_tool(_reads("List sessions"))
+@tool(reads("List sessions"))
 async def list_sessions(ctx: Ctx = None) -> Annotated[CallToolResult, models.SessionList]:
     """Live and recently ended sessions with their states."""
     return await run_tool(ctx, lambda c: c.app.list_sessions(owner=c.owner))
 
 
-@_tool(_reads("Check the setup"))
+@tool(reads("Check the setup"))
 async def health_check(ctx: Ctx = None) -> Annotated[CallToolResult, models.HealthResult]:
     """Which debuggers are found (and their versions), whether the config and state file are valid, sessions."""
     return await run_tool(ctx, lambda c: c.app.health_check(owner=c.owner))

@@ -106,7 +106,7 @@ def test_good_values_still_build() -> None:
                       extra_args=["-noshell"])
     assert plan.argv == ["kd.exe", "-y", "srv*C:\\sym", "-k", "net:port=50000,key=1.2.3.4,target=lab-vm.example",
                          "-noshell"]
-    launched = build_plan(["cdb.exe"], ProcessTarget(command_line=["C:\\app.exe", "-x", "a b"]))
+    launched = build_plan(["cdb.exe"], ProcessTarget(command_line=["C:\\app.exe", "-x", "a b"]), initial_break=True)
     assert launched.argv == ["cdb.exe", "C:\\app.exe", "-x", "a b"]
     assert simulator_command("kd", "/tmp/x.yaml")[-2:] == ["--scenario", "/tmp/x.yaml"]
 
@@ -126,8 +126,10 @@ def test_argv_for_each_mode():
     assert user_dump.flavor == "cdb" and not user_dump.live_kernel
     assert build_plan(cdb, ProcessTarget(pid=4242)).argv == ["cdb.exe", "-p", "4242"]
     assert build_plan(cdb, ProcessTarget(pid=7, noninvasive=True)).argv == ["cdb.exe", "-pv", "-p", "7"]
-    launched = build_plan(cdb, ProcessTarget(command_line=["app.exe", "-x"]), extra_args=["-g"])
-    assert launched.argv == ["cdb.exe", "-g", "app.exe", "-x"]
+    launched = build_plan(cdb, ProcessTarget(command_line=["app.exe", "-x"]), extra_args=["-noshell"])
+    # no initial break asked for: cdb's -g ("ignore initial breakpoint"), and the start ends running
+    assert launched.argv == ["cdb.exe", "-g", "-noshell", "app.exe", "-x"]
+    assert not launched.stops_at_start and launched.kind == "launched" and launched.attached_to == "app.exe -x"
     assert build_plan(kd, RemoteTarget(connection="tcp:server=h,port=5005")).argv == [
         "kd.exe", "-remote", "tcp:server=h,port=5005"]
     with pytest.raises(InvalidArgument):
@@ -138,6 +140,24 @@ def test_argv_for_each_mode():
         KdnetTarget(port=70000, key=Secret("a.b.c.d"))
     with pytest.raises(ValidationError):
         KdnetTarget(port=50000, key=Secret(""))
+
+
+def test_each_target_names_its_kind_and_what_it_is_attached_to():
+    kd, cdb = ["kd.exe"], ["cdb.exe"]
+    kinds = {
+        "kdnet": build_plan(kd, KdnetTarget(port=50005, key=Secret("a.b.c.d"))),
+        "local_kernel": build_plan(kd, LocalKernelTarget()),
+        "kernel_dump": build_plan(kd, DumpTarget(path="C:\\MEMORY.DMP")),
+        "user_dump": build_plan(cdb, DumpTarget(path="app.dmp", kernel=False)),
+        "process": build_plan(cdb, ProcessTarget(pid=4242, noninvasive=True)),
+        "launched": build_plan(cdb, ProcessTarget(command_line=["app.exe"]), initial_break=True),
+        "remote": build_plan(kd, RemoteTarget(connection="tcp:server=h,port=5005")),
+    }
+    assert {kind: plan.kind for kind, plan in kinds.items()} == {kind: kind for kind in kinds}
+    assert [plan.attached_to for plan in kinds.values()] == [
+        "KDNET port 50005", "the local kernel", "C:\\MEMORY.DMP", "app.dmp", "pid 4242 (noninvasive)", "app.exe",
+        "tcp:server=h,port=5005"]
+    assert kinds["process"].noninvasive and kinds["launched"].stops_at_start
 
 
 def test_simulator_command_runs_this_python():

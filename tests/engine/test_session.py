@@ -206,7 +206,7 @@ def test_cdb_attach_break_continue_and_quit_detaches(make_session):
         "(1092.5d0): Break instruction exception - code 80000003 (first chance)"  # pid 4242
     ]
     result = s.stop()
-    assert result.actions == ["sent qd"] and result.exit_code == 0
+    assert result.actions == ["sent qd (detached: the process runs on)"] and result.exit_code == 0
 
 
 @DEFAULT_BACKEND_ONLY
@@ -214,7 +214,7 @@ def test_cdb_launch_reports_the_initial_break(make_session):
     s = make_session(target=ProcessTarget(command_line=["C:\\app.exe"]), flavor="cdb")
     assert s.state == SessionState.broken
     assert "break_in" in [e.kind for e in s.events_since(0)]
-    assert s.stop().actions == ["sent q"]
+    assert s.stop().actions == ["sent q (terminated the launched process)"]
 
 
 @DEFAULT_BACKEND_ONLY

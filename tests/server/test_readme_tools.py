@@ -25,7 +25,7 @@ async def test_served_tools_match_the_readme_table():
     async with in_memory(make_app()) as client:
         served = [tool.name for tool in (await client.list_tools()).tools]
     documented = readme_tools()
-    assert len(documented) == 16
+    assert len(documented) == 22
     assert sorted(served) == sorted(documented)
 
 
@@ -43,7 +43,7 @@ async def test_every_tool_has_a_description_schema_and_honest_annotations():
     assert hint(tools["stop_kd"], "destructive_hint") and hint(tools["kd_command"], "destructive_hint")
     assert not hint(tools["break_in"], "destructive_hint") and hint(tools["break_in"], "idempotent_hint")
     connects = {name for name, tool in tools.items() if hint(tool, "open_world_hint")}
-    assert connects == {"start_from_state", "start_kd"}
+    assert connects == {"start_from_state", "start_kd", "launch", "join_remote", "share_session"}
 
 
 # The spec's value of a hint a tool leaves out (ToolAnnotations: "Default: ...").

@@ -1,0 +1,42 @@
+"""Which tools make sense on which kind of target: refused as ``invalid_argument`` with the reason.
+
+The rules come from the one table of kinds (``kdmcp.engine.kinds.KINDS``): a dump and the local
+kernel never run, so there is nothing to break into or resume; only a KDNET guest has a WinRM
+companion waiting on it; ``!process`` lists a kernel's processes, which user mode has not.
+A remote session follows its server: its prompt says whether that is a kernel or a process.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from kdmcp.engine import DebuggerSession
+from kdmcp.engine.kinds import KINDS
+from kdmcp.errors import InvalidArgument
+
+Action = Literal["run", "break_in", "resume_for_winrm", "processes"]
+
+
+def refuse_for_kind(session: DebuggerSession, action: Action) -> None:
+    """Raise ``InvalidArgument`` when ``action`` cannot be done on the session's kind of target."""
+    kind = session.plan.kind
+    rules = KINDS[kind]
+    reason: str | None = None
+    if action in ("run", "break_in", "resume_for_winrm") and not rules.runs:
+        reason = (f"{rules.title} never runs: there is nothing to break into or resume"
+                  + ("" if kind != "local_kernel" else " (kd -kl reads the live machine without stopping it)"))
+    elif action == "resume_for_winrm" and kind != "kdnet":
+        reason = (f"resume_for_winrm lets a KDNET guest run so its WinRM companion answers; {rules.title} has "
+                  "none: use continue_go")
+    elif action == "processes" and not _kernel(session):
+        reason = (f"processes lists a kernel's processes (!process); {rules.title} is user mode: use kd_command "
+                  "with '|' (processes) or '~' (threads)")
+    if reason is not None:
+        raise InvalidArgument(reason, session_id=session.session_id, state=session.state)
+
+
+def _kernel(session: DebuggerSession) -> bool:
+    prompt = session.prompt
+    if session.plan.kind == "remote" and prompt is not None:
+        return prompt.mode != "user"
+    return KINDS[session.plan.kind].kernel if session.plan.kind != "remote" else session.plan.flavor == "kd"

@@ -1,0 +1,60 @@
+"""The debugging servers this server's sessions opened (``share_session``): who owns each, where it listens.
+
+Kept so that ``list_sessions`` shows a session's server, ``stop_kd`` says it closed it, and
+``join_remote`` refuses a client's attempt to join a server that shares another client's
+session (the HTTP listener keeps clients' sessions apart; a share must not undo that).
+"""
+
+from __future__ import annotations
+
+import socket
+import threading
+from dataclasses import dataclass
+
+_LOCAL_HOSTS = frozenset({"127.0.0.1", "localhost", "::1", "[::1]"})
+
+
+@dataclass(frozen=True)
+class Share:
+    session_id: str
+    owner: str | None
+    transport: str  # tcp | npipe
+    params: dict[str, str]  # port=N or pipe=P: what identifies the endpoint on this machine
+    connection: str  # what a client passes to -remote
+    listener: str  # where it listens, as shown to people
+    kernel: bool
+
+
+class Shares:
+    """Thread-safe: tool calls of several clients run in worker threads."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._by_session: dict[str, Share] = {}
+
+    def add(self, session_id: str, owner: str | None, transport: str, params: dict[str, str], connection: str,
+            listener: str, kernel: bool) -> Share:
+        share = Share(session_id, owner, transport, dict(params), connection, listener, kernel)
+        with self._lock:
+            self._by_session[session_id] = share
+        return share
+
+    def of(self, session_id: str) -> Share | None:
+        with self._lock:
+            return self._by_session.get(session_id)
+
+    def remove(self, session_id: str) -> Share | None:
+        with self._lock:
+            return self._by_session.pop(session_id, None)
+
+    def find(self, transport: str, params: dict[str, str]) -> Share | None:
+        """The share a ``-remote`` connection names, if it names one of ours on this machine."""
+        host = params.get("server", "").lower()
+        if host not in _LOCAL_HOSTS and host != socket.gethostname().lower():
+            return None
+        key = "port" if transport == "tcp" else "pipe"
+        with self._lock:
+            for share in self._by_session.values():
+                if share.transport == transport and share.params.get(key, "").lower() == params.get(key, "").lower():
+                    return share
+        return None
