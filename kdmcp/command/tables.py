@@ -313,7 +313,7 @@ _DOT_COMMANDS: dict[str, tuple[CommandClass, str]] = {
     "bugcheck": (_READ, "displays bug check data"),
     "clients": (_READ, "lists debugging clients"),
     "servers": (_READ, "lists debugging servers"),
-    "endsrv": (_READ, "ends a debugging server"),
+    "endsrv": (_SESSION_ENDING, "ends a debugging server, a shared session's too"),
     "scriptlist": (_READ, "lists loaded scripts"),
     "scriptproviders": (_READ, "lists script providers"),
     "nvlist": (_READ, "lists NatVis files"),

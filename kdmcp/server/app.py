@@ -34,7 +34,7 @@ from kdmcp.engine.results import StartResult as EngineStart
 from kdmcp.errors import DebuggerError, InvalidArgument, NotConnected, PolicyDenied
 from kdmcp.parse.record_base import RecordBase
 from kdmcp.secret import Secret
-from kdmcp.server import health, models
+from kdmcp.server import health, models, output_reads
 from kdmcp.server.kind_rules import refuse_for_kind
 from kdmcp.server.options import ServerOptions, demo_state
 from kdmcp.server.redaction import Redactor
@@ -43,8 +43,6 @@ from kdmcp.server.transcript import Transcript
 from kdmcp.statefile import LoadedState, load_state, resolve_state_path
 
 __all__ = ["KdMcpApp"]
-
-_OUTPUT_READ_MAX = 1024 * 1024
 
 
 class KdMcpApp:
@@ -88,7 +86,7 @@ class KdMcpApp:
             )
         return [found.path]
 
-    def _session(self, session_id: str | None, owner: str | None, include_ended: bool = False) -> DebuggerSession:
+    def session(self, session_id: str | None, owner: str | None, include_ended: bool = False) -> DebuggerSession:
         return self.manager.get(session_id, include_ended=include_ended, owner=owner)
 
     def new_events(self, session: DebuggerSession) -> list[DebuggerEvent]:
@@ -129,7 +127,7 @@ class KdMcpApp:
             end = size if done else size - reach
             if end <= pos:
                 continue
-            text, next_pos = self._masked_range(session, pos, end)
+            text, next_pos = self.masked_range(session, pos, end)
             with self.transcript.open_session_log(info.session_id) as log:
                 log.write(text)
             self._log_pos[info.session_id] = next_pos
@@ -309,7 +307,7 @@ class KdMcpApp:
     def kd_command(
         self, command: str, session_id: str | None, timeout_s: float | None, *, owner: str | None = None
     ) -> models.CommandResult:
-        session = self._session(session_id, owner)
+        session = self.session(session_id, owner)
         self.enforce_policy(command, owner, session.session_id)
         if command_kind(command) in ("go", "reboot"):
             refuse_for_kind(session, "run")
@@ -342,7 +340,7 @@ class KdMcpApp:
         owner: str | None = None,
     ) -> models.InspectResult:
         """Run one read command and return its typed record, each list cut to ``limit`` items."""
-        session = self._session(session_id, owner)
+        session = self.session(session_id, owner)
         self.enforce_policy(command, owner, session.session_id)
         if command.startswith("!process"):
             refuse_for_kind(session, "processes")
@@ -362,7 +360,7 @@ class KdMcpApp:
     def break_in(
         self, session_id: str | None, timeout_s: float | None, *, owner: str | None = None
     ) -> models.BreakResult:
-        session = self._session(session_id, owner)
+        session = self.session(session_id, owner)
         refuse_for_kind(session, "break_in")
         result = session.break_in(timeout_s)
         return models.BreakResult.serve(
@@ -370,7 +368,7 @@ class KdMcpApp:
         )
 
     def continue_go(self, session_id: str | None, command: str, *, owner: str | None = None) -> models.ContinueResult:
-        session = self._session(session_id, owner)
+        session = self.session(session_id, owner)
         self.enforce_policy(command, owner, session.session_id)
         refuse_for_kind(session, "run")
         result = session.go(command)
@@ -393,7 +391,7 @@ class KdMcpApp:
         stops again (breakpoint, bugcheck), which the hint then says.
         """
         t0 = time.monotonic()
-        session = self._session(session_id, owner)
+        session = self.session(session_id, owner)
         self.enforce_policy("g", owner, session.session_id)
         refuse_for_kind(session, "resume_for_winrm")
         wait = self.options.config.timeouts.continue_wait_sec if wait_s is None else wait_s
@@ -421,38 +419,10 @@ class KdMcpApp:
     def read_output(
         self, session_id: str | None, output_id: str | None, offset: int, limit: int, *, owner: str | None = None
     ) -> models.OutputChunk:
-        end_cap: int | None = None
-        base = 0  # where the caller's offsets count from: an output_id's start, else the session's
-        if output_id is not None:
-            sid, _, span = output_id.partition(":")
-            start_text, _, end_text = span.partition("-")
-            if not sid or not start_text.isdigit() or not end_text.isdigit():
-                raise InvalidArgument(f"malformed output_id {output_id!r} (expected SESSION:START-END)")
-            if session_id is not None and session_id != sid:
-                raise InvalidArgument(f"output_id {output_id!r} belongs to session {sid}, not {session_id}")
-            session_id = sid
-            base = int(start_text)
-            offset += base
-            end_cap = int(end_text)
-        session = self._session(session_id, owner, include_ended=True)
-        total = session.store.size
-        if offset > total:
-            raise InvalidArgument(f"offset {offset} is past the end of the output ({total} bytes)")
-        stop = total if end_cap is None else min(end_cap, total)
-        end = min(stop, offset + min(limit, _OUTPUT_READ_MAX))
-        text, next_offset = self._masked_range(session, offset, end)
-        # Offsets answer in the frame the caller asked in, so next_offset is what to send back.
-        return models.OutputChunk(
-            session_id=session.session_id,
-            state=session.state,
-            offset=offset - base,
-            next_offset=next_offset - base,
-            total_bytes=stop - base,
-            eof=next_offset >= stop,
-            text=text,
-        )
+        """Any byte range of a session's output, masked (``output_reads.read``)."""
+        return output_reads.read(self, session_id, output_id, offset, limit, owner=owner)
 
-    def _masked_range(self, session: DebuggerSession, offset: int, end: int) -> tuple[str, int]:
+    def masked_range(self, session: DebuggerSession, offset: int, end: int) -> tuple[str, int]:
         """Bytes ``[offset, end)`` of the session's output, masked (``Redactor.byte_range``)."""
         final = session.state == SessionState.exited  # nothing more will arrive to finish a key
         return self.redactor.byte_range(session.read_output, session.store.size, offset, end, final=final)
@@ -460,7 +430,7 @@ class KdMcpApp:
     # ----------------------------------------------------------------- stop
 
     def stop_kd(self, session_id: str | None, resume: bool, *, owner: str | None = None) -> models.StopResult:
-        session = self._session(session_id, owner)
+        session = self.session(session_id, owner)
         result = self.manager.stop(session.session_id, resume=resume, owner=owner)
         share = self.shares.remove(session.session_id)
         if share is not None and result.state == SessionState.exited:
