@@ -25,7 +25,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-__all__ = ["KINDS", "KindRules", "SessionKind", "kind_summary"]
+__all__ = ["KINDS", "NONINVASIVE_QUIT", "KindRules", "SessionKind", "kind_rows"]
 
 SessionKind = Literal["kdnet", "kernel_dump", "user_dump", "process", "launched", "local_kernel", "remote"]
 
@@ -35,6 +35,7 @@ class KindRules:
     """What a kind of target allows, and how a session of it ends."""
 
     title: str  # how results and errors name the target
+    debugger: str  # which debugger runs it, as the docs say
     kernel: bool
     runs: bool  # the target can run: g, p/t, break_in
     quit_command: str  # typed at a prompt to leave ("" : Ctrl+B Enter instead)
@@ -44,19 +45,19 @@ class KindRules:
 
 
 KINDS: dict[SessionKind, KindRules] = {
-    "kdnet": KindRules("a KDNET guest", kernel=True, runs=True, quit_command="",
+    "kdnet": KindRules("a KDNET guest", debugger="kd", kernel=True, runs=True, quit_command="",
                        quit_says="quit kd, the guest left running", resume_before_quit=True),
-    "kernel_dump": KindRules("a kernel crash dump", kernel=True, runs=False, quit_command="q",
+    "kernel_dump": KindRules("a kernel crash dump", debugger="kd", kernel=True, runs=False, quit_command="q",
                              quit_says="closed the dump"),
-    "user_dump": KindRules("a user-mode dump", kernel=False, runs=False, quit_command="q",
+    "user_dump": KindRules("a user-mode dump", debugger="cdb", kernel=False, runs=False, quit_command="q",
                            quit_says="closed the dump"),
-    "process": KindRules("an attached process", kernel=False, runs=True, quit_command="qd",
+    "process": KindRules("an attached process", debugger="cdb", kernel=False, runs=True, quit_command="qd",
                          quit_says="detached: the process runs on", break_before_quit=True),
-    "launched": KindRules("a launched process", kernel=False, runs=True, quit_command="q",
+    "launched": KindRules("a launched process", debugger="cdb", kernel=False, runs=True, quit_command="q",
                           quit_says="terminated the launched process"),
-    "local_kernel": KindRules("the local kernel (kd -kl)", kernel=True, runs=False, quit_command="q",
+    "local_kernel": KindRules("the local kernel (kd -kl)", debugger="kd", kernel=True, runs=False, quit_command="q",
                               quit_says="ended local kernel debugging"),
-    "remote": KindRules("a debugging server's session", kernel=True, runs=True, quit_command=".remote_exit",
+    "remote": KindRules("a debugging server's session", debugger="kd or cdb", kernel=True, runs=True, quit_command=".remote_exit",
                         quit_says="left the server's session, which goes on"),
 }
 
@@ -64,6 +65,12 @@ KINDS: dict[SessionKind, KindRules] = {
 NONINVASIVE_QUIT = ("q", "detached (noninvasive): the process runs on")
 
 
-def kind_summary() -> list[tuple[str, str, bool, bool]]:
-    """``(kind, title, kernel, runs)`` per kind, in table order: what the docs' table lists."""
-    return [(name, rules.title, rules.kernel, rules.runs) for name, rules in KINDS.items()]
+def kind_rows() -> list[tuple[str, ...]]:
+    """One row per kind, in table order: what docs/targets.md's table lists (a test holds them equal)."""
+    def leaving(rules: KindRules) -> str:
+        first = "`g`, then " if rules.resume_before_quit else "break in if running, then " \
+            if rules.break_before_quit else ""
+        return f"{first}`{rules.quit_command or 'Ctrl+B'}`: {rules.quit_says}"
+
+    return [(f"`{name}`", rules.title, rules.debugger, "yes" if rules.runs else "no", leaving(rules))
+            for name, rules in KINDS.items()]
