@@ -351,6 +351,8 @@ def _doctor(parsed: argparse.Namespace) -> int:
         table.add_row("state file", f"[green]ok[/] {escape(str(health.state_file))}{warn}")
     else:
         table.add_row("state file", f"[red]problem[/] {escape(str(health.state_file_error))}")
+    local = "".join(f"\n[yellow]needs[/] {escape(p)}" for p in health.local_kernel)
+    table.add_row("local kernel (kd -kl)", f"[yellow]not ready[/]{local}" if local else "[green]ok[/]")
     console.print(table)
     return 0 if health.ok else 1
 

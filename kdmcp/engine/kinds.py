@@ -57,7 +57,8 @@ KINDS: dict[SessionKind, KindRules] = {
                           quit_says="terminated the launched process"),
     "local_kernel": KindRules("the local kernel (kd -kl)", debugger="kd", kernel=True, runs=False, quit_command="q",
                               quit_says="ended local kernel debugging"),
-    "remote": KindRules("a debugging server's session", debugger="kd or cdb", kernel=True, runs=True, quit_command=".remote_exit",
+    "remote": KindRules("a debugging server's session", debugger="kd or cdb", kernel=True, runs=True,
+                        quit_command=".remote_exit",
                         quit_says="left the server's session, which goes on"),
 }
 

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 from kdmcp.discovery import file_version, find_debugger
 from kdmcp.engine import simulator_command
 from kdmcp.errors import KdMcpError
+from kdmcp.local_kernel import readiness
 from kdmcp.server import models
 
 if TYPE_CHECKING:
@@ -51,5 +52,7 @@ def check(app: KdMcpApp, sessions: list[models.SessionSummary]) -> models.Health
         state_file_ok=state_ok,
         state_file_error=state_error,
         state_file_warnings=state_warnings,
+        # the simulator answers kd -kl anywhere; a real one needs elevation and boot-time debugging
+        local_kernel=[] if options.simulate else readiness(),
         sessions=sessions,
     )

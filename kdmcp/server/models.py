@@ -251,4 +251,6 @@ class HealthResult(BaseModel):
     state_file_ok: bool
     state_file_error: str | None = None
     state_file_warnings: list[str] = Field(default_factory=list)
+    local_kernel: list[str] = Field(default_factory=list,
+                                    description="what stands in the way of attach_local_kernel (kd -kl) here")
     sessions: list[SessionSummary] = Field(default_factory=list)
