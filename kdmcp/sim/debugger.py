@@ -263,9 +263,12 @@ class SimDebugger(TargetRun):
             return self.dump.exception_record()
         if words == ["|"]:
             return self.dump.process_list()
+        from kdmcp.sim import minidump_reports  # vertarget, version, .lastevent, !analyze -v
         from kdmcp.sim.minidump_context import DumpContexts  # r, ~Ns, .ecxr, k (iced-x86 decodes)
 
         contexts = DumpContexts(self.dump)
+        if (report := minidump_reports.answer(self.dump, contexts, command, self.thread, self.sc)) is not None:
+            return report.replace(COMMAND_LINE_TOKEN, self.opts.command_line_echo)
         if (answer := contexts.answer(command, self.thread)) is not None:
             text, self.thread = answer
             return text

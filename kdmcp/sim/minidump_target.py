@@ -21,15 +21,17 @@ are read and printed by :mod:`kdmcp.sim.minidump_context`; this module only loca
 
 from __future__ import annotations
 
+import datetime as dt
 import logging
 import re
+import struct
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["DumpModule", "DumpThread", "MemoryView", "MinidumpTarget", "is_minidump"]
+__all__ = ["DumpModule", "DumpThread", "MemoryView", "MinidumpTarget", "duration", "is_minidump", "session_time"]
 
 # cdb's names for the exception codes these dumps hold (".exr", the event line)
-_CODE_NAMES = {
+CODE_NAMES = {
     0xC0000005: "Access violation",
     0xC00000FD: "Stack overflow",
     0xC0000409: "Security check failure or stack buffer overrun",
@@ -38,8 +40,27 @@ _CODE_NAMES = {
     0xC000001D: "Illegal instruction",
 }
 # An access violation's first parameter: "Attempt to read from / write to address ..."
-_ACCESS = {0: "read from", 1: "write to", 8: "execute"}
+ACCESS = {0: "read from", 1: "write to", 8: "execute"}
 _X86_LM_HEAD = "start    end        module name\n"
+# MINIDUMP_HEADER (minidumpapiset.h): Signature, Version, NumberOfStreams, StreamDirectoryRva,
+# CheckSum, TimeDateStamp (a time_t), Flags (ULONG64). The ``minidump`` package reads a
+# "Reserved" ULONG before TimeDateStamp that the header does not have, so its TimeDateStamp is
+# the low half of Flags: the time is read here, from offset 20.
+_HEADER = struct.Struct("<4sIIIII")
+_MISC_INFO_STREAM = 15  # MiscInfoStream
+# MINIDUMP_MISC_INFO.Flags1 bits (minidumpapiset.h): which of its fields hold data
+_MISC1_PROCESS_TIMES = 0x2
+_MISC4_BUILDSTRING = 0x100
+_MISC_BUILD_STRING = slice(232, 232 + 520)  # MINIDUMP_MISC_INFO_4.BuildString: WCHAR[260]
+# SYSTEM_INFO's ProductType as vertarget names it ("Product: WinNt, suite: ...", "Product: Server")
+_PRODUCTS = {1: "WinNt", 2: "LanManNt", 3: "Server"}
+# SuiteMask bits (VER_SUITE_*, winnt.h) in bit order, as vertarget lists them: 0x190 prints
+# "suite: TerminalServer DataCenter SingleUserTS" (cdb's version on Server 2019, rust-lang CI logs)
+_SUITES = (
+    "SmallBusiness", "Enterprise", "BackOffice", "CommunicationServer", "TerminalServer",
+    "SmallBusinessRestricted", "EmbeddedNT", "DataCenter", "SingleUserTS", "Personal", "Blade",
+    "EmbeddedRestricted", "SecurityAppliance", "StorageServer", "ComputeServer", "WHServer",
+)  # fmt: skip
 _DEFERRED = "(deferred)             "  # cdb pads the symbol column with blanks
 
 
@@ -97,6 +118,11 @@ class MinidumpTarget:
         self.version = (int(info.MajorVersion), int(info.MinorVersion))
         self.processors = int(info.NumberOfProcessors)
         self.pid = int(dump.misc_info.ProcessId) if dump.misc_info is not None else 0
+        self.service_pack = str(info.CSDVersion or "")
+        self.product = int(getattr(info.ProductType, "value", info.ProductType) or 0)
+        self.suite_mask = int(info.SuiteMask or 0)
+        self.time_date_stamp = _HEADER.unpack_from(data)[5]
+        self.process_create_time, self.build_string = _misc_times(data)
         self.full_memory = dump.memory_segments_64 is not None
         modules = dump.modules.modules if dump.modules is not None else []
         self.modules = sorted(
@@ -151,13 +177,57 @@ class MinidumpTarget:
                 return f"{m.name}+0x{address - m.base:0{width}x}"
         return self.addr(address, tick=False)
 
+    def os_name(self) -> str:
+        """``Windows 7``: the name vertarget's OS line starts with, by the system's version."""
+        names = {(5, 1): "XP", (5, 2): "Server 2003", (6, 0): "Vista", (6, 1): "7", (6, 2): "8", (6, 3): "8.1"}
+        return "Windows " + names.get(self.version, "10")
+
     def _os_line(self) -> str:
-        name = {(5, 1): "XP", (5, 2): "Server 2003", (6, 0): "Vista", (6, 1): "7", (6, 2): "8", (6, 3): "8.1"}.get(
-            self.version, "10"
-        )
+        """``Windows 7 Version 7601 (Service Pack 1) MP (4 procs) Free x86 compatible``; a
+        uniprocessor target is ``UP`` with no count (``Windows 7 Version 7601 (Service Pack 1) UP
+        Free x64``, a published ``version``; corpus misc/15 ``Windows XP Kernel Version 2505 UP Free``)."""
         arch = "x64" if self.x64 else "x86 compatible"
-        mp = "MP" if self.processors > 1 else "UP"
-        return f"Windows {name} Version {self.build} {mp} ({self.processors} procs) Free {arch}\n"
+        mp = f"MP ({self.processors} procs)" if self.processors > 1 else "UP"
+        sp = f" ({self.service_pack})" if self.service_pack else ""
+        return f"{self.os_name()} Version {self.build}{sp} {mp} Free {arch}\n"
+
+    def system_block(self) -> str:
+        """What ``vertarget`` prints for the dump, and cdb's load banner after the search paths.
+
+        Published user-minidump loads (cdb 10.0.19041.685, pjsip's crash triage; a Windows 7
+        notepad++ minidump)::
+
+            Windows 10 Version 19045 MP (4 procs) Free x86 compatible
+            Product: WinNt, suite: SingleUserTS
+            19041.1.amd64fre.vb_release.191206-1406
+            Machine Name:
+            Debug session time: Tue Feb  4 09:51:15.000 2025 (UTC + 7:00)
+            System Uptime: not available
+            Process Uptime: 0 days 0:00:06.000
+
+        The build lab comes from ``MINIDUMP_MISC_INFO_4.BuildString`` (current cdb labels it
+        ``Edition build lab:``, as its ``version`` does); no line without one. dbgeng's
+        ``OutputTime`` prints the session time only when the target has one (the header's
+        TimeDateStamp), and "not available" for an uptime it cannot compute: a minidump records
+        no boot time, and the process uptime is the dump's time less
+        ``MINIDUMP_MISC_INFO.ProcessCreateTime`` (when Flags1 says the process times are there).
+        The session time is printed in the simulated host's zone, UTC.
+        """
+        suites = " ".join(name for bit, name in enumerate(_SUITES) if self.suite_mask >> bit & 1)
+        product = _PRODUCTS.get(self.product, "WinNt")
+        lines = [self._os_line(), f"Product: {product}, suite: {suites}".rstrip() + "\n"]
+        if self.build_string:
+            lines.append(f"Edition build lab: {self.build_string}\n")
+        lines.append("Machine Name:\n")
+        if self.time_date_stamp:
+            lines.append(f"Debug session time: {session_time(self.time_date_stamp)}\n")
+        lines.append("System Uptime: not available\n")
+        uptime = self.time_date_stamp - self.process_create_time if self.process_create_time else 0
+        if self.time_date_stamp and uptime > 0:
+            lines.append(f"Process Uptime: {duration(uptime * 1000)}\n")
+        else:
+            lines.append("Process Uptime: not available\n")
+        return "".join(lines)
 
     # ------------------------------------------------------------------ what cdb prints
 
@@ -172,13 +242,13 @@ class MinidumpTarget:
             version_banner
             + f"\nLoading Dump File [{self.path}]\n{kind}\n\n"
             + f"Symbol search path is: {symbol_path or 'srv*'}\nExecutable search path is: \n"
-            + self._os_line()
+            + self.system_block()
         )
         if self.exception is None:
             return text
         record = self.exception.ExceptionRecord
         code = record.ExceptionCode_raw
-        name = _CODE_NAMES.get(code, "Unknown exception")
+        name = CODE_NAMES.get(code, "Unknown exception")
         return (
             text
             + "This dump file has an exception of interest stored in it.\n"
@@ -216,13 +286,13 @@ class MinidumpTarget:
         params = list(r.ExceptionInformation)[: r.NumberParameters]
         lines = [
             f"ExceptionAddress: {self.addr(r.ExceptionAddress, tick=False)} ({self._where(r.ExceptionAddress)})\n",
-            f"   ExceptionCode: {code:08x} ({_CODE_NAMES.get(code, 'Unknown exception')})\n",
+            f"   ExceptionCode: {code:08x} ({CODE_NAMES.get(code, 'Unknown exception')})\n",
             f"  ExceptionFlags: {r.ExceptionFlags:08x}\n",
             f"NumberParameters: {r.NumberParameters}\n",
         ]
         lines += [f"   Parameter[{i}]: {self.addr(p, tick=False)}\n" for i, p in enumerate(params)]
-        if code == 0xC0000005 and len(params) >= 2 and params[0] in _ACCESS:
-            lines.append(f"Attempt to {_ACCESS[params[0]]} address {self.addr(params[1], tick=False)}\n")
+        if code == 0xC0000005 and len(params) >= 2 and params[0] in ACCESS:
+            lines.append(f"Attempt to {ACCESS[params[0]]} address {self.addr(params[1], tick=False)}\n")
         return "".join(lines)
 
 
@@ -330,6 +400,37 @@ class MemoryView:
         hexes = " ".join(cells[:8]) + ("-" + " ".join(cells[8:]) if len(cells) > 8 else "")
         chars = "".join("?" if c == "??" else chr(int(c, 16)) if 0x20 <= int(c, 16) < 0x7F else "." for c in cells)
         return f"{self.t.addr(address)}  {hexes:<47}  {chars}\n"
+
+
+def session_time(stamp: int) -> str:
+    """``Tue Feb  4 09:51:15.000 2025 (UTC + 0:00)``: dbgeng's ``TimeToStr`` of a time_t, in UTC."""
+    t = dt.datetime.fromtimestamp(stamp, tz=dt.timezone.utc)
+    return f"{t:%a %b} {t.day:2d} {t:%H:%M:%S}.000 {t.year} (UTC + 0:00)"
+
+
+def duration(ms: int) -> str:
+    """``0 days 0:00:06.000``: dbgeng's ``DurationToStr``."""
+    days, rest = divmod(ms, 86_400_000)
+    hours, rest = divmod(rest, 3_600_000)
+    minutes, rest = divmod(rest, 60_000)
+    return f"{days} days {hours}:{minutes:02d}:{rest // 1000:02d}.{rest % 1000:03d}"
+
+
+def _misc_times(data: bytes) -> tuple[int, str]:
+    """(ProcessCreateTime or 0, BuildString or "") of the dump's MiscInfoStream, read by the
+    layout (the package does not read Flags1, which says which fields hold data)."""
+    _sig, _version, count, directory, _sum, _stamp = _HEADER.unpack_from(data)
+    for i in range(count):
+        kind, size, rva = struct.unpack_from("<III", data, directory + 12 * i)
+        if kind != _MISC_INFO_STREAM or size < 24:
+            continue
+        flags, _pid, created = struct.unpack_from("<III", data, rva + 4)
+        build = ""
+        if flags & _MISC4_BUILDSTRING and size >= _MISC_BUILD_STRING.stop:
+            raw = data[rva:][_MISC_BUILD_STRING]
+            build = raw.decode("utf-16-le", errors="replace").split("\0", 1)[0]
+        return (created if flags & _MISC1_PROCESS_TIMES else 0), build
+    return 0, ""
 
 
 def _module_name(path: str) -> str:
