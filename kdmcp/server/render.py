@@ -95,12 +95,33 @@ def _command(data: Data) -> str:
 
 
 def _start(data: Data) -> str:
-    extra = ["banner truncated"] if data.get("truncated") else []
+    extra = [data["kind"]] if "kind" in data else []  # left out: kdnet, the default
+    extra += ["banner truncated"] if data.get("truncated") else []
     lines = [f"command line: {data['command_line']}"]
     if "state_file" in data:
         lines.append(f"state file: {data['state_file']}")
     lines += [f"warning: {w}" for w in data.get("warnings", ())]
     return _join(header(data, *extra), "\n".join([*lines, data.get("banner", "")]), event_lines(data))
+
+
+def _dump(data: Data) -> str:
+    """A start, with the dump's summary on one line before the banner."""
+    d = data.get("dump", {})
+    what = ", ".join(str(v) for v in (d.get("os"), d.get("build_lab")) if v)
+    if "bugcheck" in d:
+        what += f"; bugcheck {d['bugcheck'].get('code')} ({', '.join(d['bugcheck'].get('args', []))})"
+    if "exception" in d:
+        e = d["exception"]
+        what += f"; exception {e.get('code')} {e.get('description', '')} at {e.get('symbol') or e.get('address')}"
+    if "modules" in d:
+        what += f"; {d['modules']} modules"
+    head, _, rest = _start(data).partition("\n")
+    return "\n".join([head, f"dump: {what.strip('; ')}", rest])
+
+
+def _share(data: Data) -> str:
+    lines = [f"listening on {data['listener']}; join with:", *data["join"]]
+    return _join(header(data), "\n".join(lines), event_lines(data))
 
 
 def _break(data: Data) -> str:
@@ -130,7 +151,9 @@ def _stop(data: Data) -> str:
 def _summary_line(s: Data) -> str:
     live = "live" if s["live"] else "ended"
     pid = f" pid {s['pid']}" if "pid" in s else ""
-    return f"{s['session_id']} {s['state']} {live}{pid} {s['output_bytes']} B: {s['command_line']}"
+    shared = f" shared {s['shared']}" if "shared" in s else ""
+    # what it is attached to says the target; the full command line is in structuredContent
+    return f"{s['session_id']} {s['state']} {live} {s['kind']}{pid} {s['output_bytes']} B: {s['attached_to']}{shared}"
 
 
 def _sessions(data: Data) -> str:
@@ -152,6 +175,7 @@ def _health(data: Data) -> str:
     state = data.get("state_file", "none")
     lines.append(f"state file {state}: " + ("ok" if data["state_file_ok"] else data.get("state_file_error", "invalid")))
     lines += [f"warning: {w}" for w in data.get("state_file_warnings", ())]
+    lines += [f"local kernel: {p}" for p in data.get("local_kernel", ())]
     lines += [_summary_line(s) for s in data.get("sessions", ())]
     return "\n".join(lines)
 
@@ -165,6 +189,8 @@ _TEXT: dict[type[BaseModel], Callable[[Data], str]] = {
     models.CommandResult: _command,
     models.InspectResult: _command,
     models.StartResult: _start,
+    models.DumpResult: _dump,
+    models.ShareResult: _share,
     models.BreakResult: _break,
     models.ContinueResult: _continue,
     models.ResumeResult: _resume,

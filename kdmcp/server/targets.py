@@ -66,7 +66,8 @@ def open_dump(app: KdMcpApp, path: str, timeout_s: float | None, cancel: threadi
         except KdMcpError:
             continue  # the summary is what could be read; the session is open either way
         record = parsing.parse(out.command, out.output)
-        fields = record.model_dump(mode="json", exclude={"raw", "command"}, exclude_none=True) if record else {}
+        fields = (record.model_dump(mode="json", exclude={"raw", "command"}, exclude_none=True, exclude_defaults=True)
+                  if record else {})
         if command == "vertarget":
             summary.os, summary.build_lab = fields.get("version_line"), fields.get("build_lab")
             summary.arch, summary.processors = fields.get("arch"), fields.get("processors")
