@@ -182,7 +182,9 @@ def _render(text: str, spans: Iterable[tuple[int, int]]) -> str:
 def _mask_str(text: str, known: Sequence[_Known], *, cut: bool = False, tails: Sequence[str] = ()) -> str:
     spans = _text_spans(text, known)
     if cut:
-        spans.append((_cut_tail(text, [k.folded for k in known]), len(text)))
+        start = _cut_tail(text, [k.folded for k in known])
+        if start < len(text):  # an empty tail holds nothing to mask (it rendered as a stray ***)
+            spans.append((start, len(text)))
     if tails:
         trimmed = text.rstrip().lower()
         spans += [(len(trimmed) - len(tail), len(text)) for tail in tails if trimmed.endswith(tail)]

@@ -139,3 +139,10 @@ def test_plain_register_output_comes_back_as_the_same_object():
     assert secret.redact(text, [Secret(_SHORT_KEY)]) is text
     assert secret.redact("key=abc", []) == "key=***"
     assert secret.redact(f"x {_SHORT_KEY.upper()} y", [Secret(_SHORT_KEY)]) == "x *** y"
+
+
+def test_a_cut_field_with_no_secret_tail_is_served_as_it_is() -> None:
+    # A start's banner is always judged cut; with no key it ends at the prompt, not in a mask.
+    from kdmcp.secret import SecretSet
+
+    assert SecretSet().data({"banner": "0:002> "}) == {"banner": "0:002> "}

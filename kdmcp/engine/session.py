@@ -507,8 +507,7 @@ class DebuggerSession:
                 actions.append(f"sent {command} ({says})")
             else:
                 self._write(_CTRL_B_ENTER)
-                actions.append(f"sent Ctrl+B ({rules.quit_says})" if self.plan.kind in ("kdnet", "remote")
-                               else "sent Ctrl+B")
+                actions.append(f"sent Ctrl+B ({says})")
         except DebuggerError:
             actions.append("could not write the quit request")
 
