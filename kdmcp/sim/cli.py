@@ -1,4 +1,8 @@
-"""``python -m kdmcp.sim``: parse the debugger command line, load the scenario, run."""
+"""``python -m kdmcp.sim``: parse the debugger command line, load the scenario, run.
+
+``-remote`` runs no debugger of its own: the process is a client of a debugging server
+(:mod:`kdmcp.sim.remote_client`), whatever the scenario says.
+"""
 
 from __future__ import annotations
 
@@ -20,4 +24,8 @@ def main(argv: list[str] | None = None) -> int:
     except (UsageError, OSError, ValueError) as exc:
         sys.stderr.write(f"{exc}\n")
         return 2
+    if opts.mode == "remote" and opts.remote is not None:
+        from kdmcp.sim.remote_client import run
+
+        return run(opts.remote)
     return SimDebugger(opts, sc).run()

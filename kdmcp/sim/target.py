@@ -98,12 +98,23 @@ class TargetRun(ConsoleIO):
             return done.code
         except (BrokenPipeError, ConnectionResetError):
             return 1
+        finally:
+            self.end_remoting()  # clients see the end; a named pipe's socket file goes
+
+    def start_server(self, spec: str) -> None:
+        """``-server`` / ``.server``: open a debugging server, or say why not (the session goes
+        on either way: "Unable to start server, <status>" is an error line, not an exit)."""
+        from kdmcp.sim.remoting import ServerError
+
+        try:
+            self.out(self.remoting.start(spec))
+        except ServerError as exc:
+            self.out(f"Unable to start server, {exc}\n")
 
     def start(self) -> None:
         o = self.opts
         if o.server:
-            self.out(f"Server started.  Client can connect with any of these command lines\n"
-                     f"0: <debugger>.exe -remote {o.server}\n")
+            self.start_server(o.server)
         if o.mode == "kdnet":
             self.out(texts.kdnet_waiting(o.symbol_path))
             if self._kdnet_accepts():
@@ -147,9 +158,8 @@ class TargetRun(ConsoleIO):
             self.out(texts.cdb_launch(o.command_line or "", self.pid))
             self.enter_broken()
             return
-        # remote client: joins a session whose target is already stopped
-        self.out(f"Connected to server with '{o.remote}'\n")
-        self.enter_broken()
+        # "-remote" never gets here: cli.py runs the client relay (remote_client.py) instead
+        raise _Exit(2)
 
     def _kdnet_accepts(self) -> bool:
         o, want = self.opts, self.sc.connect
@@ -246,6 +256,7 @@ class TargetRun(ConsoleIO):
 
     def enter_broken(self) -> None:
         self.state = "broken"
+        self.prompt_everyone()  # a stop prompts every client, not only the last one to type
         self.script, self.script_deadline = [], None
         self.world_running = False
         self.interrupts = 0
