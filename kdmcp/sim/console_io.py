@@ -148,7 +148,6 @@ class ConsoleIO:
         finally:
             self._captured = saved
 
-
     # --------------------------------------------------------------- signals
 
     def _on_sigint(self, signum: int, frame: object) -> None:

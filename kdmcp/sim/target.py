@@ -130,18 +130,22 @@ class TargetRun(ConsoleIO):
         if o.mode == "dump":
             path = o.dump_path or ""
             if not os.path.exists(path):
-                self.out(texts.VERSION_BANNER + f"\nLoading Dump File [{path}]\n"
-                         f"Could not open dump file [{path}], Win32 error 0n2\n"
-                         '    "The system cannot find the file specified."\n')
+                self.out(
+                    texts.VERSION_BANNER + f"\nLoading Dump File [{path}]\n"
+                    f"Could not open dump file [{path}], Win32 error 0n2\n"
+                    '    "The system cannot find the file specified."\n'
+                )
                 raise _Exit(1)
             if not self.kernel and is_minidump(path):
                 try:
                     self.dump = MinidumpTarget(path)
                 except Exception:  # any reader failure is a dump cdb cannot open
                     # cdb on a cut or corrupt dump: the open fails and the debugger ends
-                    self.out(texts.VERSION_BANNER + f"\nLoading Dump File [{path}]\n"
-                             f"Could not open dump file [{path}], HRESULT 0x8007000d\n"
-                             '    "The data is invalid."\n')
+                    self.out(
+                        texts.VERSION_BANNER + f"\nLoading Dump File [{path}]\n"
+                        f"Could not open dump file [{path}], HRESULT 0x8007000d\n"
+                        '    "The data is invalid."\n'
+                    )
                     raise _Exit(1) from None
                 self.thread = self.dump.event_index  # cdb stops on the thread of the stored event
                 self.out(self.dump.banner(texts.VERSION_BANNER, o.symbol_path))
@@ -213,9 +217,7 @@ class TargetRun(ConsoleIO):
             return
         if what == "timeout" and self.script:
             event = self.script.pop(0)
-            self.script_deadline = (
-                time.monotonic() + self.script[0].after_ms / 1000 if self.script else None
-            )
+            self.script_deadline = time.monotonic() + self.script[0].after_ms / 1000 if self.script else None
             self.play(event)
 
     def play(self, event: RunEvent) -> None:
@@ -319,4 +321,3 @@ class TargetRun(ConsoleIO):
         if self.sc.reconnect_after_loss_ms is not None:
             self.out("Waiting to reconnect...\n")
             self._schedule_connect(self.sc.reconnect_after_loss_ms)
-
