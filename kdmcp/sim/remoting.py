@@ -350,6 +350,9 @@ def _listen_tcp(first: int, last: int) -> tuple[socket.socket, int]:
         except OSError:
             sock.close()
             continue
+        except BaseException:
+            sock.close()  # never leak the socket, whatever stopped the listen
+            raise
         return sock, port
     raise ServerError(_ADDRESS_IN_USE)
 
@@ -379,4 +382,9 @@ def _listen_unix(path: str) -> socket.socket:
     except OSError:
         sock.close()
         raise ServerError(_PIPE_BUSY) from None
+    except BaseException:
+        sock.close()
+        with contextlib.suppress(OSError):
+            os.unlink(path)
+        raise
     return sock
