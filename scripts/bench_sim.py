@@ -8,6 +8,11 @@ Figures (medians of --runs starts, each a fresh ``python -m kdmcp.sim`` process 
 30 ms connect delay included; ``cdb -p``; ``kd -z`` on a kernel dump, whose world is built
 before the prompt), and ``first_world_answer_ms`` -- the first command the world answers (``r``),
 which builds the machine and loads the disassembler -- then ``next_answer_ms`` (``k``).
+
+Remoting (one ``kd -server`` for all runs, a fresh ``kd -remote`` client each run):
+``remote_connect_to_prompt_ms`` from the client's spawn to the prompt the server sends it,
+``remote_round_trip_ms`` one ``.echo`` typed at the client until its output and prompt come
+back, ``server_round_trip_ms`` the same command at the server's own console.
 """
 
 from __future__ import annotations
@@ -15,6 +20,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import select
 import statistics
 import subprocess
@@ -42,8 +48,13 @@ def _until(proc: subprocess.Popen[bytes], marker: bytes, timeout: float = 20.0) 
 
 
 def _start(argv: list[str], prompt: bytes, commands: list[str]) -> list[float]:
-    proc = subprocess.Popen([sys.executable, "-m", "kdmcp.sim", *argv], stdin=subprocess.PIPE,
-                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, cwd=ROOT)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "kdmcp.sim", *argv],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        cwd=ROOT,
+    )
     assert proc.stdin is not None
     try:
         times = [_until(proc, prompt)]
@@ -60,6 +71,89 @@ def _start(argv: list[str], prompt: bytes, commands: list[str]) -> list[float]:
         proc.kill()
         proc.wait()
     return times
+
+
+def _drain(proc: subprocess.Popen[bytes]) -> None:
+    """Read what the server printed meanwhile (its pipe must never fill)."""
+    assert proc.stdout is not None
+    while select.select([proc.stdout.fileno()], [], [], 0)[0] and os.read(proc.stdout.fileno(), 65536):
+        pass
+
+
+def _remote(runs: int) -> dict[str, float]:
+    server = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "kdmcp.sim",
+            "kd",
+            "-server",
+            "tcp:port=40000:49999",
+            "-b",
+            "-k",
+            "net:port=50000,key=1.2.3.4",
+        ],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        cwd=ROOT,
+    )
+    assert server.stdin is not None and server.stdout is not None
+    connect: list[float] = []
+    client_trip: list[float] = []
+    server_trip: list[float] = []
+    try:
+        seen = b""
+        while b"0: kd> " not in seen:
+            if not select.select([server.stdout.fileno()], [], [], 20)[0]:
+                raise TimeoutError("server prompt")
+            seen += os.read(server.stdout.fileno(), 65536)
+        match = re.search(rb"tcp:Port=(\d+)", seen)
+        assert match is not None
+        port = match.group(1).decode()
+        for _ in range(runs):
+            client = subprocess.Popen(
+                [sys.executable, "-m", "kdmcp.sim", "kd", "-remote", f"tcp:server=127.0.0.1,port={port}"],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.DEVNULL,
+                cwd=ROOT,
+            )
+            assert client.stdin is not None
+            try:
+                connect.append(_until(client, b"0: kd> "))
+                t0 = time.monotonic()
+                client.stdin.write(b".echo bench\n")
+                client.stdin.flush()
+                _until(client, b"bench\r\n0: kd> ")
+                client_trip.append(time.monotonic() - t0)
+                client.stdin.write(b".remote_exit\n")
+                client.stdin.flush()
+                client.wait(10)
+            finally:
+                client.kill()
+                client.wait()
+            _drain(server)
+            t0 = time.monotonic()
+            server.stdin.write(b".echo bench\n")
+            server.stdin.flush()
+            _until(server, b"bench\r\n0: kd> ")
+            server_trip.append(time.monotonic() - t0)
+        server.stdin.write(b"q\n")
+        server.stdin.flush()
+        server.wait(10)
+    finally:
+        server.kill()
+        server.wait()
+
+    def med(values: list[float]) -> float:
+        return round(statistics.median(values) * 1000, 2)
+
+    return {
+        "remote_connect_to_prompt_ms": med(connect),
+        "remote_round_trip_ms": med(client_trip),
+        "server_round_trip_ms": med(server_trip),
+    }
 
 
 def main() -> int:
@@ -86,6 +180,7 @@ def main() -> int:
         "start_to_prompt_ms_kernel_dump": med("dump", 0),
         "first_world_answer_ms": med("kdnet", 1),
         "next_answer_ms": med("kdnet", 2),
+        **_remote(args.runs),
         "runs": args.runs,
     }
     if args.json:

@@ -8,6 +8,11 @@ as kd's input thread sees Ctrl+B then; lines are executed only at a prompt.
 Line ends: kd on Windows writes ``\\r\\n``. Under a pty the terminal turns ``\\n`` into
 ``\\r\\n`` itself, so the simulator writes bare ``\\n`` there and ``\\r\\n`` to pipes; either way
 the reader sees what it would see from kd.exe.
+
+While a debugging server is open (:mod:`~kdmcp.sim.remoting`) the same ``select`` watches
+its listeners and clients: every byte written to stdout also goes to each client (as
+``\\r\\n`` text), and lines from any of them join one queue with the console's own, run in
+the order they arrived.
 """
 
 from __future__ import annotations
@@ -17,8 +22,11 @@ import os
 import select
 import signal
 import time
+from collections import deque
 from collections.abc import Callable
 from typing import Literal
+
+from kdmcp.sim.remoting import Peer, Remoting
 
 __all__ = ["DEFAULT_OUTMASK", "EMIT_LOG_ENV", "PROMPT_OUTPUT", "WRITE_CHUNK", "ConsoleIO"]
 
@@ -42,8 +50,15 @@ class ConsoleIO:
         self.in_fd = in_fd
         self.out_fd = out_fd
         self.crlf = not os.isatty(out_fd)
-        self.pending_input = b""
+        self.pending_input = b""  # the console's unfinished line
         self.input_eof = False
+        # Complete lines in arrival order, each with who typed it (None: the server's console).
+        self.lines: deque[tuple[Peer | None, str]] = deque()
+        self.remoting = Remoting()
+        self._prompt_all = True  # the next prompt goes to every client (after a stop)
+        self._line_origin: Peer | None = None  # who typed the line now running
+        self._prompt: str | None = None  # the prompt shown while waiting for a line
+        self._console_at_prompt = False
         self.interrupts = 0
         self._outbuf = bytearray()
         self.outmask = DEFAULT_OUTMASK
@@ -82,8 +97,33 @@ class ConsoleIO:
         the prompt and the next queued command's output leave together.
         """
         self._outbuf += data
+        if data:
+            self._console_at_prompt = False
+        if self.remoting.peers:
+            self.remoting.queue(self._wire(data))
         if len(self._outbuf) >= WRITE_CHUNK:
             self.flush()
+
+    def _wire(self, data: bytes) -> bytes:
+        """Console bytes as a client receives them: kd's own ``\\r\\n`` text."""
+        return data if self.crlf else data.replace(b"\n", b"\r\n")
+
+    def out_prompt(self, text: str) -> None:
+        """The prompt: on the console, and to the clients that see it (remoting's rule: the
+        one whose line just ran, or everyone after a stop)."""
+        self._prompt = text
+        data = text.encode("utf-8", errors="replace")
+        self._outbuf += data
+        self._console_at_prompt = True
+        if self.remoting.peers:
+            origin = self._line_origin
+            audience = None if self._prompt_all else [origin] if origin is not None else []
+            self.remoting.queue(self._wire(data), audience, prompt=True)
+        self._prompt_all = False
+
+    def prompt_everyone(self) -> None:
+        """The target stopped: the next prompt is everyone's."""
+        self._prompt_all = True
 
     def flush(self) -> None:
         data, self._outbuf = bytes(self._outbuf), bytearray()
@@ -96,6 +136,8 @@ class ConsoleIO:
         while view:
             n = os.write(self.out_fd, view)
             view = view[n:]
+        if self.remoting.peers:
+            self.remoting.flush()
 
     def capture(self, run: Callable[[], None]) -> str:
         """What ``run`` prints, kept instead of shown (``.foreach``'s input commands)."""
@@ -105,7 +147,6 @@ class ConsoleIO:
             return "".join(self._captured)
         finally:
             self._captured = saved
-
 
     # --------------------------------------------------------------- signals
 
@@ -130,26 +171,42 @@ class ConsoleIO:
         while True:
             if self.take_interrupt():
                 return "interrupt"
-            self._check_quit_key()
-            if want_input and (b"\n" in self.pending_input or self.input_eof):
+            if want_input and (self.lines or self.input_eof):
                 return "input"
             remaining = None if deadline is None else max(0.0, deadline - time.monotonic())
             if remaining == 0.0:
                 return "timeout"
             # Input is read even while the target runs (kd's input thread sees Ctrl+B), but
             # lines are only executed at a prompt.
-            fds = [self._wake_r] + ([] if self.input_eof else [self.in_fd])
+            fds = [self._wake_r] + ([] if self.input_eof else [self.in_fd]) + self.remoting.read_fds()
             if self._outbuf:
                 self.flush()
-            ready, _, _ = select.select(fds, [], [], remaining)
+            ready, writable, _ = select.select(fds, self.remoting.write_fds(), [], remaining)
             if self._wake_r in ready:
                 self._drain_wake()  # the interrupt itself is counted by _on_sigint
             if self.in_fd in ready:
                 data = os.read(self.in_fd, 65536)
                 if data:
                     self.pending_input += data
+                    self._check_quit_key()
+                    *complete, self.pending_input = self.pending_input.split(b"\n")
+                    self.lines.extend((None, _decode(raw)) for raw in complete)
                 else:
                     self.input_eof = True
+            if self.remoting.active and (ready or writable):
+                self._serve_clients(ready, writable)
+
+    def _serve_clients(self, ready: list[int], writable: list[int]) -> None:
+        events = self.remoting.service(ready, writable)
+        for peer in events.connected:
+            # the published transcript: "0:000> wenwaz2016\\pear (tcp 127.0.0.1:63141) connected at ..."
+            self.out(f"{peer.who} connected at {time.ctime()}\n")
+            if self._prompt is not None:  # joined at a prompt: it gets one to type at
+                self.remoting.queue(_crlf(self._prompt), [peer], prompt=True)
+        self.lines.extend(events.lines)
+        self.interrupts += events.interrupts  # Ctrl+C from a client: a break-in, as SIGINT is
+        for peer in events.disconnected:
+            self.out(f"{peer.who} disconnected at {time.ctime()}\n")
 
     def _check_quit_key(self) -> None:
         """Ctrl+B then Enter quits kd/cdb at once, whatever the target is doing."""
@@ -158,15 +215,50 @@ class ConsoleIO:
             raise _Exit(0)
 
     def read_line(self) -> str | None:
-        """The next typed line, or None at end of input."""
+        """The next typed line (the console's or a client's), or None at end of input."""
         while self.wait(None, want_input=True) == "interrupt":
             pass  # Ctrl+C at a prompt: nothing to break into, kd keeps waiting
-        if b"\n" not in self.pending_input:
+        if not self.lines:
             return None
-        line, _, self.pending_input = self.pending_input.partition(b"\n")
-        return line.decode("utf-8", errors="replace").rstrip("\r")
+        origin, line = self.lines.popleft()
+        self._line_origin = origin
+        if self.remoting.peers:
+            self._echo(origin, line)
+        self._prompt = None
+        return line
+
+    def _echo(self, origin: Peer | None, line: str) -> None:
+        """Show a line to the participants who did not type it (remoting's rule): a client's
+        behind its ``[MACHINE\\user]`` tag on a line of its own, the console's as typed."""
+        prompt = self._prompt or ""
+        others = [p for p in self.remoting.peers if p is not origin]
+        if origin is None:
+            for peer in others:
+                text = f"{line}\n" if peer.at_prompt else f"{prompt}{line}\n"
+                self.remoting.queue(_crlf(text), [peer])
+            return
+        tagged = f"[{origin.identity}] {prompt}{line}\n"
+        lead = "\n" if self._console_at_prompt else ""
+        self._outbuf += (lead + tagged).replace("\n", "\r\n" if self.crlf else "\n").encode("utf-8", "replace")
+        self._console_at_prompt = False
+        for peer in others:
+            text = ("\n" if peer.at_prompt else "") + tagged
+            self.remoting.queue(_crlf(text), [peer])
+
+    def end_remoting(self) -> None:
+        """The debugger ends: its clients get the last output, then every socket closes."""
+        self.remoting.close()
 
     def catch_interrupts(self) -> None:
         """Count each SIGINT and wake ``wait``'s select through the self-pipe."""
         signal.signal(signal.SIGINT, self._on_sigint)
         signal.set_wakeup_fd(self._wake_w)
+
+
+def _crlf(text: str) -> bytes:
+    """Text as a client receives it: kd's ``\\r\\n`` line ends."""
+    return text.replace("\n", "\r\n").encode("utf-8", errors="replace")
+
+
+def _decode(raw: bytes) -> str:
+    return raw.decode("utf-8", errors="replace").rstrip("\r")

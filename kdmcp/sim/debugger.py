@@ -42,6 +42,7 @@ _OUTMASK_RE = re.compile(r"\.outmask(?P<minus>-)?(?:\s+(?P<args>.*))?", re.IGNOR
 _PROCESSOR_SWITCH_RE = re.compile(r"~(\d+)s", re.IGNORECASE)
 _EFFMACH_RE = re.compile(r"\.effmach(?:\s+(\S+))?", re.IGNORECASE)
 _QUIT_RE = re.compile(r"q[qd]?", re.IGNORECASE)
+_SERVER_RE = re.compile(r"\.(?P<name>servers|server|endsrv)(?:\s+(?P<args>.*))?", re.IGNORECASE | re.DOTALL)
 # In canned text, replaced by the debugger's own command line (as ``version`` prints it).
 COMMAND_LINE_TOKEN = "@@COMMAND_LINE@@"  # noqa: S105 (a placeholder, not a secret)
 
@@ -86,7 +87,7 @@ class SimDebugger(TargetRun):
             if self.state != "broken":
                 return
         if self.outmask & PROMPT_OUTPUT:
-            self.out(self.prompt_text())
+            self.out_prompt(self.prompt_text())
         if self.opts.initial_commands is not None:
             line = self.opts.initial_commands
             self.opts.initial_commands = None
@@ -136,6 +137,9 @@ class SimDebugger(TargetRun):
             if len(arg) >= 2 and arg[0] == arg[-1] == '"':
                 arg = arg[1:-1]
             self.out(arg + "\n")
+            return
+        if m := _SERVER_RE.fullmatch(command):  # debugging servers: kdmcp/sim/remoting.py
+            self.remote_command(m.group("name").lower(), (m.group("args") or "").strip())
             return
         if _QUIT_RE.fullmatch(command):
             self.out("quit:\n")
@@ -273,6 +277,17 @@ class SimDebugger(TargetRun):
             text, self.thread = answer
             return text
         return MemoryView(self.dump, contexts.register_values(self.thread)).display(command)
+
+    def remote_command(self, name: str, args: str) -> None:
+        """``.server Options``, ``.servers``, ``.endsrv ServerID``."""
+        if name == "servers":
+            self.out(self.remoting.listing())
+        elif name == "endsrv":
+            self.out(self.remoting.end(args))
+        elif not args:
+            self.out("Usage: .server tcp:port=<Socket>  OR  .server npipe:pipe=<PipeName>\n")
+        else:
+            self.start_server(args)
 
     def set_outmask(self, minus: bool, args: str) -> None:
         """``.outmask``: add (or with ``-`` remove) mask bits; ``/a`` all, ``/d`` the default."""

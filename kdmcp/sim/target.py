@@ -98,12 +98,23 @@ class TargetRun(ConsoleIO):
             return done.code
         except (BrokenPipeError, ConnectionResetError):
             return 1
+        finally:
+            self.end_remoting()  # clients see the end; a named pipe's socket file goes
+
+    def start_server(self, spec: str) -> None:
+        """``-server`` / ``.server``: open a debugging server, or say why not (the session goes
+        on either way: "Unable to start server, <status>" is an error line, not an exit)."""
+        from kdmcp.sim.remoting import ServerError
+
+        try:
+            self.out(self.remoting.start(spec))
+        except ServerError as exc:
+            self.out(f"Unable to start server, {exc}\n")
 
     def start(self) -> None:
         o = self.opts
         if o.server:
-            self.out(f"Server started.  Client can connect with any of these command lines\n"
-                     f"0: <debugger>.exe -remote {o.server}\n")
+            self.start_server(o.server)
         if o.mode == "kdnet":
             self.out(texts.kdnet_waiting(o.symbol_path))
             if self._kdnet_accepts():
@@ -119,18 +130,22 @@ class TargetRun(ConsoleIO):
         if o.mode == "dump":
             path = o.dump_path or ""
             if not os.path.exists(path):
-                self.out(texts.VERSION_BANNER + f"\nLoading Dump File [{path}]\n"
-                         f"Could not open dump file [{path}], Win32 error 0n2\n"
-                         '    "The system cannot find the file specified."\n')
+                self.out(
+                    texts.VERSION_BANNER + f"\nLoading Dump File [{path}]\n"
+                    f"Could not open dump file [{path}], Win32 error 0n2\n"
+                    '    "The system cannot find the file specified."\n'
+                )
                 raise _Exit(1)
             if not self.kernel and is_minidump(path):
                 try:
                     self.dump = MinidumpTarget(path)
                 except Exception:  # any reader failure is a dump cdb cannot open
                     # cdb on a cut or corrupt dump: the open fails and the debugger ends
-                    self.out(texts.VERSION_BANNER + f"\nLoading Dump File [{path}]\n"
-                             f"Could not open dump file [{path}], HRESULT 0x8007000d\n"
-                             '    "The data is invalid."\n')
+                    self.out(
+                        texts.VERSION_BANNER + f"\nLoading Dump File [{path}]\n"
+                        f"Could not open dump file [{path}], HRESULT 0x8007000d\n"
+                        '    "The data is invalid."\n'
+                    )
                     raise _Exit(1) from None
                 self.thread = self.dump.event_index  # cdb stops on the thread of the stored event
                 self.out(self.dump.banner(texts.VERSION_BANNER, o.symbol_path))
@@ -147,9 +162,8 @@ class TargetRun(ConsoleIO):
             self.out(texts.cdb_launch(o.command_line or "", self.pid))
             self.enter_broken()
             return
-        # remote client: joins a session whose target is already stopped
-        self.out(f"Connected to server with '{o.remote}'\n")
-        self.enter_broken()
+        # "-remote" never gets here: cli.py runs the client relay (remote_client.py) instead
+        raise _Exit(2)
 
     def _kdnet_accepts(self) -> bool:
         o, want = self.opts, self.sc.connect
@@ -203,9 +217,7 @@ class TargetRun(ConsoleIO):
             return
         if what == "timeout" and self.script:
             event = self.script.pop(0)
-            self.script_deadline = (
-                time.monotonic() + self.script[0].after_ms / 1000 if self.script else None
-            )
+            self.script_deadline = time.monotonic() + self.script[0].after_ms / 1000 if self.script else None
             self.play(event)
 
     def play(self, event: RunEvent) -> None:
@@ -246,6 +258,7 @@ class TargetRun(ConsoleIO):
 
     def enter_broken(self) -> None:
         self.state = "broken"
+        self.prompt_everyone()  # a stop prompts every client, not only the last one to type
         self.script, self.script_deadline = [], None
         self.world_running = False
         self.interrupts = 0
@@ -308,4 +321,3 @@ class TargetRun(ConsoleIO):
         if self.sc.reconnect_after_loss_ms is not None:
             self.out("Waiting to reconnect...\n")
             self._schedule_connect(self.sc.reconnect_after_loss_ms)
-

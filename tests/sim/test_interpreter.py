@@ -49,6 +49,11 @@ class Recording(SimDebugger):
     def line(self, text: str) -> None:
         self._drive(self.interpreter.run_line(text))
 
+    def start_server(self, spec: str) -> None:
+        """``.server`` opens no listener here: this debugger lives in the fast tier (tests/tiers.py);
+        real servers are tests/sim/test_remoting.py's."""
+        self.out(f"Server started with '{spec}'\n")
+
     def close(self) -> None:
         """Every descriptor the debugger opened (its wake-up pipe) and ours (/dev/null)."""
         self._outbuf.clear()
