@@ -288,6 +288,9 @@ class SessionMachine:
             self._in_connect_banner = True
             self._stopping = False
             self.state = SessionState.running
+        elif hit.kind == "launched":
+            kind = "connected"  # the debuggee exists and runs until its first stop
+            self.state = SessionState.running
         elif hit.kind == "reboot":
             kind = "reboot"
             self._stopping = False

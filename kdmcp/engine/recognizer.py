@@ -33,11 +33,14 @@ _EVENT_RE = re.compile(
     rb"|(?P<reboot>Shutdown occurred at)"
     rb"|(?P<waiting>Waiting to reconnect\.\.\.)"  # corpus connect/01-03
     rb"|(?P<connected>Kernel Debugger connection established)"  # corpus connect/01, 04
+    # cdb launching a program prints "CommandLine: app.exe" first (corpus connect/07): with -g
+    # nothing else says the debuggee runs
+    rb"|(?P<launched>CommandLine: )"
     rb"|(?P<transport_lost>Retry sending the same data packet for \d+ times)"
     rb")[^\r\n]*)",
     re.MULTILINE,
 )
-_EVENT_KINDS = ("break_in", "breakpoint", "bugcheck", "exception", "reboot", "waiting", "connected",
+_EVENT_KINDS = ("break_in", "breakpoint", "bugcheck", "exception", "reboot", "waiting", "connected", "launched",
                 "transport_lost")
 _KEYWORDS = (
     b" - code ",  # "Break instruction exception - code", "(pid.tid): Access violation - code"
@@ -46,6 +49,7 @@ _KEYWORDS = (
     b"Shutdown occurred",
     b"Waiting to reconnect",
     b"connection established",
+    b"CommandLine: ",
     b"Retry sending",
 )
 _PROMPT_SUFFIX_RE = re.compile(("(?:" + PROMPT_PATTERN + ")$").encode())

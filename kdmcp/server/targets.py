@@ -18,6 +18,7 @@ import os
 import secrets
 import socket
 import threading
+import time
 from collections.abc import Sequence
 
 from kdmcp import parse as parsing
@@ -119,6 +120,7 @@ def join_remote(app: KdMcpApp, connection: str, timeout_s: float | None, cancel:
 
 def share_session(app: KdMcpApp, session_id: str | None, *, owner: str | None) -> models.ShareResult:
     """Open a debugging server in the session's debugger, bound to this machine, and say how to join it."""
+    t0 = time.monotonic()
     session = app.manager.get(session_id, owner=owner)
     sid = session.session_id
     if session.plan.kind == "remote":
@@ -148,7 +150,7 @@ def share_session(app: KdMcpApp, session_id: str | None, *, owner: str | None) -
     flavor = session.plan.flavor
     return models.ShareResult(
         session_id=sid, state=session.state, prompt=session.prompt.text if session.prompt else None,
-        events=app.new_events(session), elapsed_ms=0.0, connection=existing.connection,
+        events=app.new_events(session), elapsed_ms=(time.monotonic() - t0) * 1000, connection=existing.connection,
         join=[f"windbg -remote {existing.connection}", f"{flavor} -remote {existing.connection}"],
         listener=existing.listener,
     )

@@ -36,6 +36,7 @@ class SimOptions:
     symbol_path: str | None = None
     initial_commands: str | None = None
     initial_break: bool = False
+    ignore_initial_break: bool = False  # cdb -g: "ignores the initial breakpoint in the target application"
     noshell: bool = False
     scenario_path: str | None = None
     extra: list[str] = field(default_factory=list)
@@ -97,6 +98,7 @@ def parse_args(argv: list[str]) -> SimOptions:
     opts.symbol_path = values.get("-y")
     opts.initial_commands = values.get("-c")
     opts.initial_break = bool(flags & {"-b", "-bonc"})
+    opts.ignore_initial_break = "-g" in flags
     opts.noshell = "-noshell" in flags
     opts.server = values.get("-server")
     if "-k" in values:

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Literal
 
 from kdmcp.sim import texts
 from kdmcp.sim.console_io import ConsoleIO, _Exit
+from kdmcp.sim.dump_files import open_error
 from kdmcp.sim.minidump_target import MinidumpTarget, is_minidump
 from kdmcp.sim.options import KDNET_KEY_RE, SimOptions
 from kdmcp.sim.scenario import RunEvent, Scenario
@@ -136,6 +137,9 @@ class TargetRun(ConsoleIO):
                     '    "The system cannot find the file specified."\n'
                 )
                 raise _Exit(1)
+            if (refusal := open_error(path)) is not None:  # no dump dbgeng knows: it says so and ends
+                self.out(texts.VERSION_BANNER + refusal)
+                raise _Exit(1)
             if not self.kernel and is_minidump(path):
                 try:
                     self.dump = MinidumpTarget(path)
@@ -159,7 +163,13 @@ class TargetRun(ConsoleIO):
             self.enter_broken()
             return
         if o.mode == "launch":
-            self.out(texts.cdb_launch(o.command_line or "", self.pid))
+            launched = texts.cdb_launch(o.command_line or "", self.pid)
+            if o.ignore_initial_break:
+                # -g: no stop at ntdll!LdrpDoDebuggerBreak; the program runs (into its fault, in the world)
+                self.out(launched[: launched.index(f"({self.pid:x}.1a8)")])
+                self.go()
+                return
+            self.out(launched)
             self.enter_broken()
             return
         # "-remote" never gets here: cli.py runs the client relay (remote_client.py) instead

@@ -10,6 +10,7 @@ default backend.
 from __future__ import annotations
 
 import hashlib
+import re
 import time
 from pathlib import Path
 
@@ -235,7 +236,9 @@ def test_user_dump_and_local_kernel_and_remote_prompts(make_session, tmp_path):
     local = make_session(target=LocalKernelTarget())
     assert local.prompt.text == "lkd> " and local.prompt.mode == "local_kernel"
     assert local.execute(".echo lkd").output.strip() == "lkd"
-    remote = make_session(target=RemoteTarget(connection="tcp:server=127.0.0.1,port=5005"))
+    server = make_session()
+    port = re.search(r"tcp:Port=(\d+)", server.execute(".server tcp:port=40000:49999").output).group(1)
+    remote = make_session(target=RemoteTarget(connection=f"tcp:server=127.0.0.1,port={port}"))
     assert remote.state == SessionState.broken
 
 
