@@ -12,6 +12,7 @@ __all__ = ["EVENT_TEXT_LIMIT", "DebuggerEvent", "EventKind", "SessionState"]
 
 EventKind = Literal[
     "connected",
+    "client_connected",  # a debugging client joined the session's server (share_session)
     "waiting_for_target",
     "break_in",
     "breakpoint",

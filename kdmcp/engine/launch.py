@@ -209,6 +209,9 @@ def build_plan(
         connection = argv_value("remote connection", target.connection, check_remote_connection)
         args += ["-remote", connection]
         kind, attached_to = "remote", connection
+        # The server's target may be running: then no prompt comes until its next stop, and the
+        # join is done when the server announces us ("... connected at ...").
+        stops_at_start = False
     elif target.pid is not None:
         args += (["-pv"] if target.noninvasive else []) + ["-p", str(int(target.pid))]
         kind, attached_to = "process", f"pid {int(target.pid)}" + (" (noninvasive)" if target.noninvasive else "")

@@ -288,6 +288,12 @@ class SessionMachine:
             self._in_connect_banner = True
             self._stopping = False
             self.state = SessionState.running
+        elif hit.kind == "joined" and self.state == SessionState.starting:
+            kind = "connected"  # our own join: the server's session is there, running until a prompt says not
+            self._connected_once = True
+            self.state = SessionState.running
+        elif hit.kind == "joined":
+            kind = "client_connected"  # someone joined a session we are in; nothing changes for us
         elif hit.kind == "launched":
             kind = "connected"  # the debuggee exists and runs until its first stop
             self.state = SessionState.running

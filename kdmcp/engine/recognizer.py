@@ -36,11 +36,16 @@ _EVENT_RE = re.compile(
     # cdb launching a program prints "CommandLine: app.exe" first (corpus connect/07): with -g
     # nothing else says the debuggee runs
     rb"|(?P<launched>CommandLine: )"
+    # A debugging server tells everyone, the joining client too: "MACHINE\User (tcp
+    # 10.0.0.1:1234) connected at Mon Jan 01 ..." (docs: Controlling a Remote Debugging Session)
+    # It arrives whenever the client connects: at a prompt, it ends the prompt's line.
+    rb"|(?:[^\r\n>]{0,24}> )?(?P<joined>[^\s\\]+\\\S+ \((?:tcp|npipe)[^)\r\n]*\) connected at )"
     rb"|(?P<transport_lost>Retry sending the same data packet for \d+ times)"
     rb")[^\r\n]*)",
     re.MULTILINE,
 )
 _EVENT_KINDS = ("break_in", "breakpoint", "bugcheck", "exception", "reboot", "waiting", "connected", "launched",
+                "joined",
                 "transport_lost")
 _KEYWORDS = (
     b" - code ",  # "Break instruction exception - code", "(pid.tid): Access violation - code"
@@ -50,6 +55,7 @@ _KEYWORDS = (
     b"Waiting to reconnect",
     b"connection established",
     b"CommandLine: ",
+    b") connected at ",
     b"Retry sending",
 )
 _PROMPT_SUFFIX_RE = re.compile(("(?:" + PROMPT_PATTERN + ")$").encode())

@@ -381,3 +381,27 @@ def test_any_chunking_gives_the_same_transitions(data):
         return [chunk[a:b] for a, b in itertools.pairwise(edges) if b > a]
 
     assert _run(split) == WHOLE
+
+
+# ------------------------------------------------------------ other kinds of start
+
+JOINED = b"LABHOST\\alice (tcp 127.0.0.1:51968) connected at Tue Dec  1 23:53:48 2026\r\n"
+
+
+def test_a_remote_clients_own_join_is_its_connection_and_a_prompt_follows_when_stopped():
+    m = _machine()
+    assert _steps(m.feed(JOINED)) == [("starting", "running", "connected")]
+    assert _steps(m.feed(PROMPT)) == [("running", "broken", None)]
+
+
+def test_another_client_joining_a_session_we_are_in_changes_nothing_but_is_reported():
+    m = _connected_and_broken()
+    out = m.feed(JOINED + PROMPT)
+    assert [t.event.kind for t in out if t.event] == ["client_connected"]
+    assert m.state == S.broken
+
+
+def test_cdbs_commandline_line_says_a_launched_program_runs():
+    m = _machine()
+    out = m.feed(b"Microsoft (R) Windows Debugger Version 10.0.26100.1 AMD64\r\nCommandLine: C:\\app.exe -x\r\n")
+    assert ("starting", "running", "connected") in _steps(out) and m.state == S.running

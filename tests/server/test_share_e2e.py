@@ -113,6 +113,29 @@ async def test_share_join_mirror_leave_and_stop(tmp_path):
     assert CANARY_WORD.encode() not in emitted(tmp_path)
 
 
+async def test_joining_a_running_session_and_breaking_in_from_the_client(tmp_path):
+    config = _config(tmp_path, "allow_share: true\n")
+    async with stdio_server(tmp_path, "--config", config) as client:
+        sid = (await call(client, "start_kd", port=50000, key=CANARY_KEY, initial_break=True))["session_id"]
+        connection = (await call(client, "share_session", session_id=sid))["connection"]
+        assert (await call(client, "continue_go", session_id=sid))["state"] == "running"
+
+        joined = await call(client, "join_remote", connection=connection)
+        assert not joined["_is_error"], joined
+        jid = joined["session_id"]
+        # no prompt while the server's target runs: the join is done when the server announces it
+        assert joined["state"] == "running" and "connected" in [e["kind"] for e in joined["events"]]
+
+        broke = await call(client, "break_in", session_id=jid)  # Ctrl+C at a client breaks the server's target
+        assert broke["state"] == "broken" and broke["prompt"] == "0: kd> "
+        seen = await call(client, "kd_command", session_id=sid, command=".echo sharer-sees-the-stop")
+        assert seen["state"] == "broken"
+        kinds = [e["kind"] for e in seen["events"]]
+        assert "client_connected" in kinds and "break_in" in kinds  # a person joined, then the stop
+        await call(client, "stop_kd", session_id=jid)
+        await call(client, "stop_kd", session_id=sid)
+
+
 async def test_sharing_needs_the_policy_and_a_prompt(tmp_path):
     async with stdio_server(tmp_path) as client:  # standard, no allow_share
         await call(client, "start_kd", port=50000, key=CANARY_KEY)  # running: no initial break
