@@ -31,6 +31,7 @@ from tests.server.helpers import in_memory, make_app
 pytestmark = pytest.mark.anyio
 
 GOLDEN = Path(__file__).with_name("golden") / "prompts.json"
+DOC = Path(__file__).resolve().parents[2] / "docs" / "clients.md"
 PROMPT_BUDGET = 900  # bytes of one recipe's text
 
 # PENDING: the tools of issue 14 the lead is adding to kdmcp.server.tools.TOOLS (and to
@@ -234,6 +235,8 @@ async def test_the_prompts_bytes_are_pinned():
     if os.environ.get("KDMCP_UPDATE_GOLDEN") == "1":
         GOLDEN.write_text(json.dumps(figures, indent=2) + "\n")
     assert figures == json.loads(GOLDEN.read_text()), "prompts changed: see this module's docstring"
+    # docs/clients.md quotes the figure.
+    assert f"`prompts/list` is {figures['list']:,} bytes" in " ".join(DOC.read_text(encoding="utf-8").split())
 
 
 # ------------------------------------------------------------------ over stdio
