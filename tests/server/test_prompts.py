@@ -8,6 +8,7 @@ figures, then accept them with ``KDMCP_UPDATE_GOLDEN=1 pytest tests/server/test_
 
 from __future__ import annotations
 
+import inspect
 import json
 import logging
 import os
@@ -35,11 +36,18 @@ DOC = Path(__file__).resolve().parents[2] / "docs" / "clients.md"
 PROMPT_BUDGET = 900  # bytes of one recipe's text
 
 # PENDING: the tools of issue 14 the lead is adding to kdmcp.server.tools.TOOLS (and to
-# surface.TOOL_GROUPS). Until they are registered, the recipes that name them are checked against
-# this list; once they are, remove it (and the `| PENDING_TOOLS` below), so TOOLS alone is the truth.
-PENDING_TOOLS = frozenset(
-    {"open_dump", "attach_process", "launch", "attach_local_kernel", "join_remote", "share_session"}
-)
+# surface.TOOL_GROUPS), with their arguments (the contract in issue 14). Until they are registered,
+# the recipes that name them are checked against this table; once they are, remove it (and the
+# `| PENDING_TOOLS` below), so TOOLS alone is the truth.
+PENDING_ARGUMENTS: dict[str, set[str]] = {
+    "open_dump": {"path"},
+    "attach_process": {"pid", "noninvasive"},
+    "launch": {"command_line", "initial_break"},
+    "attach_local_kernel": set(),
+    "join_remote": {"connection"},
+    "share_session": {"session_id"},
+}
+PENDING_TOOLS = frozenset(PENDING_ARGUMENTS) - frozenset(TOOLS)
 KNOWN_TOOLS = frozenset(TOOLS) | PENDING_TOOLS
 EVERY_TOOL = ALL_TOOLS | PENDING_TOOLS  # a client that may call everything
 
@@ -50,6 +58,8 @@ SAMPLES: dict[str, list[dict[str, str]]] = {
     "user_crash_triage": [{}, {"path": r"C:\dumps\app.dmp"}, {"pid": "4321"}],
 }
 _CALL = re.compile(r"\b([a-z]+(?:_[a-z]+)*)\(")
+_CALL_ARGUMENTS = re.compile(r"\b([a-z]+(?:_[a-z]+)*)\(([^)]*)\)")
+_KEYWORD = re.compile(r"\b([a-z]+(?:_[a-z]+)*)=")
 _WORD = re.compile(r"\b[a-z]+(?:_[a-z]+)*\b")
 _QUOTED = re.compile(r'"([^"]*)"')
 
@@ -83,6 +93,20 @@ def test_a_recipe_names_exactly_its_tools_and_each_is_registered(name):
         assert words <= calls, f"named but not as a call: {words - calls}"
         mentioned |= words
     assert mentioned == recipe.tools  # every tool it lists (for the surface) is in its text, and no other
+
+
+def _arguments_of(tool: str) -> set[str]:
+    if tool in TOOLS:
+        return set(inspect.signature(TOOLS[tool].fn).parameters) - {"ctx"}
+    return PENDING_ARGUMENTS[tool]
+
+
+@pytest.mark.parametrize("name", sorted(PROMPTS))
+def test_every_argument_a_recipe_passes_is_its_tools(name):
+    for text in _texts(name):
+        for tool, inside in _CALL_ARGUMENTS.findall(text):
+            keywords = set(_KEYWORD.findall(re.sub(r'"(?:[^"\\]|\\.)*"', '""', inside)))
+            assert keywords <= _arguments_of(tool), (tool, keywords - _arguments_of(tool))
 
 
 @pytest.mark.parametrize("name", sorted(PROMPTS))
