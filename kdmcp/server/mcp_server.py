@@ -5,7 +5,8 @@ middleware that lists each client only its own tools (``ToolSurface``), a ``call
 refuses unknown tools as the MCP spec asks (a JSON-RPC error, -32602) and tools outside the
 caller's surface as ``policy_denied``, turns the SDK's argument-validation failures into
 ``invalid_argument`` results, and writes the transcript. The tools themselves are in
-``tools.py``.
+``tools.py``; the prompts (three workflow recipes) in ``prompts.py``, listed to a client only when
+it may call every tool a recipe names.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.mcpserver.tools import Tool
 from mcp.shared.exceptions import MCPError
-from mcp_types import INVALID_PARAMS, CallToolResult, InputRequiredResult
+from mcp_types import INVALID_PARAMS, CallToolResult, GetPromptResult, InputRequiredResult
 from pydantic import ValidationError
 from starlette.requests import Request
 
@@ -31,6 +32,7 @@ from kdmcp.secret import MASK
 from kdmcp.server import models
 from kdmcp.server.app import KdMcpApp
 from kdmcp.server.options import ServerOptions
+from kdmcp.server.prompts import PROMPTS, PromptArgumentError, served_prompts
 from kdmcp.server.render import error_result, read_error
 from kdmcp.validation import validation_problems
 
@@ -80,17 +82,22 @@ def _masked_arguments(arguments: dict[str, Any]) -> dict[str, Any]:
 
 
 class ToolSurface:
-    """Server middleware: ``tools/list`` answers each client with its own tool surface only."""
+    """Server middleware: ``tools/list`` answers each client with its own tool surface only, and
+    ``prompts/list`` with the prompts whose every tool is in it."""
 
     def __init__(self, options: ServerOptions) -> None:
         self._options = options
 
     async def __call__(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
         result = await call_next(ctx)
-        if ctx.method != "tools/list" or not isinstance(result, dict):
+        if ctx.method not in ("tools/list", "prompts/list") or not isinstance(result, dict):
             return result
         headers = ctx.request.headers if isinstance(ctx.request, Request) else None
         surface = surface_of(self._options, headers)
+        if ctx.method == "prompts/list":
+            listed = [p for p in result.get("prompts", []) if p.get("name") in PROMPTS
+                      and PROMPTS[p["name"]].visible(surface)]
+            return {**result, "prompts": listed}
         return {**result, "tools": [tool for tool in result.get("tools", []) if tool.get("name") in surface]}
 
 
@@ -108,11 +115,33 @@ class KdMcpServer(MCPServer[Any]):
         )
         self.app = app
         self.tool_names: frozenset[str] = frozenset()  # what build_server registered
-        # Only tools are served: with no prompts or resources behind them, the capabilities (derived
-        # from the handlers present) would promise what is not there, so their methods are unknown.
+        for prompt in served_prompts():
+            self.add_prompt(prompt)
+        # Tools and prompts are served; with no resources behind them, the resources capability
+        # (derived from the handlers present) would promise what is not there, so its methods are unknown.
         handlers = self._lowlevel_server._request_handlers  # no public way to remove one in mcp 2.x
-        for method in ("prompts/list", "prompts/get", "resources/list", "resources/read", "resources/templates/list"):
+        for method in ("resources/list", "resources/read", "resources/templates/list"):
             handlers.pop(method, None)
+
+    async def get_prompt(
+        self, name: str, arguments: dict[str, Any] | None = None, context: Context[Any, Any] | None = None
+    ) -> GetPromptResult | InputRequiredResult:
+        """A prompt, or a JSON-RPC error -32602 naming what is wrong (the MCP spec's code for an
+        invalid prompt name or missing arguments), never the SDK's ValueError and its traceback."""
+        recipe = PROMPTS.get(name)
+        if recipe is None:
+            raise MCPError(code=INVALID_PARAMS, message=f"Unknown prompt: {name}")
+        surface = surface_of(self.app.options, context.headers if context is not None else None)
+        if not recipe.visible(surface):
+            missing = ", ".join(sorted(recipe.tools - surface))
+            raise MCPError(code=INVALID_PARAMS,
+                           message=f"prompt {name!r} is not available to this client: it calls tools outside "
+                           f"its surface ({missing})")
+        try:
+            recipe.validate(arguments)
+        except PromptArgumentError as exc:
+            raise MCPError(code=INVALID_PARAMS, message=str(exc)) from None
+        return await super().get_prompt(name, arguments, context)
 
     async def call_tool(
         self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None

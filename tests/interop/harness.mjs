@@ -141,15 +141,45 @@ const SESSION_TOOLS = ["break_in", "continue_go", "resume_for_winrm", "kd_comman
 /** The protocol: capabilities with content only, unknown methods and tools as JSON-RPC errors. */
 async function protocol(t) {
   const caps = t.client.getServerCapabilities() ?? {};
-  check(`${t.label}: capabilities: tools only`, caps.tools && !caps.prompts && !caps.resources,
+  check(`${t.label}: capabilities: tools and prompts, no resources`, caps.tools && caps.prompts && !caps.resources,
     JSON.stringify(caps));
-  await expectRpcError(`${t.label}: prompts/get unknown -> -32601`, t.client.getPrompt({ name: "nope" }, REQUEST),
-    ErrorCode.MethodNotFound, "");
+  await expectRpcError(`${t.label}: prompts/get unknown -> -32602`, t.client.getPrompt({ name: "nope" }, REQUEST),
+    ErrorCode.InvalidParams, "Unknown prompt");
   await expectRpcError(`${t.label}: resources/list -> -32601`, t.client.listResources(undefined, REQUEST),
     ErrorCode.MethodNotFound, "");
   await expectRpcError(`${t.label}: unknown tool -> -32602`,
     t.client.callTool({ name: "no_such_tool", arguments: {} }, undefined, REQUEST), ErrorCode.InvalidParams,
     "Unknown tool");
+}
+
+const PROMPT_SAMPLE = { path: "C:\\dumps\\MEMORY.DMP", state_file: "C:\\mcp-state\\kd-session.json" };
+
+/** The prompts a client is listed: each one it can follow (every tool its text calls is in its
+ * tools/list), got with its required arguments; a bad argument and an unlisted prompt -> -32602. */
+async function prompts(t, tools, wanted) {
+  const listed = (await t.client.listPrompts(undefined, REQUEST)).prompts;
+  const names = listed.map((prompt) => prompt.name);
+  // wanted: the prompts it must be listed (the triage recipes also once their tools are served); none: none.
+  check(`${t.label}: prompts/list`, wanted.length === 0 ? names.length === 0 : wanted.every((n) => names.includes(n)),
+    names.join(","));
+  for (const prompt of listed) {
+    const args = Object.fromEntries((prompt.arguments ?? []).filter((a) => a.required)
+      .map((a) => [a.name, PROMPT_SAMPLE[a.name] ?? "1"]));
+    const got = await t.client.getPrompt({ name: prompt.name, arguments: args }, REQUEST);
+    const text = got.messages.length === 1 && got.messages[0].role === "user" ? got.messages[0].content.text : "";
+    const calls = [...String(text).matchAll(/\b([a-z]+(?:_[a-z]+)*)\(/g)].map((m) => m[1]);
+    check(`${t.label}: prompt ${prompt.name} calls only listed tools`,
+      calls.length > 0 && calls.every((name) => tools.includes(name)), calls.filter((n) => !tools.includes(n)).join(","));
+  }
+  if (names.includes("kdnet_winrm_loop")) {
+    await expectRpcError(`${t.label}: prompt with a bad argument -> -32602`,
+      t.client.getPrompt({ name: "kdnet_winrm_loop", arguments: { state_file: "" } }, REQUEST),
+      ErrorCode.InvalidParams, "state_file");
+  } else {
+    await expectRpcError(`${t.label}: an unlisted prompt -> -32602`,
+      t.client.getPrompt({ name: "kdnet_winrm_loop", arguments: {} }, REQUEST), ErrorCode.InvalidParams,
+      "not available to this client");
+  }
 }
 
 /** Every tool with no session (unknown_session) and with bad arguments (invalid_argument, state_file). */
@@ -230,6 +260,7 @@ async function stdio() {
       const listed = await listTools(t, ALL_TOOLS);
       results.tools_list_bytes.stdio = listed.bytes;
       await protocol(t);
+      await prompts(t, listed.names, ["kdnet_winrm_loop"]);
       await withoutSession(t);
       await loop(t);
       await capacity(t);
@@ -253,8 +284,9 @@ async function stdio() {
       await expectError(t, "start_kd", { port: 50005, key: KEY, timeout_s: 1.5 }, "not_connected");
     }),
     withClient("stdio --tools session", stdioTransport(["--simulate", "--tools", "session"]), async (t) => {
-      await listTools(t, ["start_from_state", "start_kd", "stop_kd", "list_sessions", "health_check"]);
+      const listed = await listTools(t, ["start_from_state", "start_kd", "stop_kd", "list_sessions", "health_check"]);
       await expectError(t, "kd_command", { command: "r" }, "policy_denied");
+      await prompts(t, listed.names, []);
     }),
     // No --simulate: on a machine without the Debugging Tools, starting kd is a debugger error.
     withClient("stdio no debugger", stdioTransport([]), async (t) => {
@@ -315,6 +347,7 @@ async function httpWide() {
       const listed = await listTools(t, ALL_TOOLS);
       results.tools_list_bytes.http = listed.bytes;
       await protocol(t);
+      await prompts(t, listed.names, ["kdnet_winrm_loop"]);
       await withoutSession(t);
       await loop(t);
       await capacity(t);
@@ -338,7 +371,9 @@ async function httpNarrow() {
   const two = await listener(["--token-file", clients], {});
   try {
     await withClient("http narrow", httpTransport(two.url, narrow), async (t) => {
-      await listTools(t, ["start_from_state", "start_kd", "stop_kd", "list_sessions", "health_check", "kd_command"]);
+      const listed = await listTools(t, ["start_from_state", "start_kd", "stop_kd", "list_sessions", "health_check",
+        "kd_command"]);
+      await prompts(t, listed.names, []); // each recipe needs more than session and commands
       await expectError(t, "break_in", {}, "policy_denied"); // outside its surface
       await expectOk(t, "start_from_state", { initial_break: true, timeout_s: 20 });
       await expectError(t, "kd_command", { command: "eb rip 90" }, "policy_denied"); // outside read_only
