@@ -24,19 +24,20 @@ pytestmark = pytest.mark.anyio
 DOC = Path(__file__).resolve().parents[2] / "docs" / "clients.md"
 
 
-async def test_only_the_tools_capability_is_advertised():
+async def test_the_tools_and_prompts_capabilities_are_advertised_not_resources():
     async with in_memory(make_app()) as client:
         caps = client.server_capabilities
-        assert caps.tools is not None and caps.prompts is None and caps.resources is None, caps
+        assert caps.tools is not None and caps.prompts is not None and caps.resources is None, caps
 
 
-async def test_prompts_and_resources_are_unknown_methods_and_log_no_traceback(caplog):
+async def test_resources_are_unknown_methods_and_log_no_traceback(caplog):
+    # The prompts' own protocol errors (-32602) are tests/server/test_prompts.py's.
     caplog.set_level(logging.DEBUG)
     async with in_memory(make_app()) as client:
         with anyio.fail_after(10):
-            for request in (client.get_prompt("nope"), client.list_prompts(), client.list_resources()):
+            for request in (client.list_resources, client.list_resource_templates):
                 with pytest.raises(MCPError) as raised:
-                    await request
+                    await request()
                 assert raised.value.error.code == METHOD_NOT_FOUND, raised.value.error
     assert not [r for r in caplog.records if r.levelno >= logging.ERROR or r.exc_info], caplog.text
 

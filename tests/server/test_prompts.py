@@ -35,21 +35,8 @@ GOLDEN = Path(__file__).with_name("golden") / "prompts.json"
 DOC = Path(__file__).resolve().parents[2] / "docs" / "clients.md"
 PROMPT_BUDGET = 900  # bytes of one recipe's text
 
-# PENDING: the tools of issue 14 the lead is adding to kdmcp.server.tools.TOOLS (and to
-# surface.TOOL_GROUPS), with their arguments (the contract in issue 14). Until they are registered,
-# the recipes that name them are checked against this table; once they are, remove it (and the
-# `| PENDING_TOOLS` below), so TOOLS alone is the truth.
-PENDING_ARGUMENTS: dict[str, set[str]] = {
-    "open_dump": {"path"},
-    "attach_process": {"pid", "noninvasive"},
-    "launch": {"command_line", "initial_break"},
-    "attach_local_kernel": set(),
-    "join_remote": {"connection"},
-    "share_session": {"session_id"},
-}
-PENDING_TOOLS = frozenset(PENDING_ARGUMENTS) - frozenset(TOOLS)
-KNOWN_TOOLS = frozenset(TOOLS) | PENDING_TOOLS
-EVERY_TOOL = ALL_TOOLS | PENDING_TOOLS  # a client that may call everything
+KNOWN_TOOLS = frozenset(TOOLS)
+EVERY_TOOL = ALL_TOOLS  # a client that may call everything
 
 # Each recipe's argument sets: every branch of its text.
 SAMPLES: dict[str, list[dict[str, str]]] = {
@@ -96,9 +83,7 @@ def test_a_recipe_names_exactly_its_tools_and_each_is_registered(name):
 
 
 def _arguments_of(tool: str) -> set[str]:
-    if tool in TOOLS:
-        return set(inspect.signature(TOOLS[tool].fn).parameters) - {"ctx"}
-    return PENDING_ARGUMENTS[tool]
+    return set(inspect.signature(TOOLS[tool].fn).parameters) - {"ctx"}
 
 
 @pytest.mark.parametrize("name", sorted(PROMPTS))
