@@ -43,7 +43,8 @@ kd-mcp drives Microsoft's kernel debugger (kd.exe) and cdb.exe.
 Typical loop: start_from_state (connect using the WinRM companion's state file) -> break_in ->
 kd_command (any kd command; one per call) -> resume_for_winrm (let the guest run so WinRM
 answers) -> break_in again. Other targets: open_dump (crash dumps), attach_process, launch,
-attach_local_kernel, join_remote; share_session lets a person's WinDbg join. A result's text is a header line [session state "prompt" elapsed]
+attach_local_kernel, join_remote; share_session lets a person's WinDbg join.
+A result's text is a header line [session state "prompt" elapsed]
 (the state after the call), the debugger's own output, and a line per event (DbgPrint,
 breakpoints, bugchecks, reboots) since the previous call; structuredContent has the same typed,
 with the output parsed as record. A cut output's header names the output_id to pass to

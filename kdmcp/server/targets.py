@@ -110,6 +110,15 @@ def join_remote(app: KdMcpApp, connection: str, timeout_s: float | None, cancel:
     if transport not in ("tcp", "npipe") or "server" not in params or ("port" if transport == "tcp" else "pipe") \
             not in params:
         raise InvalidArgument("connection: give tcp:server=HOST,port=N or npipe:server=HOST,pipe=NAME")
+    # What reaches the argv is rebuilt from the checked parts, never the caller's string:
+    # tcp:server=H,port=N / npipe:server=H,pipe=P. No password=: it would sit in kd's command
+    # line and every listing of it, where no secret may be.
+    endpoint = "port" if transport == "tcp" else "pipe"
+    unknown = set(params) - {"server", endpoint}
+    if unknown:
+        raise InvalidArgument(f"connection: join_remote takes server and {endpoint} only, not "
+                              f"{', '.join(sorted(unknown))}")
+    connection = f"{transport}:server={params['server']},{endpoint}={params[endpoint]}"
     share = app.shares.find(transport, params)
     if share is not None and share.owner != owner:
         raise PolicyDenied("connection: that debugging server shares another client's session")
