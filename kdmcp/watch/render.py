@@ -42,7 +42,7 @@ def _visible(ch: str) -> str:
 
 def clean(line: str) -> str:
     """A line safe to print: tabs expanded, every other control character made visible (``^[``)."""
-    return "".join(_visible(ch) for ch in line.expandtabs(8))
+    return "\t".join("".join(map(_visible, part)) for part in line.split("\t")).expandtabs(8)
 
 
 def short_command_line(command_line: str) -> str:
