@@ -203,7 +203,7 @@ def _watch(parsed: argparse.Namespace) -> int:
     """``kd-mcp watch``: the transcript named, or the server's own variable, else how to get one."""
     from pathlib import Path
 
-    from kdmcp.server.transcript import ENV_TRANSCRIPT
+    from kdmcp.transcript_files import ENV_TRANSCRIPT
     from kdmcp.watch import WatchRefused, run_watch
 
     path = parsed.transcript or os.environ.get(ENV_TRANSCRIPT)
@@ -288,7 +288,7 @@ def _serve(parsed: argparse.Namespace) -> int:
     from kdmcp.server import KdMcpApp, build_server
     from kdmcp.server.logs import configure_logging
     from kdmcp.server.surface import ALL_GROUPS, tools_for
-    from kdmcp.server.transcript import ENV_TRANSCRIPT
+    from kdmcp.transcript_files import ENV_TRANSCRIPT
 
     options = _options(parsed)
     groups = parsed.tools.split(",") if parsed.tools else list(ALL_GROUPS)

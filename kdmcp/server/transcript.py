@@ -23,9 +23,12 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from kdmcp import __version__
+from kdmcp.transcript_files import ENV_TRANSCRIPT, session_log_path
+
+__all__ = ["ENV_TRANSCRIPT", "FIELD_LIMIT", "LogFlusher", "Transcript", "cap", "open_private", "read_records",
+           "session_log_path"]
 
 FIELD_LIMIT = 4096
-ENV_TRANSCRIPT = "KDMCP_TRANSCRIPT"
 FLUSH_INTERVAL_S = 0.5
 
 _log = logging.getLogger(__name__)
@@ -85,11 +88,6 @@ class Transcript:
         with self._lock:
             if not self._file.closed:
                 self._file.close()
-
-
-def session_log_path(transcript: Path, session_id: str) -> Path:
-    """Where session ``session_id``'s console goes: ``<transcript>.<session>.log`` beside it."""
-    return transcript.with_name(f"{transcript.name}.{session_id}.log")
 
 
 class LogFlusher:

@@ -16,7 +16,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from kdmcp.server.transcript import ENV_TRANSCRIPT, session_log_path
+from kdmcp.transcript_files import ENV_TRANSCRIPT, session_log_path
 from kdmcp.watch.state import WatchState
 
 POLL_INTERVAL_S = 0.25
