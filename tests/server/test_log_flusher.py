@@ -62,3 +62,32 @@ def test_a_failing_copy_is_logged_once_and_retried(caplog: pytest.LogCaptureFixt
     assert [r.getMessage() for r in caplog.records].count(
         "copying session output to the transcript logs failed (retrying)"
     ) == 1
+
+
+@pytest.mark.process  # starts the simulated kd (tests/tiers.py)
+@pytest.mark.xfail(strict=True, reason="KdMcpApp.flush_session_logs does not yet hold Transcript.session_logs_lock "
+                   "(kdmcp/server/app.py): two copies at once write the same bytes twice")
+def test_copies_at_once_never_write_the_same_output_twice(tmp_path):
+    """The flusher's copy and a tool call's copy may run together: each byte is logged once."""
+    from kdmcp.config import Config
+    from kdmcp.server import KdMcpApp, ServerOptions
+    from tests.server.helpers import CANARY_KEY
+
+    app = KdMcpApp(ServerOptions(config=Config(), simulate=True, transcript=str(tmp_path / "run.jsonl")))
+    try:
+        started = app.start_kd(50000, CANARY_KEY, None, None, True, 20)
+        barrier = threading.Barrier(8)
+
+        def copy() -> None:
+            barrier.wait(BOUND_S)
+            app.flush_session_logs()
+
+        threads = [threading.Thread(target=copy) for _ in range(8)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(BOUND_S)
+        log = app.transcript.session_log_path(started.session_id).read_text(encoding="utf-8")
+    finally:
+        app.shutdown()
+    assert log.count("Microsoft (R) Windows Debugger") == 1
