@@ -136,6 +136,11 @@ def _console(view: SessionView | None, state: WatchState, wanted: str | None, li
     every = view.console_lines()
     shown = every[-lines:] if lines > 0 else []
     body = Text("\n".join(clean(line) for line in shown), no_wrap=True, overflow="ellipsis")
+    if view.partial and shown and not view.ended:
+        # An unfinished line: more is on its way. The server also holds a live log's last few
+        # bytes back until more output comes, so a key still arriving is never written half
+        # masked (docs/transcripts.md): a prompt shows once the next output pushes it out.
+        body.append(" \u2026", style="dim")
     if view.log_problem:
         body = Text(f"not reading {view.session_id}'s log: {view.log_problem}", style="red")
     elif not every:

@@ -32,6 +32,7 @@ def test_a_frame_shows_the_server_the_sessions_the_console_and_the_calls():
     assert "\u25b6 s1" in out and "broken" in out and "kd.exe -b -k net:port=50000,key=***" in out
     assert "s1 console" in out and "nt         (pdb symbols)" in out and "0: kd> lm" in out
     assert "KDMCP" not in out
+    assert "0: kd>  \u2026" in out  # the line still being printed says more is coming
     lines = out.splitlines()
     calls = lines[next(i for i, line in enumerate(lines) if "s1 tool calls" in line) :]
     assert any("start_from_state" in line and "ok" in line and "600 ms" in line for line in calls)
@@ -45,6 +46,7 @@ def test_a_running_call_and_a_stopped_server_read_as_such():
     assert "running\u2026" in out and "break_in" in out
     stopped = text_of(render(state_of([*a_session_records(), record("stop", 120.0)])))
     assert "server stopped at" in stopped and "ended (server stopped)" in stopped
+    assert "\u2026" not in stopped.split("s1 console", 1)[1].split("tool calls", 1)[0]  # nothing more will come
 
 
 def test_the_console_shows_its_last_lines_and_fits_the_height():
