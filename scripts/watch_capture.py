@@ -14,7 +14,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -28,23 +27,46 @@ ROOT = Path(__file__).resolve().parents[1]
 async def capture(directory: Path, width: int, lines: int) -> str:
     directory.mkdir(mode=0o700, parents=True, exist_ok=True)
     state = directory / "kd-session.json"
-    state.write_text(json.dumps({"schema": "winrm-kd-session-v1", "guest_host": "192.168.56.10",
-                                 "host_ip": "192.168.56.1", "port": 50000,
-                                 "key": "2steg4fzbj2sz.1w3hv2rr7w7lu.3b4m6gq2nqdh1.2yxhyaq3o9g4c",
-                                 "created_by": "scripts/watch_capture.py"}))
+    state.write_text(
+        json.dumps(
+            {
+                "schema": "winrm-kd-session-v1",
+                "guest_host": "192.168.56.10",
+                "host_ip": "192.168.56.1",
+                "port": 50000,
+                "key": "2steg4fzbj2sz.1w3hv2rr7w7lu.3b4m6gq2nqdh1.2yxhyaq3o9g4c",
+                "created_by": "scripts/watch_capture.py",
+            }
+        )
+    )
     state.chmod(0o600)
     transcript = directory / "run.jsonl"
-    server = StdioServerParameters(command=sys.executable, cwd=str(ROOT),
-                                   args=["-m", "kdmcp", "serve", "--simulate", "--transcript", str(transcript)])
+    server = StdioServerParameters(
+        command=sys.executable,
+        cwd=str(ROOT),
+        args=["-m", "kdmcp", "serve", "--simulate", "--transcript", str(transcript)],
+    )
     with anyio.fail_after(120):
         async with Client(server, read_timeout_seconds=60) as client:
             await client.call_tool("start_from_state", {"state_file": str(state), "initial_break": True})
             await client.call_tool("kd_command", {"command": "k"})
             await client.call_tool("kd_command", {"command": "lm"})
             done = await anyio.run_process(
-                [sys.executable, "-m", "kdmcp", "watch", "--once", "--lines", str(lines), "--transcript",
-                 str(transcript)],
-                env={**os.environ, "COLUMNS": str(width)}, check=True, cwd=ROOT)
+                [
+                    sys.executable,
+                    "-m",
+                    "kdmcp",
+                    "watch",
+                    "--once",
+                    "--lines",
+                    str(lines),
+                    "--transcript",
+                    str(transcript),
+                ],
+                env={**os.environ, "COLUMNS": str(width)},
+                check=True,
+                cwd=ROOT,
+            )
     return done.stdout.decode()
 
 
