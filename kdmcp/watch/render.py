@@ -85,9 +85,9 @@ def _result(call: Call) -> Text:
 
 
 def _target(view: SessionView) -> str:
-    if view.kind or view.attached_to:
-        return " ".join(part for part in (view.kind, view.attached_to) if part)
-    return short_command_line(view.command_line)
+    """The session's kind (``target_kind`` in its record) and what it is attached to, else its command line."""
+    what = view.attached_to or short_command_line(view.command_line)
+    return f"{view.kind} {what}".strip() if view.kind else what
 
 
 def _header(state: WatchState) -> Panel:

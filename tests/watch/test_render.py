@@ -76,3 +76,17 @@ def test_the_debugger_directory_is_left_out_of_the_command_line():
     assert short_command_line('"C:\\Program Files\\kd.exe" -k net:port=1') == "kd.exe -k net:port=1"
     assert short_command_line("/venv/bin/python -m kdmcp.sim cdb -z x.dmp") == "python -m kdmcp.sim cdb -z x.dmp"
     assert short_command_line("kd.exe") == "kd.exe"
+
+
+def test_the_target_is_the_kind_then_what_it_is_attached_to_or_its_command_line():
+    records = [
+        record(
+            "session",
+            1.0,
+            event="created",
+            session_id="s1",
+            command_line="/x/cdb.exe -z c.dmp",
+            target_kind="user_dump",
+        )
+    ]
+    assert "user_dump cdb.exe -z c.dmp" in text_of(render(state_of(records)))
