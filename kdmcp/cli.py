@@ -1,4 +1,4 @@
-"""``kd-mcp``: serve (stdio, the default), doctor, demo, selftest, state write, and the simulator.
+"""``kd-mcp``: serve (stdio, the default), doctor, demo, selftest, state write, watch, and the simulator.
 
 In stdio mode stdout belongs to MCP: everything for people goes to stderr. Every way a command
 can fail ends in one ``kd-mcp: error: ...`` line and one of the exit codes in ``EXIT_CODES``,
@@ -18,7 +18,7 @@ from kdmcp.errors import KdMcpError
 if TYPE_CHECKING:  # the server pulls in the MCP SDK: not needed for `kd-mcp sim`
     from kdmcp.server import KdMcpApp, ServerOptions
 
-_COMMANDS = ("serve", "doctor", "demo", "selftest", "state", "transcript", "parse", "sim")
+_COMMANDS = ("serve", "doctor", "demo", "selftest", "state", "transcript", "watch", "parse", "sim")
 
 EXIT_OK, EXIT_CHECK_FAILED, EXIT_USAGE, EXIT_ENVIRONMENT, EXIT_INTERNAL, EXIT_INTERRUPTED = 0, 1, 2, 3, 4, 130
 # What each code means, for `kd-mcp --help` and the README (a test holds them equal).
@@ -99,6 +99,14 @@ def build_parser(describe_groups: bool = True) -> argparse.ArgumentParser:
     cast = transcript_sub.add_parser("cast", help="convert a transcript to an asciicast v2 recording")
     cast.add_argument("file")
     cast.add_argument("-o", "--output", required=True, help="the .cast file to write")
+    watch = sub.add_parser("watch", help="watch the sessions and tool calls of a server with a transcript, "
+                           "live (read-only; run it in another terminal)")
+    watch.add_argument("session", nargs="?", metavar="SESSION",
+                       help="the session whose console to show (default: the most recently active)")
+    watch.add_argument("--transcript", help="the server's transcript (default: $KDMCP_TRANSCRIPT)")
+    watch.add_argument("--once", action="store_true", help="print one frame and exit")
+    watch.add_argument("--lines", type=_positive, metavar="N",
+                       help="console lines to show (default: as many as fit the terminal; 20 with --once)")
     doctor = sub.add_parser("doctor", help="check debuggers, config and state file")
     _common(doctor)
     demo = sub.add_parser("demo", help="drive one full debugging loop against the simulator")
@@ -168,6 +176,8 @@ def _run(parsed: argparse.Namespace) -> int:
         return _state_write(parsed)
     if parsed.command == "parse":
         return _parse(parsed)
+    if parsed.command == "watch":
+        return _watch(parsed)
     if parsed.command == "transcript":
         from kdmcp.transcript_view import cast_transcript, show_transcript
 
@@ -176,6 +186,35 @@ def _run(parsed: argparse.Namespace) -> int:
         return cast_transcript(parsed.file, parsed.output)
     build_parser().print_help(sys.stderr)
     return EXIT_USAGE
+
+
+def _positive(text: str) -> int:
+    """An argparse type: a whole number of at least 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1: {value}")
+    return value
+
+
+def _watch(parsed: argparse.Namespace) -> int:
+    """``kd-mcp watch``: the transcript named, or the server's own variable, else how to get one."""
+    from pathlib import Path
+
+    from kdmcp.transcript_files import ENV_TRANSCRIPT
+    from kdmcp.watch import WatchRefused, run_watch
+
+    path = parsed.transcript or os.environ.get(ENV_TRANSCRIPT)
+    if not path:
+        return _error(f"no transcript to watch: start the server with one (kd-mcp serve --transcript PATH, or "
+                      f"{ENV_TRANSCRIPT}=PATH in its environment), then run kd-mcp watch --transcript PATH "
+                      f"(or with {ENV_TRANSCRIPT} set)", EXIT_USAGE)
+    try:
+        return run_watch(Path(path), parsed.session, once=parsed.once, lines=parsed.lines)
+    except WatchRefused as exc:
+        return _error(str(exc), EXIT_ENVIRONMENT)
 
 
 def _check_scenario(path: str) -> None:
@@ -249,11 +288,12 @@ def _serve(parsed: argparse.Namespace) -> int:
     from kdmcp.server import KdMcpApp, build_server
     from kdmcp.server.logs import configure_logging
     from kdmcp.server.surface import ALL_GROUPS, tools_for
+    from kdmcp.transcript_files import ENV_TRANSCRIPT
 
     options = _options(parsed)
     groups = parsed.tools.split(",") if parsed.tools else list(ALL_GROUPS)
     options = dataclasses.replace(options, tools=tools_for(groups),
-                                  transcript=parsed.transcript or os.environ.get("KDMCP_TRANSCRIPT") or None)
+                                  transcript=parsed.transcript or os.environ.get(ENV_TRANSCRIPT) or None)
     if parsed.listen:
         from kdmcp.server.clients import load_clients
         from kdmcp.server.listener import serve_http
@@ -264,6 +304,12 @@ def _serve(parsed: argparse.Namespace) -> int:
         options = dataclasses.replace(options, clients=clients)
     app = KdMcpApp(options)
     configure_logging(parsed.log_level, app)
+    flusher = None
+    if app.transcript is not None:  # session logs grow while the target runs, for `kd-mcp watch`
+        from kdmcp.server.transcript import LogFlusher
+
+        flusher = LogFlusher(app.flush_session_logs, app.transcript.session_logs_lock)
+        flusher.start()
     try:
         if parsed.listen:
             return serve_http(app, parsed.listen, parsed.allow_remote_bind)
@@ -273,6 +319,8 @@ def _serve(parsed: argparse.Namespace) -> int:
     except KeyboardInterrupt:
         pass
     finally:
+        if flusher is not None:
+            flusher.stop()  # before shutdown closes the transcript and copies the last bytes
         app.shutdown()
     return EXIT_OK
 

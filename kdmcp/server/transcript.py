@@ -13,6 +13,7 @@ both are created owner-only (``open_private``).
 from __future__ import annotations
 
 import json
+import logging
 import os
 import stat
 import threading
@@ -22,9 +23,15 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from kdmcp import __version__
+from kdmcp.transcript_files import ENV_TRANSCRIPT, session_log_path
+
+__all__ = ["ENV_TRANSCRIPT", "FIELD_LIMIT", "LogFlusher", "Transcript", "cap", "open_private", "read_records",
+           "session_log_path"]
 
 FIELD_LIMIT = 4096
-ENV_TRANSCRIPT = "KDMCP_TRANSCRIPT"
+FLUSH_INTERVAL_S = 0.5
+
+_log = logging.getLogger(__name__)
 
 
 def cap(value: Any, limit: int = FIELD_LIMIT) -> tuple[Any, bool]:
@@ -51,6 +58,11 @@ class Transcript:
         self.path = Path(path)
         self._redact = redact
         self._lock = threading.Lock()
+        # Held by whoever copies session output into the logs (``KdMcpApp.flush_session_logs``,
+        # after each tool call and from ``LogFlusher``): the copy reads a position, writes, then
+        # moves the position, so two copies at once would write the same bytes twice. Re-entrant:
+        # shutdown flushes from inside a flush's caller.
+        self.session_logs_lock = threading.RLock()
         self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         self._file = open_private(self.path, buffering=1)  # lives as long as we do
         self.record("start", version=__version__, pid=os.getpid())
@@ -66,7 +78,7 @@ class Transcript:
                 self._file.write(line + "\n")
 
     def session_log_path(self, session_id: str) -> Path:
-        return self.path.with_name(f"{self.path.name}.{session_id}.log")
+        return session_log_path(self.path, session_id)
 
     def open_session_log(self, session_id: str) -> TextIO:
         """The session's console log, opened for appending, owner-only (see ``open_private``)."""
@@ -76,6 +88,46 @@ class Transcript:
         with self._lock:
             if not self._file.closed:
                 self._file.close()
+
+
+class LogFlusher:
+    """Copies each session's new console output into its log every ``interval`` seconds.
+
+    Without it a session log grows only after a tool call, so what the target prints while it
+    runs between calls (DbgPrint, a bugcheck banner) reaches ``kd-mcp watch`` only when the
+    agent next calls a tool. A daemon thread waits on an Event with a timeout (no busy loop, and
+    ``stop`` wakes it at once); a failing copy is logged and retried on the next tick, never
+    fatal to the server.
+    """
+
+    def __init__(self, flush: Callable[[], None], lock: threading.RLock, interval: float = FLUSH_INTERVAL_S) -> None:
+        self._flush = flush
+        self._lock = lock
+        self.interval = interval
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="kdmcp-log-flusher", daemon=True)
+        self._failing = False
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def stop(self, timeout: float = 5.0) -> None:
+        """Stop the thread and wait (bounded) for a copy in progress to finish."""
+        self._stop.set()
+        if self._thread.is_alive():
+            self._thread.join(timeout)
+
+    def _run(self) -> None:
+        while not self._stop.wait(self.interval):
+            try:
+                with self._lock:
+                    self._flush()
+            except Exception:  # keep serving; say it once, not twice a second
+                if not self._failing:
+                    _log.exception("copying session output to the transcript logs failed (retrying)")
+                self._failing = True
+            else:
+                self._failing = False
 
 
 def open_private(path: Path, buffering: int = -1) -> TextIO:
