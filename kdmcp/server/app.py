@@ -117,20 +117,22 @@ class KdMcpApp:
         if self.transcript is None:
             return
         reach = self.redactor.context_bytes
-        for info in self.manager.all_infos():
-            session = self.manager.session_of(info.session_id)
-            if session is None:
-                continue
-            done = final or info.state == SessionState.exited
-            pos = self._log_pos.get(info.session_id, 0)
-            size = session.store.size
-            end = size if done else size - reach
-            if end <= pos:
-                continue
-            text, next_pos = self.masked_range(session, pos, end)
-            with self.transcript.open_session_log(info.session_id) as log:
-                log.write(text)
-            self._log_pos[info.session_id] = next_pos
+        # The transcript's LogFlusher copies from its own thread too: one copy at a time, or two
+        # would both start at the same position and write the same bytes twice.
+        with self.transcript.session_logs_lock:
+            for info in self.manager.all_infos():
+                session = self.manager.session_of(info.session_id)
+                if session is None:
+                    continue
+                done = final or info.state == SessionState.exited
+                pos = self._log_pos.get(info.session_id, 0)
+                end = session.store.size if done else session.store.size - reach
+                if end <= pos:
+                    continue
+                text, next_pos = self.masked_range(session, pos, end)
+                with self.transcript.open_session_log(info.session_id) as log:
+                    log.write(text)
+                self._log_pos[info.session_id] = next_pos
 
     # ---------------------------------------------------------------- start
 
@@ -232,7 +234,8 @@ class KdMcpApp:
         session = self.manager.create(plan, owner=owner)
         if self.transcript is not None:
             self.transcript.record("session", event="created", session_id=session.session_id,
-                                   command_line=plan.display, target_kind=plan.kind, owner=owner)
+                                   command_line=plan.display, target_kind=plan.kind,
+                                   attached_to=plan.attached_to, owner=owner)
         if cancel is not None:
             with self._lock:
                 self._starting[cancel] = (session, owner)

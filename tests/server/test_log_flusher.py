@@ -65,11 +65,6 @@ def test_a_failing_copy_is_logged_once_and_retried(caplog: pytest.LogCaptureFixt
 
 
 @pytest.mark.process  # starts the simulated kd (tests/tiers.py)
-@pytest.mark.xfail(
-    strict=True,
-    reason="KdMcpApp.flush_session_logs does not yet hold Transcript.session_logs_lock "
-    "(kdmcp/server/app.py): two copies at once write the same bytes twice",
-)
 def test_copies_at_once_never_write_the_same_output_twice(tmp_path):
     """The flusher's copy and a tool call's copy may run together: each byte is logged once."""
     from kdmcp.config import Config

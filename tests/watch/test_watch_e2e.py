@@ -60,7 +60,7 @@ async def test_watch_shows_the_session_its_commands_and_what_the_target_printed_
 
             frame = await watch_once(transcript)
             assert f"\u25b6 {sid}" in frame and "broken" in frame and "following" in frame
-            assert "python -m kdmcp.sim kd --scenario" in frame  # the debugger's directory left out
+            assert "kdnet KDNET port 50000" in frame  # the kind and what it is attached to
             assert '"lm m nt"' in frame and "start_from_state" in frame
             assert "0: kd> lm m nt" in frame and "(pdb symbols)" in frame
 
