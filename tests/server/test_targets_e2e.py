@@ -437,31 +437,37 @@ async def test_kernel_dump_processes_launch_and_local_kernel(tmp_path: Path) -> 
 # ------------------------------------------------------------------------------ the policy
 
 
-async def test_launch_and_share_need_the_full_policy_or_their_switch(tmp_path: Path) -> None:
-    async with stdio_server(tmp_path) as call:  # the default: standard, no switches
-        refused(await call("launch", command_line=["C:\\app.exe"]), "policy_denied", "allow_launch", "standard")
-        attached = await call("attach_process", pid=4242, timeout_s=30)
-        assert attached["state"] == "broken"
-        refused(await call("share_session", session_id=attached["session_id"]), "policy_denied", "allow_share")
-        assert [s["kind"] for s in (await call("list_sessions"))["sessions"]] == ["process"]  # nothing launched
+# The policy is the server's, whatever the transport (the full policy's launch is over stdio above):
+# the in-memory client, which starts no server process, is enough for each config.
+POLICIES: list[tuple[dict[str, Any], str | None, str | None]] = [
+    # config, what launch is denied for (None: it launches), what share_session is denied for
+    ({}, "allow_launch", "allow_share"),  # the default: standard, no switches
+    ({"allow_launch": True}, None, "allow_share"),
+    ({"allow_share": True}, "allow_launch", None),
+    ({"policy": "read_only", "allow_launch": True, "allow_share": True}, "read_only", "read_only"),
+]
 
 
-async def test_allow_launch_lets_standard_launch(tmp_path: Path) -> None:
-    async with stdio_server(tmp_path, "policy: standard\nallow_launch: true\n") as call:
-        launched = await call("launch", command_line=["C:\\app.exe", "-x"], timeout_s=30)
-        assert not launched["_is_error"] and launched["kind"] == "launched", launched
-        stopped = await call("stop_kd", session_id=launched["session_id"])
-        assert stopped["actions"] == ["sent q (terminated the launched process)"]
-
-
-async def test_read_only_never_launches_or_shares_whatever_the_switches() -> None:
-    # the policy is the server's, whatever the transport: the in-memory client is enough here
-    async with in_memory(make_app(policy="read_only", allow_launch=True, allow_share=True)) as client:
-        denied = result_data(await client.call_tool("launch", {"command_line": ["C:\\app.exe"]}))
-        assert denied["category"] == "policy_denied" and "read_only" in denied["message"]
+@pytest.mark.parametrize(
+    ("config", "launch_denied", "share_denied"), POLICIES, ids=["standard", "allow_launch", "allow_share", "read_only"]
+)
+async def test_launch_and_share_need_the_full_policy_or_their_switch(
+    config: dict[str, Any], launch_denied: str | None, share_denied: str | None
+) -> None:
+    async with in_memory(make_app(**config)) as client:
+        launched = result_data(await client.call_tool("launch", {"command_line": ["C:\\app.exe", "-x"]}))
+        if launch_denied is None:
+            assert launched["kind"] == "launched" and launched["state"] == "broken", launched
+        else:
+            assert launched["category"] == "policy_denied" and launch_denied in launched["message"], launched
+            assert "docs/security.md" in launched["message"]
         attached = result_data(await client.call_tool("attach_process", {"pid": 4242}))
-        shared = result_data(await client.call_tool("share_session", {"session_id": attached["session_id"]}))
-        assert shared["category"] == "policy_denied" and "read_only" in shared["message"]
+        assert attached["state"] == "broken", attached
+        if share_denied is not None:  # sharing itself is the lead's end-to-end test
+            shared = result_data(await client.call_tool("share_session", {"session_id": attached["session_id"]}))
+            assert shared["category"] == "policy_denied" and share_denied in shared["message"], shared
+        kinds = sorted(s["kind"] for s in result_data(await client.call_tool("list_sessions", {}))["sessions"])
+        assert kinds == (["process"] if launch_denied else ["launched", "process"])
 
 
 # ------------------------------------------------------------- found while writing these
