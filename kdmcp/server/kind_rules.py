@@ -22,7 +22,9 @@ def refuse_for_kind(session: DebuggerSession, action: Action) -> None:
     kind = session.plan.kind
     rules = KINDS[kind]
     reason: str | None = None
-    if action in ("run", "break_in", "resume_for_winrm") and not rules.runs:
+    if action in ("run", "break_in") and session.plan.noninvasive:  # cdb -pv: "commands like g (Go) do not work"
+        reason = "a noninvasive attach (cdb -pv) cannot control the process: g and break_in do not work"
+    elif action in ("run", "break_in", "resume_for_winrm") and not rules.runs:
         reason = (f"{rules.title} never runs: there is nothing to break into or resume"
                   + ("" if kind != "local_kernel" else " (kd -kl reads the live machine without stopping it)"))
     elif action == "resume_for_winrm" and kind != "kdnet":
