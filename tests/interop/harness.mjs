@@ -130,8 +130,11 @@ async function listTools(t, wanted) {
   return { names, bytes: Buffer.byteLength(JSON.stringify(listed)) };
 }
 
+// The session group (kdmcp/server/surface.py): every client gets it.
+const SESSION_GROUP = ["start_from_state", "start_kd", "open_dump", "attach_process", "launch",
+  "attach_local_kernel", "join_remote", "share_session", "stop_kd", "list_sessions", "health_check"];
 const ALL_TOOLS = [
-  "start_from_state", "start_kd", "stop_kd", "list_sessions", "health_check", "break_in", "continue_go",
+  ...SESSION_GROUP, "break_in", "continue_go",
   "resume_for_winrm", "kd_command", "registers", "backtrace", "modules", "processes", "analyze", "vertarget",
   "read_output",
 ];
@@ -260,7 +263,7 @@ async function stdio() {
       const listed = await listTools(t, ALL_TOOLS);
       results.tools_list_bytes.stdio = listed.bytes;
       await protocol(t);
-      await prompts(t, listed.names, ["kdnet_winrm_loop"]);
+      await prompts(t, listed.names, ["kdnet_winrm_loop", "kernel_dump_triage", "user_crash_triage"]);
       await withoutSession(t);
       await loop(t);
       await capacity(t);
@@ -283,8 +286,9 @@ async function stdio() {
       await listTools(t, ALL_TOOLS);
       await expectError(t, "start_kd", { port: 50005, key: KEY, timeout_s: 1.5 }, "not_connected");
     }),
+    withClient("stdio kinds", stdioTransport(["--simulate", "--config", config]), kinds),
     withClient("stdio --tools session", stdioTransport(["--simulate", "--tools", "session"]), async (t) => {
-      const listed = await listTools(t, ["start_from_state", "start_kd", "stop_kd", "list_sessions", "health_check"]);
+      const listed = await listTools(t, SESSION_GROUP);
       await expectError(t, "kd_command", { command: "r" }, "policy_denied");
       await prompts(t, listed.names, []);
     }),
@@ -335,8 +339,46 @@ function httpTransport(url, token) {
   return new StreamableHTTPClientTransport(url, { requestInit: { headers: { Authorization: `Bearer ${token}` } } });
 }
 
+/** Every kind of target through a TypeScript client (the caller's policy must be full: launch, share). */
+async function kinds(t) {
+  const dump = await expectOk(t, "open_dump", { path: join(opts.root, "fixtures", "dumps", "null_read_av.dmp") });
+  check(`${t.label}: open_dump kind and summary`, dump.kind === "user_dump" && dump.dump?.modules > 0
+    && dump.dump?.exception?.code === "0xc0000005", JSON.stringify(dump.dump));
+  await expectError(t, "break_in", { session_id: dump.session_id }, "invalid_argument");
+  await expectOk(t, "stop_kd", { session_id: dump.session_id });
+  for (const [tool, args, kind] of [["attach_process", { pid: 4242 }, "process"],
+    ["launch", { command_line: ["C:\\app.exe", "-x"] }, "launched"], ["attach_local_kernel", {}, "local_kernel"]]) {
+    const started = await expectOk(t, tool, args);
+    check(`${t.label}: ${tool} is a ${kind} session`, started.kind === kind, JSON.stringify(started.kind));
+    const stopped = await expectOk(t, "stop_kd", { session_id: started.session_id });
+    check(`${t.label}: stop_kd of ${kind} says what it did`, (stopped.actions ?? []).some((a) => a.includes("(")),
+      JSON.stringify(stopped.actions));
+  }
+  const kd = await expectOk(t, "start_kd", { port: 50000, key: KEY, initial_break: true, timeout_s: 20 });
+  const shared = await expectOk(t, "share_session", { session_id: kd.session_id });
+  const joined = await expectOk(t, "join_remote", { connection: shared.connection });
+  check(`${t.label}: join_remote is a remote session`, joined.kind === "remote" && joined.prompt === "0: kd> ",
+    JSON.stringify(joined));
+  await expectOk(t, "stop_kd", { session_id: joined.session_id });
+  const closed = await expectOk(t, "stop_kd", { session_id: kd.session_id });
+  check(`${t.label}: stopping the sharer closes its server`,
+    String(closed.actions?.at(-1)).startsWith("closed the debugging server"), JSON.stringify(closed.actions));
+}
+
 async function http() {
-  await Promise.all([httpWide(), httpNarrow()]);
+  await Promise.all([httpWide(), httpNarrow(), httpFull()]);
+}
+
+async function httpFull() {
+  const token = `full-${Math.random().toString(36).slice(2)}-${Date.now()}`;
+  const clients = join(work, "clients-full.yaml");
+  writeFileSync(clients, `wide: {token: "${token}", policy: full}\n`, { mode: 0o600 });
+  const three = await listener(["--token-file", clients], {});
+  try {
+    await withClient("http full", httpTransport(three.url, token), kinds);
+  } finally {
+    await three.stop();
+  }
 }
 
 async function httpWide() {
@@ -347,7 +389,7 @@ async function httpWide() {
       const listed = await listTools(t, ALL_TOOLS);
       results.tools_list_bytes.http = listed.bytes;
       await protocol(t);
-      await prompts(t, listed.names, ["kdnet_winrm_loop"]);
+      await prompts(t, listed.names, ["kdnet_winrm_loop", "kernel_dump_triage", "user_crash_triage"]);
       await withoutSession(t);
       await loop(t);
       await capacity(t);
@@ -371,8 +413,7 @@ async function httpNarrow() {
   const two = await listener(["--token-file", clients], {});
   try {
     await withClient("http narrow", httpTransport(two.url, narrow), async (t) => {
-      const listed = await listTools(t, ["start_from_state", "start_kd", "stop_kd", "list_sessions", "health_check",
-        "kd_command"]);
+      const listed = await listTools(t, [...SESSION_GROUP, "kd_command"]);
       await prompts(t, listed.names, []); // each recipe needs more than session and commands
       await expectError(t, "break_in", {}, "policy_denied"); // outside its surface
       await expectOk(t, "start_from_state", { initial_break: true, timeout_s: 20 });

@@ -34,8 +34,6 @@ pytestmark = [pytest.mark.anyio, pytest.mark.process]  # process: starts process
 ROOT = Path(__file__).resolve().parents[2]
 DUMPS = sorted((ROOT / "fixtures" / "dumps").glob("*.dmp"))
 MINIDUMPS = [p for p in DUMPS if p.read_bytes()[:4] == b"MDMP"]
-AWAITING_DUMPS_FIX = pytest.mark.xfail(strict=True, reason="awaiting the dumps helper's simulator fix")
-
 Call = Callable[..., Awaitable[dict[str, Any]]]
 
 
@@ -279,7 +277,6 @@ async def test_every_real_minidump_reads_as_the_minidump_package_reads_it(tmp_pa
         assert all(s["actions"] == ["sent q (closed the dump)"] and s["state"] == "exited" for s in stopped), stopped
 
 
-@AWAITING_DUMPS_FIX
 async def test_the_dumps_reports_come_from_the_dump(tmp_path: Path) -> None:
     """vertarget, .lastevent, !analyze -v and open_dump's summary: the dump's own system and exception."""
     async with full_server(tmp_path) as call:
@@ -473,11 +470,6 @@ async def test_launch_and_share_need_the_full_policy_or_their_switch(
 # ------------------------------------------------------------- found while writing these
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the simulated cdb ignores -g: a launch without the initial break "
-    "still stops at it (kdmcp/sim/options.py does not read -g)",
-)
 async def test_a_launch_without_the_initial_break_runs() -> None:
     # cdb: "-g ignores the initial breakpoint in the target application"
     async with in_memory(make_app(policy="full")) as client:
