@@ -37,7 +37,7 @@ class KindRules:
     title: str  # how results and errors name the target
     debugger: str  # which debugger runs it, as the docs say
     kernel: bool
-    runs: bool  # the target can run: g, p/t, break_in
+    runs: bool  # the target can run: g and the go family, break_in (a step on a dump is the debugger's own error)
     quit_command: str  # typed at a prompt to leave ("" : Ctrl+B Enter instead)
     quit_says: str  # what stop_kd reports it did by quitting
     break_before_quit: bool = False  # a running target is broken into first (the quit needs a prompt)

@@ -248,10 +248,19 @@ def analysis(t: MinidumpTarget, view: DumpContexts, thread: int) -> str:
     lines.append(f"EXCEPTION_CODE_STR:  {code:x}\n\n")
     lines += [f"EXCEPTION_PARAMETER{i + 1}:  {t.addr(p, tick=False)}\n\n" for i, p in enumerate(params[:4])]
     lines += [
+        _trailer(t, stack, f"~{event}s; .ecxr ; kb", symbol, module_name, image, bucket),
+    ]
+    return "".join(lines)
+
+
+def _trailer(t: MinidumpTarget, stack: str, stack_command: str, symbol: str, module_name: str, image: str,
+             bucket: str) -> str:
+    """The analysis from STACK_TEXT on: the same keys, in the same order, with or without an exception."""
+    return "".join([
         "STACK_TEXT:  \n",
         stack,
         "\n\n",
-        f"STACK_COMMAND: ~{event}s; .ecxr ; kb\n\n",
+        f"STACK_COMMAND: {stack_command}\n\n",
         f"SYMBOL_NAME:  {symbol}\n\n",
         f"MODULE_NAME: {module_name}\n\n",
         f"IMAGE_NAME:  {image}\n\n",
@@ -259,8 +268,7 @@ def analysis(t: MinidumpTarget, view: DumpContexts, thread: int) -> str:
         *(f"{k}:  {v}\n\n" for k, v in _os_facts(t)),
         f"FAILURE_ID_HASH:  {_hash(bucket)}\n\n",
         "Followup:     MachineOwner\n---------\n\n",
-    ]
-    return "".join(lines)
+    ])
 
 
 def _without_exception(t: MinidumpTarget, view: DumpContexts, thread: int) -> str:
@@ -286,16 +294,6 @@ def _without_exception(t: MinidumpTarget, view: DumpContexts, thread: int) -> st
             _key_values(keys),
             f"FILE_IN_CAB:  {PureWindowsPath(t.path).name}\n\n",
             f"PROCESS_NAME:  {process}\n\n",
-            "STACK_TEXT:  \n",
-            stack,
-            "\n\n",
-            f"STACK_COMMAND: ~{thread}s; kb\n\n",
-            f"SYMBOL_NAME:  {symbol}\n\n",
-            f"MODULE_NAME: {module_name}\n\n",
-            f"IMAGE_NAME:  {image}\n\n",
-            f"FAILURE_BUCKET_ID:  {bucket}\n\n",
-            *(f"{k}:  {v}\n\n" for k, v in _os_facts(t)),
-            f"FAILURE_ID_HASH:  {_hash(bucket)}\n\n",
-            "Followup:     MachineOwner\n---------\n\n",
+            _trailer(t, stack, f"~{thread}s; kb", symbol, module_name, image, bucket),
         ]
     )

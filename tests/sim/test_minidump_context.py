@@ -11,8 +11,6 @@ from __future__ import annotations
 import io
 import itertools
 import logging
-import os
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -21,8 +19,7 @@ from kdmcp.parse import parse
 from kdmcp.sim.debugger import SimDebugger
 from kdmcp.sim.minidump_context import MAX_FRAMES, NO_EXCEPTION_CONTEXT, UNWIND_WARNING, DumpContexts
 from kdmcp.sim.minidump_target import MinidumpTarget
-from kdmcp.sim.options import parse_args
-from kdmcp.sim.scenario import builtin
+from tests.sim.dump_debugger import run
 from tests.sim.test_minidump_target import DUMPS, FIGURES
 
 X86_REGS = ("eax", "ebx", "ecx", "edx", "esi", "edi", "eip", "esp", "ebp")
@@ -231,45 +228,25 @@ def thread_sp(dump: Any, index: int) -> int:
 # ------------------------------------------------------------------ through the debugger
 
 
-@pytest.fixture
-def debugger() -> Iterator[SimDebugger]:
-    """A simulated ``cdb -z null_read_av.dmp`` in this process, its output captured."""
-    in_r, in_w = os.pipe()
-    out_r, out_w = os.pipe()
-    path = str(DUMPS / "null_read_av.dmp")
-    sim = SimDebugger(parse_args(["cdb", "-z", path]), builtin("default_cdb"), in_r, out_w)
-    sim.dump = MinidumpTarget(path)
-    sim.thread = sim.dump.event_index
-    yield sim
-    for fd in (in_r, in_w, out_r, out_w, sim._wake_r, sim._wake_w):
-        os.close(fd)
-
-
-def _run(sim: SimDebugger, line: str) -> str:
-    def run() -> None:
-        for _ in sim.interpreter.run_line(line):
-            pass
-
-    return sim.capture(run)
 
 
 def test_the_debugger_switches_threads_and_the_prompt_and_marker_follow(debugger: SimDebugger) -> None:
     assert debugger.prompt_text() == "0:000> "
-    switched = _run(debugger, "~1s")
+    switched = run(debugger, "~1s")
     assert parse("~1s", switched).registers["eip"] == "0x772d0bd2"
     assert debugger.prompt_text() == "0:001> "
-    listing = parse("~", _run(debugger, "~"))
+    listing = parse("~", run(debugger, "~"))
     assert [t.current for t in listing.threads] == [False, True]
-    assert _run(debugger, "~7s") == "       ^ Illegal thread error in '~7s'\n"
+    assert run(debugger, "~7s") == "       ^ Illegal thread error in '~7s'\n"
     assert debugger.prompt_text() == "0:001> "
     # .ecxr on thread 1, then a switch back: the exception context is gone with the switch
-    assert parse(".ecxr", _run(debugger, ".ecxr")).registers["eip"] == "0x0090a6cd"
-    assert parse("r", _run(debugger, "r")).registers["eip"] == "0x0090a6cd"
-    _run(debugger, "~0s")
-    assert parse("r", _run(debugger, "r")).registers["eip"] == "0x772cf861"
+    assert parse(".ecxr", run(debugger, ".ecxr")).registers["eip"] == "0x0090a6cd"
+    assert parse("r", run(debugger, "r")).registers["eip"] == "0x0090a6cd"
+    run(debugger, "~0s")
+    assert parse("r", run(debugger, "r")).registers["eip"] == "0x772cf861"
     # d* reads the current context's registers: thread 0's esp is 0037f2f0
-    assert _run(debugger, "dd esp L1") == _run(debugger, "dd 0037f2f0 L1") != "0037f2f0  ????????\n"
-    assert parse("k", _run(debugger, "k")).kind == "stack"
+    assert run(debugger, "dd esp L1") == run(debugger, "dd 0037f2f0 L1") != "0037f2f0  ????????\n"
+    assert parse("k", run(debugger, "k")).kind == "stack"
 
 
 def test_r_names_the_module_of_every_dump_s_pc() -> None:

@@ -11,9 +11,7 @@ from __future__ import annotations
 
 import datetime as dt
 import logging
-import os
 import struct
-from collections.abc import Iterator
 from pathlib import Path, PureWindowsPath
 from typing import Any
 
@@ -24,8 +22,7 @@ from kdmcp.sim.debugger import SimDebugger
 from kdmcp.sim.minidump_context import DumpContexts
 from kdmcp.sim.minidump_reports import analysis, last_event, vertarget
 from kdmcp.sim.minidump_target import MinidumpTarget, is_minidump
-from kdmcp.sim.options import parse_args
-from kdmcp.sim.scenario import builtin
+from tests.sim.dump_debugger import run
 
 DUMPS = Path(__file__).resolve().parents[2] / "fixtures" / "dumps"
 NAMES = sorted(p.name for p in DUMPS.glob("*.dmp") if is_minidump(str(p)))
@@ -180,37 +177,17 @@ def test_the_buckets_name_the_problem() -> None:
 # ------------------------------------------------------------------ through the debugger
 
 
-@pytest.fixture
-def debugger() -> Iterator[SimDebugger]:
-    """A simulated ``cdb -z null_read_av.dmp`` in this process, its output captured."""
-    in_r, in_w = os.pipe()
-    out_r, out_w = os.pipe()
-    path = str(DUMPS / "null_read_av.dmp")
-    sim = SimDebugger(parse_args(["cdb", "-z", path]), builtin("default_cdb"), in_r, out_w)
-    sim.dump = MinidumpTarget(path)
-    sim.thread = sim.dump.event_index
-    yield sim
-    for fd in (in_r, in_w, out_r, out_w, sim._wake_r, sim._wake_w):
-        os.close(fd)
-
-
-def _run(sim: SimDebugger, line: str) -> str:
-    def run() -> None:
-        for _ in sim.interpreter.run_line(line):
-            pass
-
-    return sim.capture(run)
 
 
 def test_the_debugger_answers_the_reports_from_the_dump(debugger: SimDebugger) -> None:
-    vt = parse("vertarget", _run(debugger, "vertarget"))
+    vt = parse("vertarget", run(debugger, "vertarget"))
     assert (vt.os, vt.build, vt.arch, vt.processors) == ("Windows 7", 7600, "x86", 16)
-    version = _run(debugger, "version")
+    version = run(debugger, "version")
     assert version.startswith("Windows 7 Version 7600 MP (16 procs) Free x86 compatible\n")
     assert "User mini dump: " in version and "Microsoft (R) Windows Debugger Version" in version
     assert "@@COMMAND_LINE@@" not in version and "Windows 10" not in version
-    le = parse(".lastevent", _run(debugger, ".lastevent"))
+    le = parse(".lastevent", run(debugger, ".lastevent"))
     assert (le.thread, le.code) == ("10d4.4a8", "0xc0000005")
-    a = parse("!analyze -v", _run(debugger, "!analyze -v"))
+    a = parse("!analyze -v", run(debugger, "!analyze -v"))
     assert (a.module_name, a.symbol_name, a.process_name) == ("crashme", "crashme+a6cd", "crashme.exe")
     assert a.exception is not None and a.exception.access == "read"
