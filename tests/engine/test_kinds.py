@@ -25,7 +25,7 @@ from kdmcp.engine import (
     SessionState,
     build_plan,
 )
-from kdmcp.engine.kinds import KINDS, NONINVASIVE_QUIT, KindRules, SessionKind, kind_summary
+from kdmcp.engine.kinds import KINDS, NONINVASIVE_QUIT, KindRules, SessionKind, kind_rows
 from kdmcp.engine.launch import LaunchPlan, Target
 from tests.conftest import kdnet
 
@@ -89,9 +89,9 @@ def test_the_quit_words_say_what_was_left() -> None:
     assert NONINVASIVE_QUIT == ("q", "detached (noninvasive): the process runs on")
 
 
-def test_kind_summary_lists_the_table_in_order() -> None:
-    assert kind_summary() == [(k, r.title, r.kernel, r.runs) for k, r in KINDS.items()]
-    assert [row[0] for row in kind_summary()] == list(KINDS)
+def test_kind_rows_list_the_table_in_order() -> None:
+    assert [row[0] for row in kind_rows()] == [f"`{kind}`" for kind in KINDS]
+    assert [row[3] for row in kind_rows()] == ["yes" if r.runs else "no" for r in KINDS.values()]
 
 
 # ------------------------------------------------------------------------- the plans
