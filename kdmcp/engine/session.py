@@ -17,11 +17,11 @@ from kdmcp.console import BackendName, Console, ConsoleClosed, ConsoleError, Spa
 from kdmcp.engine.commands import command_kind, strip_echo, validate
 from kdmcp.engine.config import SessionConfig
 from kdmcp.engine.events import DebuggerEvent, SessionState
-from kdmcp.engine.kinds import KINDS, NONINVASIVE_QUIT
 from kdmcp.engine.launch import LaunchPlan
 from kdmcp.engine.machine import SessionMachine
 from kdmcp.engine.output_store import OutputStore
-from kdmcp.engine.results import BreakResult, CommandOutput, ContinueResult, StartResult, StopResult
+from kdmcp.engine.results import BreakResult, CommandOutput, ContinueResult, StartResult
+from kdmcp.engine.stopping import Stopping
 from kdmcp.errors import (
     CommandTimeout,
     DebuggerError,
@@ -29,7 +29,6 @@ from kdmcp.errors import (
     InvalidArgument,
     NotConnected,
     SessionBusy,
-    TargetRunning,
 )
 from kdmcp.parse.prompt import Prompt
 from kdmcp.secret import redact
@@ -37,10 +36,9 @@ from kdmcp.secret import redact
 _READ_CHUNK = 65536
 _COALESCE_FROM = 2048  # a shorter read means the debugger had nothing more queued
 _PUMP_WAKE_S = 0.25  # bounded read so the pump notices a stop request
-_CTRL_B_ENTER = b"\x02\n"  # kd/cdb: Ctrl+B then Enter quits, even while the target runs
 
 
-class DebuggerSession:
+class DebuggerSession(Stopping):
     """A debugger process and everything known about it."""
 
     def __init__(
@@ -67,6 +65,7 @@ class DebuggerSession:
         self._console: Console | None = None
         self._pump: threading.Thread | None = None
         self._stop_pump = False
+        self._quitting = False  # a quit was sent: the pump reads until the end instead of standing aside
         self.store = OutputStore(self.config.memory_bytes, self.config.spill_dir)
         self.machine = SessionMachine(plan.secrets, self.config.event_log_size)
         self.started_at = time.time()
@@ -146,7 +145,7 @@ class DebuggerSession:
         while not self._stop_pump and not self._eof:
             wait = _PUMP_WAKE_S
             with self._cond:
-                if self._readers or self.state == SessionState.broken:
+                if (self._readers or self.state == SessionState.broken) and not self._quitting:
                     # A command's caller reads for itself, or the debugger sits at a prompt
                     # and prints nothing: stand aside, so the caller that sends the next
                     # command does not race the pump for its answer. At a prompt, still look
@@ -431,86 +430,6 @@ class DebuggerSession:
                 return
             marker = self.machine.resync_sent()
         self._write(b".echo " + marker + b"\n")
-
-    # ---------------------------------------------------------------- stop
-
-    def stop(self, resume: bool = True, timeout: float | None = None) -> StopResult:
-        """End the session as its kind of target must be left (``kdmcp.engine.kinds``), and say what was done.
-
-        A guest left at a break is frozen, so a live kernel target is resumed first; an attached
-        process is broken into (a detach needs a prompt) and detached; a remote client leaves the
-        server's session going. Then the debugger is asked to quit, and only if that fails is it
-        terminated, then killed.
-        """
-        t0 = time.monotonic()
-        timeout = self.config.stop_timeout if timeout is None else timeout
-        actions: list[str] = []
-        if self._console is None:
-            return StopResult(actions=["never started"], state=self.state, exit_code=None, elapsed_ms=_ms(t0))
-        rules = KINDS[self.plan.kind]
-        if self.state != SessionState.exited:
-            if rules.resume_before_quit and resume:
-                actions += self._resume_for_stop(timeout / 3)
-            elif rules.break_before_quit and self.state in (SessionState.running, SessionState.busy):
-                actions += self._break_for_stop(timeout / 3)
-            self._request_quit(actions)
-            if not self.wait_for(lambda: self.state == SessionState.exited, timeout / 3):
-                self._console.terminate(force=False)
-                actions.append("terminated")
-                if not self.wait_for(lambda: self.state == SessionState.exited, timeout / 3):
-                    self._console.terminate(force=True)
-                    actions.append("killed")
-                    self.wait_for(lambda: self.state == SessionState.exited, timeout / 3)
-        with self._cond:
-            self._stop_pump = True
-            self._pump_cond.notify()
-        if self._pump is not None:
-            self._pump.join(timeout=5.0)
-        return StopResult(actions=actions, state=self.state, exit_code=self.exit_code, elapsed_ms=_ms(t0))
-
-    def _break_for_stop(self, timeout: float) -> list[str]:
-        """Break into a running user-mode target so it can be detached at a prompt."""
-        try:
-            self.break_in(timeout)
-            return ["broke in"]
-        except (CommandTimeout, DebuggerError, DebuggerExited, NotConnected, InvalidArgument):
-            return ["could not break in"]
-
-    def _resume_for_stop(self, timeout: float) -> list[str]:
-        actions: list[str] = []
-        if self.state == SessionState.busy:
-            try:
-                self.break_in(timeout)
-                actions.append("cancelled the running command")
-            except (CommandTimeout, DebuggerError, DebuggerExited, NotConnected):
-                return ["could not cancel the running command"]
-        if self.state == SessionState.broken:
-            acquired = self._command_lock.acquire(timeout=timeout)
-            try:
-                result = self._send_go("g")
-                actions.append("resumed target" if result.confirmed == "running" else "resume attempted")
-            except (DebuggerError, DebuggerExited, TargetRunning, NotConnected, SessionBusy):
-                actions.append("could not resume target")
-            finally:
-                if acquired:
-                    self._command_lock.release()
-        return actions
-
-    def _request_quit(self, actions: list[str]) -> None:
-        """Type the kind's quit command at a prompt; else Ctrl+B then Enter, which kd and cdb read
-        even while the target runs ("CTRL+B, then ENTER: exits the debugger")."""
-        rules = KINDS[self.plan.kind]
-        command, says = (NONINVASIVE_QUIT if self.plan.noninvasive else (rules.quit_command, rules.quit_says))
-        try:
-            if self.state == SessionState.broken and command:
-                self._write(command.encode() + b"\n")
-                actions.append(f"sent {command} ({says})")
-            else:
-                self._write(_CTRL_B_ENTER)
-                actions.append(f"sent Ctrl+B ({says})")
-        except DebuggerError:
-            actions.append("could not write the quit request")
-
 
 def _ms(t0: float) -> float:
     return round((time.monotonic() - t0) * 1000, 3)

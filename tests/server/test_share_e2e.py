@@ -99,7 +99,8 @@ async def test_share_join_mirror_leave_and_stop(tmp_path):
         left = await call(client, "stop_kd", session_id=jid)
         assert left["actions"] == ["sent .remote_exit (left the server's session, which goes on)"]
         still = await call(client, "kd_command", session_id=sid, command=".echo still-here")
-        assert still["output"].strip() == "still-here"
+        # the server's "... disconnected at ..." line comes when it comes: maybe inside this output
+        assert still["output"].strip().splitlines()[-1] == "still-here"
 
         # break_in is refused nowhere here, but .server typed by the agent is: share_session is the door
         typed = await call(client, "kd_command", session_id=sid, command=".server tcp:port=5005")
