@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import logging
 import os
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -38,3 +40,14 @@ def run(sim: SimDebugger, line: str) -> str:
             pass
 
     return sim.capture(each)
+
+
+def package(name: str) -> Any:
+    """The dump as the ``minidump`` package reads it: the figures the simulator must agree with."""
+    from minidump.minidumpfile import MinidumpFile
+
+    logging.disable(logging.CRITICAL)  # its PEB-parsing traceback on small dumps
+    try:
+        return MinidumpFile.parse_bytes((DUMPS / name).read_bytes())
+    finally:
+        logging.disable(logging.NOTSET)

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import io
 import itertools
-import logging
 from typing import Any
 
 import pytest
@@ -19,6 +18,7 @@ from kdmcp.parse import parse
 from kdmcp.sim.debugger import SimDebugger
 from kdmcp.sim.minidump_context import MAX_FRAMES, NO_EXCEPTION_CONTEXT, UNWIND_WARNING, DumpContexts
 from kdmcp.sim.minidump_target import MinidumpTarget
+from tests.sim.dump_debugger import package as _package
 from tests.sim.dump_debugger import run
 from tests.sim.test_minidump_target import DUMPS, FIGURES
 
@@ -26,16 +26,6 @@ X86_REGS = ("eax", "ebx", "ecx", "edx", "esi", "edi", "eip", "esp", "ebp")
 X64_REGS = ("rax", "rbx", "rcx", "rdx", "rsi", "rdi", "rip", "rsp", "rbp", "r8", "r9", "r10", "r11", "r12", "r15")
 WITH_EXCEPTION = sorted(n for n, f in FIGURES.items() if f[4] is not None)
 X86 = sorted(n for n, f in FIGURES.items() if f[0] == "x86")
-
-
-def _package(name: str) -> Any:
-    from minidump.minidumpfile import MinidumpFile
-
-    logging.disable(logging.CRITICAL)  # its PEB-parsing traceback on small dumps
-    try:
-        return MinidumpFile.parse_bytes((DUMPS / name).read_bytes())
-    finally:
-        logging.disable(logging.NOTSET)
 
 
 def _word(dump: Any, address: int, size: int) -> int | None:

@@ -10,7 +10,6 @@ the header's own TimeDateStamp (offset 20) is the one a process's create time pr
 from __future__ import annotations
 
 import datetime as dt
-import logging
 import struct
 from pathlib import Path, PureWindowsPath
 from typing import Any
@@ -22,20 +21,11 @@ from kdmcp.sim.debugger import SimDebugger
 from kdmcp.sim.minidump_context import DumpContexts
 from kdmcp.sim.minidump_reports import analysis, last_event, vertarget
 from kdmcp.sim.minidump_target import MinidumpTarget, is_minidump
+from tests.sim.dump_debugger import package as _package
 from tests.sim.dump_debugger import run
 
 DUMPS = Path(__file__).resolve().parents[2] / "fixtures" / "dumps"
 NAMES = sorted(p.name for p in DUMPS.glob("*.dmp") if is_minidump(str(p)))
-
-
-def _package(name: str) -> Any:
-    from minidump.minidumpfile import MinidumpFile
-
-    logging.disable(logging.CRITICAL)  # its PEB-parsing traceback on small dumps
-    try:
-        return MinidumpFile.parse_bytes((DUMPS / name).read_bytes())
-    finally:
-        logging.disable(logging.NOTSET)
 
 
 def _stamp(name: str) -> int:
