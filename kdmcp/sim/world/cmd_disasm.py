@@ -31,11 +31,7 @@ class _DisasmState:
 
 
 def _state(world: World) -> _DisasmState:
-    got = getattr(world, "_next_u", None)
-    if not isinstance(got, _DisasmState):
-        got = _DisasmState()
-        setattr(world, "_next_u", got)  # noqa: B010  # this module's own attribute
-    return got
+    return world.state_of(_DisasmState)
 
 
 @dataclass(frozen=True)

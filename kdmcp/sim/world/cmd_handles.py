@@ -13,6 +13,7 @@ handles/09 (one handle); free entries as kernel_objects/09 prints them.
 
 from __future__ import annotations
 
+from kdmcp.sim.world.cmd_process import process_header
 from kdmcp.sim.world.handle_objects import lay_objects
 from kdmcp.sim.world.handles import (
     ENTRIES_PER_PAGE,
@@ -27,21 +28,9 @@ from kdmcp.sim.world.machine import World
 from kdmcp.sim.world.model import Process
 from kdmcp.sim.world.registry import command
 
-__all__ = ["process_header"]
+__all__: list[str] = []
 
 _MASK = (1 << 64) - 1
-
-
-def process_header(p: Process) -> str:
-    """The PROCESS block ``!process 0 0`` prints (the canned default target's, corpus
-    process_thread/02): ids, DirBase/ObjectTable/HandleCount, Image."""
-    session = "none" if p.session is None else str(p.session)
-    return (
-        f"PROCESS {p.address:016x}\n"
-        f"    SessionId: {session}  Cid: {p.pid:04x}    Peb: {p.peb:08x}  ParentCid: {p.parent:04x}\n"
-        f"    DirBase: {p.dirbase:08x}  ObjectTable: {p.object_table:016x}  HandleCount: {p.handle_count:>3}.\n"
-        f"    Image: {p.image}\n"
-    )
 
 
 def _row(h: HandleInfo) -> str:

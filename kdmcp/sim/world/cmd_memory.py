@@ -56,11 +56,7 @@ class _DisplayState:
 
 
 def _state(world: World) -> _DisplayState:
-    got = getattr(world, "_display_state", None)
-    if not isinstance(got, _DisplayState):
-        got = _DisplayState()
-        setattr(world, "_display_state", got)  # noqa: B010  # an attribute of this module's own
-    return got
+    return world.state_of(_DisplayState)
 
 
 # ------------------------------------------------------------------ ranges

@@ -36,11 +36,7 @@ class _SymbolState:
 
 
 def _state(world: World) -> _SymbolState:
-    got = getattr(world, "_symbol_state", None)
-    if not isinstance(got, _SymbolState):
-        got = _SymbolState()
-        setattr(world, "_symbol_state", got)  # noqa: B010  # this module's own attribute
-    return got
+    return world.state_of(_SymbolState)
 
 
 def ctime(seconds: int) -> str:

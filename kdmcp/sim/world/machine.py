@@ -10,6 +10,7 @@ current processor, the ``.thread``/``.process`` context, breakpoints, memory wri
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 from kdmcp.sim.world.code import fmt_addr
 from kdmcp.sim.world.memory import AddressSpace, Memory
@@ -19,6 +20,8 @@ from kdmcp.sim.world.symbols import ExprError, SymbolTable, evaluate
 __all__ = ["Breakpoint", "World"]
 
 # x64 registers kd's r prints, in its order
+S = TypeVar("S")
+
 REGISTER_NAMES = (
     "rax",
     "rbx",
@@ -99,11 +102,22 @@ class World:
     bugcheck: tuple[int, tuple[int, int, int, int]] | None = None  # a stop the world is in
     temps: dict[int, int] = field(default_factory=dict)
     registers_written: dict[tuple[int, str], int] = field(default_factory=dict)  # r rax=...
+    # What a command family remembers between commands (where a bare ``u`` or ``d`` goes on, the
+    # symbol path), one object per family's state class: ``state_of``.
+    command_state: dict[type, object] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.symbols = SymbolTable(self.modules + self.user_modules)
         self._threads = {t.address: t for p in [self.idle_process, *self.processes] for t in p.threads}
         self._processes = {p.address: p for p in [self.idle_process, *self.processes]}
+
+    def state_of(self, kind: type[S]) -> S:
+        """The state a command family keeps in this world, made (``kind()``) on first use."""
+        got = self.command_state.get(kind)
+        if not isinstance(got, kind):
+            got = kind()
+            self.command_state[kind] = got
+        return got
 
     # ------------------------------------------------------------ lookups
 
