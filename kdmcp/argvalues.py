@@ -34,6 +34,7 @@ __all__ = [
     "check_port",
     "check_remote_connection",
     "check_symbol_path",
+    "remote_connection_parts",
     "require",
 ]
 
@@ -226,12 +227,19 @@ def check_command_line(values: Sequence[str]) -> list[str]:
 
 def check_remote_connection(value: str) -> str:
     """A ``-remote`` string: ``transport:name=value,...`` with known names and plain values."""
+    remote_connection_parts(value)
+    return value
+
+
+def remote_connection_parts(value: str) -> tuple[str, dict[str, str]]:
+    """A checked ``-remote`` string's transport and parameters (names in lower case), as
+    :func:`check_remote_connection` reads it: ``ValueError`` for what it refuses."""
     _refuse(None, _defect(value, separators=";", blanks=False))
     transport, colon, rest = value.partition(":")
     allowed = _REMOTE_PARAMS.get(transport.lower())
     if not colon or allowed is None:
         raise ValueError(f"must start with a transport ({', '.join(sorted(_REMOTE_PARAMS))}) and ':'")
-    seen: set[str] = set()
+    seen: dict[str, str] = {}
     for n, part in enumerate(rest.split(","), 1):
         name, eq, item = part.partition("=")
         name = name.lower()
@@ -241,7 +249,7 @@ def check_remote_connection(value: str) -> str:
             raise ValueError(f"parameter {n} is not one {transport} takes ({', '.join(sorted(allowed))})")
         if name in seen:
             raise ValueError(f"parameter {name} is given twice")
-        seen.add(name)
+        seen[name] = item
         if name in ("server", "clicon"):
             try:
                 check_host(item)
@@ -256,4 +264,4 @@ def check_remote_connection(value: str) -> str:
             raise ValueError(f"the value of {name}= starts with '-'")
         elif name != "password" and not _WORD_RE.fullmatch(item):
             raise ValueError(f"the value of {name}= must be letters, digits, '_', '.', ':' or '-'")
-    return value
+    return transport.lower(), seen

@@ -35,7 +35,7 @@ from kdmcp.errors import DebuggerError, InvalidArgument, NotConnected, PolicyDen
 from kdmcp.parse.record_base import RecordBase
 from kdmcp.secret import Secret
 from kdmcp.server import health, models, output_reads
-from kdmcp.server.kind_rules import refuse_for_kind
+from kdmcp.server.kind_rules import Action, refuse_for_kind
 from kdmcp.server.options import ServerOptions, demo_state
 from kdmcp.server.redaction import Redactor
 from kdmcp.server.shares import Shares
@@ -208,7 +208,7 @@ class KdMcpApp:
     ) -> models.StartResult:
         session, result = self.start_session(target, initial_break=initial_break, timeout_s=timeout_s, cancel=cancel,
                                              owner=owner)
-        return self.served_start(session, result, state_file=state_file, warnings=warnings or [])
+        return self.served_start(session, result, models.StartResult, state_file=state_file, warnings=warnings)
 
     def start_session(
         self,
@@ -267,11 +267,12 @@ class KdMcpApp:
         return session, result
 
     def served_start(
-        self, session: DebuggerSession, result: EngineStart, *, state_file: str | None = None,
-        warnings: list[str] | None = None, **own: object,
-    ) -> models.StartResult:
+        self, session: DebuggerSession, result: EngineStart, model: type[models.StartT], *,
+        state_file: str | None = None, warnings: list[str] | None = None, **own: object,
+    ) -> models.StartT:
+        """The served ``model`` (a ``StartResult`` or a kind's own, with its ``own`` fields) of a start."""
         limit = self.session_config.inline_output_bytes
-        return models.StartResult.serve(
+        return model.serve(
             result, session_id=session.session_id, prompt=result.prompt, events=self.new_events(session),
             banner=result.banner[:limit], truncated=len(result.banner) > limit, state_file=state_file,
             warnings=warnings or [], kind=session.plan.kind, **own,
@@ -341,12 +342,14 @@ class KdMcpApp:
         timeout_s: float | None = None,
         *,
         owner: str | None = None,
+        needs: Action | None = None,
     ) -> models.InspectResult:
-        """Run one read command and return its typed record, each list cut to ``limit`` items."""
+        """Run one read command and return its typed record, each list cut to ``limit`` items;
+        ``needs``: what the target must allow for it (``kind_rules``)."""
         session = self.session(session_id, owner)
         self.enforce_policy(command, owner, session.session_id)
-        if command.startswith("!process"):
-            refuse_for_kind(session, "processes")
+        if needs is not None:
+            refuse_for_kind(session, needs)
         result = session.execute(command, timeout_s)
         record = parsing.parse(result.command, result.output) if result.kind == "immediate" else None
         lists: dict[str, models.ListCount] = {}

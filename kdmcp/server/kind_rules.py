@@ -38,7 +38,8 @@ def refuse_for_kind(session: DebuggerSession, action: Action) -> None:
 
 
 def _kernel(session: DebuggerSession) -> bool:
+    if session.plan.kind != "remote":
+        return KINDS[session.plan.kind].kernel
+    # a remote session is what its server debugs: the prompt says, else the client's debugger
     prompt = session.prompt
-    if session.plan.kind == "remote" and prompt is not None:
-        return prompt.mode != "user"
-    return KINDS[session.plan.kind].kernel if session.plan.kind != "remote" else session.plan.flavor == "kd"
+    return prompt.mode != "user" if prompt is not None else session.plan.flavor == "kd"

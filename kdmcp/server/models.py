@@ -127,6 +127,9 @@ class StartResult(SessionResult):
     warnings: list[str] = Field(default_factory=list)
 
 
+StartT = TypeVar("StartT", bound=StartResult)
+
+
 class DumpSummary(BaseModel):
     """What a dump holds, read from the debugger's own answers (vertarget, .bugcheck or .exr -1, lm)."""
 

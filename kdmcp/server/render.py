@@ -94,10 +94,11 @@ def _command(data: Data) -> str:
     return _join(header(data, *extra), data["output"], event_lines(data))
 
 
-def _start(data: Data) -> str:
+def _start(data: Data, *first: str) -> str:
+    """A start: the header, ``first`` lines (a kind's own summary), the command line, the banner."""
     extra = [data["kind"]] if "kind" in data else []  # left out: kdnet, the default
     extra += ["banner truncated"] if data.get("truncated") else []
-    lines = [f"command line: {data['command_line']}"]
+    lines = [*first, f"command line: {data['command_line']}"]
     if "state_file" in data:
         lines.append(f"state file: {data['state_file']}")
     lines += [f"warning: {w}" for w in data.get("warnings", ())]
@@ -115,8 +116,7 @@ def _dump(data: Data) -> str:
         what += f"; exception {e.get('code')} {e.get('description', '')} at {e.get('symbol') or e.get('address')}"
     if "modules" in d:
         what += f"; {d['modules']} modules"
-    head, _, rest = _start(data).partition("\n")
-    return "\n".join([head, f"dump: {what.strip('; ')}", rest])
+    return _start(data, f"dump: {what.strip('; ')}")
 
 
 def _share(data: Data) -> str:

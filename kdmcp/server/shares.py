@@ -11,6 +11,8 @@ import socket
 import threading
 from dataclasses import dataclass
 
+from kdmcp.argvalues import remote_connection_parts
+
 _LOCAL_HOSTS = frozenset({"127.0.0.1", "localhost", "::1", "[::1]"})
 
 
@@ -18,11 +20,14 @@ _LOCAL_HOSTS = frozenset({"127.0.0.1", "localhost", "::1", "[::1]"})
 class Share:
     session_id: str
     owner: str | None
-    transport: str  # tcp | npipe
-    params: dict[str, str]  # port=N or pipe=P: what identifies the endpoint on this machine
-    connection: str  # what a client passes to -remote
+    connection: str  # what a client passes to -remote: tcp:server=H,port=N or npipe:server=H,pipe=P
     listener: str  # where it listens, as shown to people
     kernel: bool
+
+    def endpoint(self) -> tuple[str, str]:
+        """``(transport, port or pipe)``: what identifies the server on this machine."""
+        transport, params = remote_connection_parts(self.connection)
+        return transport, params["port" if transport == "tcp" else "pipe"].lower()
 
 
 class Shares:
@@ -32,9 +37,8 @@ class Shares:
         self._lock = threading.Lock()
         self._by_session: dict[str, Share] = {}
 
-    def add(self, session_id: str, owner: str | None, transport: str, params: dict[str, str], connection: str,
-            listener: str, kernel: bool) -> Share:
-        share = Share(session_id, owner, transport, dict(params), connection, listener, kernel)
+    def add(self, session_id: str, owner: str | None, connection: str, listener: str, kernel: bool) -> Share:
+        share = Share(session_id, owner, connection, listener, kernel)
         with self._lock:
             self._by_session[session_id] = share
         return share
@@ -52,9 +56,6 @@ class Shares:
         host = params.get("server", "").lower()
         if host not in _LOCAL_HOSTS and host != socket.gethostname().lower():
             return None
-        key = "port" if transport == "tcp" else "pipe"
+        wanted = (transport, params.get("port" if transport == "tcp" else "pipe", "").lower())
         with self._lock:
-            for share in self._by_session.values():
-                if share.transport == transport and share.params.get(key, "").lower() == params.get(key, "").lower():
-                    return share
-        return None
+            return next((share for share in self._by_session.values() if share.endpoint() == wanted), None)

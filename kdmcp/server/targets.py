@@ -20,9 +20,10 @@ import socket
 import threading
 import time
 from collections.abc import Sequence
+from typing import Literal
 
 from kdmcp import parse as parsing
-from kdmcp.argvalues import check_path, check_remote_connection
+from kdmcp.argvalues import check_path, remote_connection_parts
 from kdmcp.engine import DumpTarget, LocalKernelTarget, ProcessTarget, RemoteTarget, SessionState
 from kdmcp.engine.launch import argv_value
 from kdmcp.errors import DebuggerError, InvalidArgument, KdMcpError, PolicyDenied
@@ -78,7 +79,7 @@ def open_dump(app: KdMcpApp, path: str, timeout_s: float | None, cancel: threadi
             summary.bugcheck = fields["bugcheck"]
         elif not kernel and "code" in fields:
             summary.exception = {k: fields[k] for k in ("code", "description", "address", "symbol") if k in fields}
-    return models.DumpResult(**app.served_start(session, result).model_dump(), dump=summary)
+    return app.served_start(session, result, models.DumpResult, dump=summary)
 
 
 def attach_process(app: KdMcpApp, pid: int, noninvasive: bool, timeout_s: float | None,
@@ -91,7 +92,7 @@ def attach_process(app: KdMcpApp, pid: int, noninvasive: bool, timeout_s: float 
 def launch(app: KdMcpApp, command_line: Sequence[str], initial_break: bool, timeout_s: float | None,
            cancel: threading.Event | None, *, owner: str | None) -> models.StartResult:
     """cdb app.exe args: runs a program on this host, so the caller's policy must allow it."""
-    _require_power(app, owner, "launch", app.options.config.allow_launch, "runs a program on this host")
+    _require_power(app, owner, "launch", "allow_launch", "runs a program on this host")
     return app.start(ProcessTarget(command_line=list(command_line)), initial_break=initial_break,
                      timeout_s=timeout_s, cancel=cancel, owner=owner)
 
@@ -105,15 +106,13 @@ def attach_local_kernel(app: KdMcpApp, timeout_s: float | None, cancel: threadin
 def join_remote(app: KdMcpApp, connection: str, timeout_s: float | None, cancel: threading.Event | None,
                 *, owner: str | None) -> models.StartResult:
     """Join a ``-server`` session as a debugging client; never one another client of ours shares."""
-    connection = argv_value("connection", connection, check_remote_connection)
-    transport, params = _connection_parts(connection)
-    if transport not in ("tcp", "npipe") or "server" not in params or ("port" if transport == "tcp" else "pipe") \
-            not in params:
+    transport, params = argv_value("connection", connection, remote_connection_parts)
+    endpoint = "port" if transport == "tcp" else "pipe"
+    if transport not in ("tcp", "npipe") or {"server", endpoint} - set(params):
         raise InvalidArgument("connection: give tcp:server=HOST,port=N or npipe:server=HOST,pipe=NAME")
     # What reaches the argv is rebuilt from the checked parts, never the caller's string:
     # tcp:server=H,port=N / npipe:server=H,pipe=P. No password=: it would sit in kd's command
     # line and every listing of it, where no secret may be.
-    endpoint = "port" if transport == "tcp" else "pipe"
     unknown = set(params) - {"server", endpoint}
     if unknown:
         raise InvalidArgument(f"connection: join_remote takes server and {endpoint} only, not "
@@ -135,7 +134,7 @@ def share_session(app: KdMcpApp, session_id: str | None, *, owner: str | None) -
     if session.plan.kind == "remote":
         raise InvalidArgument("a debugging client cannot share its session: share it from the server's side",
                               session_id=sid)
-    _require_power(app, owner, "share_session", app.options.config.allow_share, "opens a debugging server")
+    _require_power(app, owner, "share_session", "allow_share", "opens a debugging server")
     existing = app.shares.of(sid)
     if existing is None:
         if session.state != SessionState.broken:
@@ -144,18 +143,17 @@ def share_session(app: KdMcpApp, session_id: str | None, *, owner: str | None) -
         if os.name == "nt" and not app.options.simulate:
             # A named pipe is this machine's unless shared over SMB; kd's TCP server listens on every interface.
             pipe = f"kdmcp_{sid}_{secrets.token_hex(4)}"
-            server, connection, params = f"npipe:pipe={pipe}", f"npipe:server={socket.gethostname()},pipe={pipe}", {
-                "pipe": pipe}
-            listener, transport = f"named pipe \\\\.\\pipe\\{pipe}", "npipe"
+            server, connection = f"npipe:pipe={pipe}", f"npipe:server={socket.gethostname()},pipe={pipe}"
+            listener = f"named pipe \\\\.\\pipe\\{pipe}"
         else:
             port = _free_loopback_port()
             server, connection = f"tcp:port={port}", f"tcp:server=127.0.0.1,port={port}"
-            listener, transport, params = f"127.0.0.1:{port}", "tcp", {"port": str(port)}
+            listener = f"127.0.0.1:{port}"
         out = session.execute(f".server {server}")
         if "Server started" not in out.output:
             raise DebuggerError(f"the debugger did not start a server: {out.output.strip()[-300:]}", session_id=sid,
                                 state=session.state)
-        existing = app.shares.add(sid, owner, transport, params, connection, listener, session.plan.flavor == "kd")
+        existing = app.shares.add(sid, owner, connection, listener, session.plan.flavor == "kd")
     flavor = session.plan.flavor
     return models.ShareResult(
         session_id=sid, state=session.state, prompt=session.prompt.text if session.prompt else None,
@@ -165,23 +163,14 @@ def share_session(app: KdMcpApp, session_id: str | None, *, owner: str | None) -
     )
 
 
-def _require_power(app: KdMcpApp, owner: str | None, tool: str, switch: bool, does: str) -> None:
-    """``launch`` and ``share_session`` need the full policy, or standard with their config switch."""
+def _require_power(app: KdMcpApp, owner: str | None, tool: str, name: Literal["allow_launch", "allow_share"],
+                   does: str) -> None:
+    """``launch`` and ``share_session`` need the full policy, or standard with their config switch ``name``."""
     profile = app.profile_for(owner)
-    if profile == "full" or (profile == "standard" and switch):
+    if profile == "full" or (profile == "standard" and getattr(app.options.config, name)):
         return
-    name = "allow_launch" if tool == "launch" else "allow_share"
     raise PolicyDenied(f"{tool} {does}: it needs the full policy, or standard with {name}: true in the config "
                        f"(this caller's policy is {profile}; docs/security.md)")
-
-
-def _connection_parts(connection: str) -> tuple[str, dict[str, str]]:
-    transport, _, rest = connection.partition(":")
-    params = {}
-    for part in rest.split(","):
-        name, _, value = part.partition("=")
-        params[name.strip().lower()] = value.strip()
-    return transport.lower(), params
 
 
 def _free_loopback_port() -> int:

@@ -22,6 +22,7 @@ from kdmcp.errors import KdMcpError
 from kdmcp.server import models
 from kdmcp.server.app import KdMcpApp
 from kdmcp.server.call import Call, app_of, run_tool
+from kdmcp.server.kind_rules import Action
 from kdmcp.server.mcp_server import KdMcpServer
 from kdmcp.server.schema import compact_schema, served_annotations
 
@@ -126,10 +127,10 @@ async def kd_command(
 
 
 async def _inspect(ctx: Ctx, command: str, session_id: str | None, limit: int,
-                   timeout_s: float | None = None) -> CallToolResult:
+                   timeout_s: float | None = None, needs: Action | None = None) -> CallToolResult:
     """A typed read: one fixed command, its record, each list cut to ``limit``."""
     return await run_tool(
-        ctx, lambda c: c.app.inspect(command, session_id, limit, timeout_s, owner=c.owner),
+        ctx, lambda c: c.app.inspect(command, session_id, limit, timeout_s, owner=c.owner, needs=needs),
         progress=f"running {command!r}", total_s=timeout_s or app_of(ctx).options.config.timeouts.command,
     )
 
@@ -182,7 +183,8 @@ async def processes(
     ctx: Ctx = None,
 ) -> Annotated[CallToolResult, models.InspectResult]:
     """Processes (`!process 0 0 [name]`): address, cid, parent, DirBase, handle count, image."""
-    return await _inspect(ctx, f"!process 0 0 {name}" if name else "!process 0 0", session_id, limit)
+    return await _inspect(ctx, f"!process 0 0 {name}" if name else "!process 0 0", session_id, limit,
+                          needs="processes")
 
 
 @tool(reads("Crash analysis"))
