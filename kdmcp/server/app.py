@@ -455,14 +455,19 @@ class KdMcpApp:
         infos = self.manager.infos(owner=owner)
         live = {s.session_id for s in infos if s.state != SessionState.exited}
         return [
-            models.SessionSummary(live=info.session_id in live, shared=self._shared(info.session_id),
+            models.SessionSummary(live=info.session_id in live, shared=self.shared(info.session_id),
                                   **models.served_fields(models.SessionSummary, info))
             for info in infos
         ]
 
-    def _shared(self, session_id: str) -> str | None:
+    def shared(self, session_id: str) -> str | None:
+        """The connection of the session's debugging server while it is open: the server lives in
+        the debugger's process, so a session that ended (even on its own) shares nothing."""
         share = self.shares.of(session_id)
-        return share.connection if share is not None else None
+        session = self.manager.session_of(session_id)
+        if share is None or session is None or session.state == SessionState.exited:
+            return None
+        return share.connection
 
     def health_check(self, *, owner: str | None = None) -> models.HealthResult:
         """The debuggers found, the config and state file checked, the caller's sessions."""

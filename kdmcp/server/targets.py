@@ -119,6 +119,8 @@ def join_remote(app: KdMcpApp, connection: str, timeout_s: float | None, cancel:
                               f"{', '.join(sorted(unknown))}")
     connection = f"{transport}:server={params['server']},{endpoint}={params[endpoint]}"
     share = app.shares.find(transport, params)
+    if share is not None and app.shared(share.session_id) is None:
+        share = None  # its debugger is gone, and its server with it
     if share is not None and share.owner != owner:
         raise PolicyDenied("connection: that debugging server shares another client's session")
     kernel = share.kernel if share is not None else True

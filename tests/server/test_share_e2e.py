@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from tests.conftest import scenario
 from tests.server.helpers import CANARY_KEY, CANARY_WORD, TEE, result_data
 from tests.server.test_listener import TOKEN_A, TOKEN_B, _env, http_client, listener
 from tests.server.test_stdio_e2e import emitted, stdio_server
@@ -139,6 +140,18 @@ async def test_joining_a_running_session_and_breaking_in_from_the_client(tmp_pat
         assert "client_connected" in kinds and "break_in" in kinds  # a person joined, then the stop
         await call(client, "stop_kd", session_id=jid)
         await call(client, "stop_kd", session_id=sid)
+
+
+async def test_a_session_whose_debugger_died_shares_nothing_any_more(tmp_path):
+    config = _config(tmp_path, "policy: full\n")  # the faults scenario's !crash is no command standard knows
+    async with stdio_server(tmp_path, "--config", config, "--scenario", str(scenario("faults"))) as client:
+        sid = (await call(client, "start_kd", port=50000, key=CANARY_KEY, initial_break=True))["session_id"]
+        connection = (await call(client, "share_session", session_id=sid))["connection"]
+        crashed = await call(client, "kd_command", session_id=sid, command="!crash")  # the debugger exits
+        assert crashed["_is_error"] and crashed["category"] == "debugger_exited"
+        listed = {s["session_id"]: s for s in (await call(client, "list_sessions"))["sessions"]}
+        assert listed[sid]["state"] == "exited" and "shared" not in listed[sid]
+        assert _refused(_port(connection))
 
 
 async def test_sharing_needs_the_policy_and_a_prompt(tmp_path):
