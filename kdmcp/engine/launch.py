@@ -120,7 +120,6 @@ class LaunchPlan:
     argv: list[str]
     display: str
     flavor: Flavor
-    live_kernel: bool  # a running guest: leave it resumed, never frozen, when we stop
     secrets: tuple[Secret, ...]
     # Whether startup ends at a prompt (initial break, dumps, processes) rather than with
     # the target running (KDNET without -b, a launch with -g).
@@ -128,6 +127,11 @@ class LaunchPlan:
     kind: SessionKind = "kdnet"
     attached_to: str = ""  # what the session debugs, as list_sessions shows it
     noninvasive: bool = False  # cdb -pv: quit with q, which leaves the process running
+
+    @property
+    def live_kernel(self) -> bool:
+        """A running guest: left resumed, never frozen, when the session stops (``kinds.KINDS``)."""
+        return self.kind == "kdnet"
 
 
 def argv_value(field: str, value: T, check: Callable[[T], R]) -> R:
@@ -233,7 +237,6 @@ def build_plan(
         argv=args,
         display=redact(display, secrets),
         flavor=flavor_for(target),
-        live_kernel=isinstance(target, KdnetTarget),
         secrets=secrets,
         stops_at_start=stops_at_start,
         kind=kind,
