@@ -21,7 +21,7 @@ from kdmcp.engine.launch import LaunchPlan
 from kdmcp.engine.machine import SessionMachine
 from kdmcp.engine.output_store import OutputStore
 from kdmcp.engine.results import BreakResult, CommandOutput, ContinueResult, StartResult
-from kdmcp.engine.stopping import Stopping
+from kdmcp.engine.stopping import Stopping, elapsed_ms
 from kdmcp.errors import (
     CommandTimeout,
     DebuggerError,
@@ -128,7 +128,7 @@ class DebuggerSession(Stopping):
             return StartResult(
                 session_id=self.session_id, state=self.state, prompt=self.prompt, command_line=self.plan.display,
                 banner=self._redact(banner.decode("utf-8", errors="replace")),
-                exit_code=self.exit_code, elapsed_ms=_ms(t0),
+                exit_code=self.exit_code, elapsed_ms=elapsed_ms(t0),
             )
 
     def wait_for(self, predicate: Callable[[], bool], timeout: float) -> bool:
@@ -308,7 +308,7 @@ class DebuggerSession(Stopping):
                 return CommandOutput(
                     command=command, kind="immediate", state=self.state, prompt=self.prompt, output=text,
                     truncated=truncated, output_offset=start, output_end=end,
-                    elapsed_ms=_ms(t0),
+                    elapsed_ms=elapsed_ms(t0),
                 )
             end = self.store.size
             text, truncated = self._command_text(start, end, command, marker)
@@ -366,7 +366,7 @@ class DebuggerSession(Stopping):
             return ContinueResult(
                 state=self.state, confirmed="running" if self.state == SessionState.running else "stopped",
                 prompt=self.prompt, output_offset=start,
-                elapsed_ms=_ms(t0),
+                elapsed_ms=elapsed_ms(t0),
             )
 
     def break_in(self, timeout: float | None = None) -> BreakResult:
@@ -378,7 +378,7 @@ class DebuggerSession(Stopping):
         timeout = self.config.break_timeout if timeout is None else timeout
         with self._cond:
             if self.state == SessionState.broken:
-                return BreakResult(state=self.state, already_broken=True, prompt=self.prompt, elapsed_ms=_ms(t0))
+                return BreakResult(state=self.state, already_broken=True, prompt=self.prompt, elapsed_ms=elapsed_ms(t0))
             if self.state not in (SessionState.running, SessionState.busy):
                 self._check_ready()
             was_busy = self.state == SessionState.busy
@@ -400,7 +400,7 @@ class DebuggerSession(Stopping):
             if not ok:
                 raise CommandTimeout(f"no prompt within {timeout:g}s of the break-in request",
                                      session_id=self.session_id, state=self.state)
-            return BreakResult(state=self.state, already_broken=False, prompt=self.prompt, elapsed_ms=_ms(t0))
+            return BreakResult(state=self.state, already_broken=False, prompt=self.prompt, elapsed_ms=elapsed_ms(t0))
 
     def _interrupt(self) -> None:
         assert self._console is not None
@@ -430,6 +430,3 @@ class DebuggerSession(Stopping):
                 return
             marker = self.machine.resync_sent()
         self._write(b".echo " + marker + b"\n")
-
-def _ms(t0: float) -> float:
-    return round((time.monotonic() - t0) * 1000, 3)

@@ -65,7 +65,7 @@ class Stopping:
         timeout = self.config.stop_timeout if timeout is None else timeout
         actions: list[str] = []
         if self._console is None:
-            return StopResult(actions=["never started"], state=self.state, exit_code=None, elapsed_ms=_ms(t0))
+            return StopResult(actions=["never started"], state=self.state, exit_code=None, elapsed_ms=elapsed_ms(t0))
         rules = KINDS[self.plan.kind]
         if self.state != SessionState.exited:
             if rules.resume_before_quit and resume:
@@ -85,7 +85,7 @@ class Stopping:
             self._pump_cond.notify()
         if self._pump is not None:
             self._pump.join(timeout=5.0)
-        return StopResult(actions=actions, state=self.state, exit_code=self.exit_code, elapsed_ms=_ms(t0))
+        return StopResult(actions=actions, state=self.state, exit_code=self.exit_code, elapsed_ms=elapsed_ms(t0))
 
     def _break_for_stop(self, timeout: float) -> list[str]:
         """Break into a running user-mode target so it can be detached at a prompt."""
@@ -134,5 +134,6 @@ class Stopping:
             actions.append("could not write the quit request")
 
 
-def _ms(t0: float) -> float:
+def elapsed_ms(t0: float) -> float:
+    """Milliseconds since ``t0`` (``time.monotonic``), as every engine result reports them."""
     return round((time.monotonic() - t0) * 1000, 3)
