@@ -48,12 +48,19 @@ class UsageError(Exception):
     """The command line is one the real debugger would reject."""
 
 
+def option_pairs(text: str) -> list[tuple[str, str]]:
+    """The ``name=value`` parts of a debugger option string (``-k net:…``, ``-server``, ``-remote``),
+    in order, names in lower case, blanks around each part dropped."""
+    pairs = []
+    for part in text.split(","):
+        name, _, value = part.partition("=")
+        pairs.append((name.strip().lower(), value.strip()))
+    return pairs
+
+
 def parse_kdnet(spec: str) -> tuple[int | None, str | None, str | None]:
     """Split ``net:port=N,key=K[,target=H]`` into its parts (None where absent or malformed)."""
-    params: dict[str, str] = {}
-    for part in spec[len("net:"):].split(","):
-        name, _, value = part.partition("=")
-        params[name.strip().lower()] = value.strip()
+    params = dict(option_pairs(spec[len("net:"):]))
     port: int | None = None
     if params.get("port", "").isdigit():
         port = int(params["port"])

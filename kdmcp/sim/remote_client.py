@@ -35,6 +35,7 @@ import signal
 import socket
 from dataclasses import dataclass
 
+from kdmcp.sim.options import option_pairs
 from kdmcp.sim.remoting import BREAK_BYTE, machine_identity, pipe_path
 
 __all__ = ["ConnectError", "RemoteSpec", "parse_remote", "run"]
@@ -69,10 +70,7 @@ class RemoteSpec:
 
 def parse_remote(spec: str) -> RemoteSpec:
     protocol, _, rest = spec.strip().partition(":")
-    params: dict[str, str] = {}
-    for part in rest.split(","):
-        name, _, value = part.partition("=")
-        params[name.strip().lower()] = value.strip()
+    params = dict(option_pairs(rest))
     kind = protocol.strip().lower()
     server = params.get("server", "")
     if kind == "tcp" and server and params.get("port", "").isdigit() and 0 < int(params["port"]) < 65536:

@@ -50,6 +50,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Literal
 
+from kdmcp.sim.options import option_pairs
+
 __all__ = [
     "BREAK_BYTE",
     "Peer",
@@ -95,13 +97,10 @@ def parse_transport(spec: str) -> Transport:
     protocol, colon, rest = spec.strip().partition(":")
     if not colon:
         raise ServerError(_BAD_PARAMETER)
-    params: dict[str, str] = {}
-    for part in rest.split(","):
-        name, _, value = part.partition("=")
-        name = name.strip().lower()
-        if not name or name in params:
-            raise ServerError(_BAD_PARAMETER)
-        params[name] = value.strip()
+    pairs = option_pairs(rest)
+    params = dict(pairs)
+    if "" in params or len(params) != len(pairs):  # a part with no name, or a name twice
+        raise ServerError(_BAD_PARAMETER)
     password = bool(params.pop("password", ""))
     for flag in ("hidden", "icfenable", "ipversion"):
         params.pop(flag, None)
