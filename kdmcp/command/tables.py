@@ -416,13 +416,18 @@ def under_allowed_root(path: str, roots: tuple[str, ...]) -> bool:
 # executed immediately after the g command has completed").
 _GO_EFFECT_RE = re.compile(r"g[hncua]?(?![A-Za-z_]).*", re.IGNORECASE | re.DOTALL)
 _TRACE_EFFECT_RE = re.compile(r"wt(?![A-Za-z_]).*", re.IGNORECASE | re.DOTALL)
+# p/t and their variants step or trace: "the target executes" one instruction, a call, or up
+# to a branch/return ("p (Step)", "t (Trace)", "pt", "tt"...), and kd reads no input until it
+# stops again: run effects like g's. Arguments follow a blank, '=', a digit or a quote.
+_STEP_EFFECT_RE = re.compile(r"(?:p(?:a|c|ct|h|t|r)?|t(?:a|b|c|ct|h|t|r)?)(?=[\s=\d\"]|$).*",
+                             re.IGNORECASE | re.DOTALL)
 _REBOOT_EFFECT_RE = re.compile(r"\.(?:reboot|restart)(?!\w).*", re.IGNORECASE | re.DOTALL)
 _QUIT_EFFECT_RE = re.compile(r"q[qd]?", re.IGNORECASE)
 
 
 # What a command with a run effect can start with: a selector (stripped first), or the first
-# character of q/qq/qd, .reboot/.restart, g*, wt (each matches only its ASCII cases).
-_EFFECT_HEADS = "~|qQ.gGwW"
+# character of q/qq/qd, .reboot/.restart, g*, wt, p*/t* (each matches only its ASCII cases).
+_EFFECT_HEADS = "~|qQ.gGwWpPtT"
 
 
 def leaf_effect(piece: str) -> RunEffect:
@@ -435,6 +440,6 @@ def leaf_effect(piece: str) -> RunEffect:
         return RunEffect.ENDS
     if _REBOOT_EFFECT_RE.fullmatch(text):
         return RunEffect.REBOOTS
-    if _GO_EFFECT_RE.fullmatch(text) or _TRACE_EFFECT_RE.fullmatch(text):
+    if _GO_EFFECT_RE.fullmatch(text) or _TRACE_EFFECT_RE.fullmatch(text) or _STEP_EFFECT_RE.fullmatch(text):
         return RunEffect.RESUMES
     return RunEffect.IMMEDIATE

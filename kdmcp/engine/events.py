@@ -18,6 +18,9 @@ EventKind = Literal[
     "breakpoint",
     "exception",
     "bugcheck",
+    # the target stopped with no reason line: a step (p/t), a return (gu) or g ADDRESS ended
+    # there; the text is the new location and its instruction (engine/step_stop.py)
+    "step",
     "reboot",
     "reconnecting",
     "transport_lost",

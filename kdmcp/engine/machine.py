@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 from kdmcp.engine.events import EVENT_TEXT_LIMIT, DebuggerEvent, EventKind, SessionState
 from kdmcp.engine.recognizer import EventHit, MarkerHit, StreamRecognizer
+from kdmcp.engine.step_stop import held_start, step_location
 from kdmcp.errors import DebuggerExited, KdMcpError, NotConnected, SessionBusy, TargetRunning
 from kdmcp.parse.prompt import Prompt
 from kdmcp.secret import Secret, redact
@@ -183,8 +184,11 @@ class SessionMachine:
         if self._attributing():
             # A prompt at the end is the stop, not target output; an unterminated short line may
             # still become a prompt or an event line, so it waits for its next bytes.
-            upto = self._rec.prompt_offset if self._rec.prompt is not None else self._rec.open_line_start
-            self._attribute(self.end if upto is None else upto)
+            if self._rec.prompt is not None:
+                self._attribute_stop(self._rec.prompt_offset or 0)
+            else:
+                upto = self._rec.open_line_start
+                self._attribute(self._held_from(self.end if upto is None else upto))
         else:
             self._skip_to_end()
         for mh in markers:
@@ -258,6 +262,25 @@ class SessionMachine:
             return  # only line ends, or the pty's echo of the ^C that breaks in
         ev = self._event("dbgprint", raw.decode("utf-8", errors="replace"), start, upto)
         self._note(self.state, ev)
+
+    def _held_from(self, upto: int) -> int:
+        """``upto``, or before the trailing lines that may be a step's stop (``step_stop``): they
+        wait for what follows them — a prompt makes them a ``step`` event, anything else DbgPrint."""
+        if upto <= self._attributed:
+            return upto
+        return self._attributed + held_start(self._unattributed[: upto - self._attributed])
+
+    def _attribute_stop(self, upto: int) -> None:
+        """A prompt at ``upto`` ended a run that no stop line announced: the held lines before it
+        are a ``step`` event when they end in a location and its instruction."""
+        held = self._held_from(upto)
+        location = step_location(self._unattributed[held - self._attributed : upto - self._attributed])
+        if location is None:
+            self._attribute(upto)
+            return
+        self._attribute(held)
+        self._skip_to(upto)
+        self._note(self.state, self._event("step", location.decode("utf-8", errors="replace"), held, upto))
 
     def _on_prompt(self, prompt: Prompt, offset: int) -> None:
         self.prompt = prompt

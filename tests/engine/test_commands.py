@@ -18,7 +18,10 @@ from kdmcp.engine.commands import command_kind, strip_echo, validate
         # the reader's answer: a g inside a block, a branch, a body or a ~e string runs the target
         (".block { g }", "go"), ("j 1 'g';'r'", "go"), (".if (1) { gh }", "go"), ("~*e g", "go"),
         ('.foreach /s (x "g") {x}', "go"), (".echo x\"; g; \"", "go"), ("sxe -c \"g\" ld", "immediate"),
-        ("as x g", "immediate"), ("wt", "go"), ("p", "immediate"), ("gs", "immediate"),
+        ("as x g", "immediate"), ("wt", "go"), ("gs", "immediate"),
+        # steps run the target until they end (issue 15): p, t and their variants are go-class
+        ("p", "go"), ("t", "go"), ("p 3", "go"), ("pt", "go"), ("tt", "go"), ("pa fffff800`62c3a1e0", "go"),
+        ("~1 t", "go"), ("p=1 2", "go"), ("pte 0", "immediate"), ("poi", "immediate"), ("time", "immediate"),
     ],
 )
 def test_command_kind(line, kind):
