@@ -14,7 +14,9 @@ from kdmcp.engine import DebuggerSession
 from kdmcp.engine.kinds import KINDS
 from kdmcp.errors import InvalidArgument
 
-Action = Literal["run", "break_in", "resume_for_winrm", "processes"]
+# run: let the target run (g, a step, run_to); break_in; breakpoint: set one (only a target that
+# runs can hit it); resume_for_winrm; processes: a kernel's process list.
+Action = Literal["run", "break_in", "breakpoint", "resume_for_winrm", "processes"]
 
 
 def refuse_for_kind(session: DebuggerSession, action: Action) -> None:
@@ -22,22 +24,26 @@ def refuse_for_kind(session: DebuggerSession, action: Action) -> None:
     kind = session.plan.kind
     rules = KINDS[kind]
     reason: str | None = None
-    if action in ("run", "break_in") and session.plan.noninvasive:  # cdb -pv: "commands like g (Go) do not work"
+    # cdb -pv: "commands like g (Go) do not work"
+    if action in ("run", "break_in", "breakpoint") and session.plan.noninvasive:
         reason = "a noninvasive attach (cdb -pv) cannot control the process: g and break_in do not work"
+    elif action == "breakpoint" and not rules.runs:
+        reason = f"{rules.title} never runs: a breakpoint set on it could never be hit"
     elif action in ("run", "break_in", "resume_for_winrm") and not rules.runs:
         reason = (f"{rules.title} never runs: there is nothing to break into or resume"
                   + ("" if kind != "local_kernel" else " (kd -kl reads the live machine without stopping it)"))
     elif action == "resume_for_winrm" and kind != "kdnet":
         reason = (f"resume_for_winrm lets a KDNET guest run so its WinRM companion answers; {rules.title} has "
                   "none: use continue_go")
-    elif action == "processes" and not _kernel(session):
+    elif action == "processes" and not is_kernel(session):
         reason = (f"processes lists a kernel's processes (!process); {rules.title} is user mode: use kd_command "
                   "with '|' (processes) or '~' (threads)")
     if reason is not None:
         raise InvalidArgument(reason, session_id=session.session_id, state=session.state)
 
 
-def _kernel(session: DebuggerSession) -> bool:
+def is_kernel(session: DebuggerSession) -> bool:
+    """Whether the session debugs a kernel (else a user-mode process): tools choose their commands by it."""
     if session.plan.kind != "remote":
         return KINDS[session.plan.kind].kernel
     # a remote session is what its server debugs: the prompt says, else the client's debugger

@@ -181,6 +181,20 @@ class InspectResult(CommandResult):
     lists: dict[str, ListCount] = Field(default_factory=dict, description="per list field: total and returned")
 
 
+class TypedResult(CommandResult):
+    """A typed tool's result (issue 15): its own typed fields beside the debugger's raw ``output``.
+
+    ``command`` is what it ran (several commands joined by ``; ``), ``output`` their outputs
+    in order, ``output_id`` the span of all of them. The text block is the header, the lines
+    of ``text_lines`` (what the raw output does not say at a glance), then the raw output.
+    """
+
+    @classmethod
+    def text_lines(cls, data: dict[str, Any]) -> list[str]:
+        """Lines shown before the raw output in the text block (``data``: the served dump)."""
+        return []
+
+
 class BreakResult(SessionResult):
     already_broken: bool
 

@@ -40,7 +40,7 @@ Data = dict[str, Any]
 def ok_result(model: BaseModel, redactor: Redactor) -> CallToolResult:
     """``model`` dumped and masked once; both renderings are made from that one dump."""
     data = redactor.model(model)
-    render = _TEXT.get(type(model), _fallback)
+    render = _renderer(type(model))
     return CallToolResult(content=[TextContent(type="text", text=render(data))], structured_content=data)
 
 
@@ -79,7 +79,7 @@ def _join(head: str, body: str | None, tail: list[str]) -> str:
     return "\n".join(pieces + tail)
 
 
-def _command(data: Data) -> str:
+def _command(data: Data, lines: list[str] | None = None) -> str:
     extra = []
     if data.get("truncated"):
         extra.append(f"truncated, {data['output_bytes']} B in all: read_output output_id={data['output_id']}")
@@ -91,7 +91,8 @@ def _command(data: Data) -> str:
         extra.append("lists cut: " + ", ".join(cut))
     if data.get("record", {}).get("kind") == "text":
         extra.append("unparsed")
-    return _join(header(data, *extra), data["output"], event_lines(data))
+    body = "\n".join([*(lines or ()), data["output"].rstrip("\r\n")]).strip("\n")
+    return _join(header(data, *extra), body, event_lines(data))
 
 
 def _start(data: Data, *first: str) -> str:
@@ -199,6 +200,17 @@ _TEXT: dict[type[BaseModel], Callable[[Data], str]] = {
     models.SessionList: _sessions,
     models.HealthResult: _health,
 }
+
+
+def _renderer(model: type[BaseModel]) -> Callable[[Data], str]:
+    """The text rendering of ``model``: its own, a typed tool's (its ``text_lines``, then the raw
+    output), or a base class's."""
+    if issubclass(model, models.TypedResult):
+        return lambda data: _command(data, model.text_lines(data))
+    for base in model.__mro__:
+        if base in _TEXT:
+            return _TEXT[base]
+    return _fallback
 
 
 # --------------------------------------------------------------------------- errors

@@ -60,13 +60,14 @@ def refusal(target: DebuggerSession, action: Action) -> str | None:
 # What may be done on each kind (True: allowed). A remote client's kernel-ness is its server's,
 # read from its prompt: here a kernel server ("0: kd> ").
 ALLOWED: dict[SessionKind, dict[Action, bool]] = {
-    "kdnet": {"run": True, "break_in": True, "resume_for_winrm": True, "processes": True},
-    "kernel_dump": {"run": False, "break_in": False, "resume_for_winrm": False, "processes": True},
-    "user_dump": {"run": False, "break_in": False, "resume_for_winrm": False, "processes": False},
-    "process": {"run": True, "break_in": True, "resume_for_winrm": False, "processes": False},
-    "launched": {"run": True, "break_in": True, "resume_for_winrm": False, "processes": False},
-    "local_kernel": {"run": False, "break_in": False, "resume_for_winrm": False, "processes": True},
-    "remote": {"run": True, "break_in": True, "resume_for_winrm": False, "processes": True},
+    "kdnet": {"run": True, "break_in": True, "breakpoint": True, "resume_for_winrm": True, "processes": True},
+    "kernel_dump": {"run": False, "break_in": False, "breakpoint": False, "resume_for_winrm": False, "processes": True},
+    "user_dump": {"run": False, "break_in": False, "breakpoint": False, "resume_for_winrm": False, "processes": False},
+    "process": {"run": True, "break_in": True, "breakpoint": True, "resume_for_winrm": False, "processes": False},
+    "launched": {"run": True, "break_in": True, "breakpoint": True, "resume_for_winrm": False, "processes": False},
+    "local_kernel": {"run": False, "break_in": False, "breakpoint": False, "resume_for_winrm": False,
+                     "processes": True},
+    "remote": {"run": True, "break_in": True, "breakpoint": True, "resume_for_winrm": False, "processes": True},
 }
 
 
@@ -117,7 +118,13 @@ def test_the_prompt_of_a_local_kernel_does_not_make_it_user_mode() -> None:
     assert refusal(session("local_kernel", mode="kernel"), "processes") is None
 
 
-@pytest.mark.parametrize("action", ["run", "break_in"])
+@pytest.mark.parametrize("kind", ["kernel_dump", "user_dump", "local_kernel"])
+def test_a_breakpoint_on_a_target_that_never_runs_says_why(kind: SessionKind) -> None:
+    said = refusal(session(kind), "breakpoint")
+    assert said == f"{KINDS[kind].title} never runs: a breakpoint set on it could never be hit"
+
+
+@pytest.mark.parametrize("action", ["run", "break_in", "breakpoint"])
 def test_a_noninvasive_attach_cannot_run_the_process(action: Action) -> None:
     # "the debugger cannot control the target, so commands like g (Go) do not work"
     # (Noninvasive Debugging (User Mode), Debugging Tools for Windows)

@@ -1,0 +1,88 @@
+"""What every typed tool shares (issue 15): run its fixed commands, parse them, serve one result.
+
+A typed tool is a few debugger commands it composes itself from checked arguments (``bl`` /
+``bp …`` / ``bl``; ``u @$ip L1`` / ``? @$thread``…). Each line still goes through the caller's
+policy, exactly as if it were typed into ``kd_command``, and the session's kind rules; the
+result keeps the raw output of what it ran beside its typed fields, and one ``output_id``
+spans all of it, so nothing the debugger said is lost.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from kdmcp import parse as parsing
+from kdmcp.engine import DebuggerSession
+from kdmcp.engine.results import CommandOutput
+from kdmcp.parse.record_base import RecordBase
+from kdmcp.server import models
+from kdmcp.server.kind_rules import Action, refuse_for_kind
+
+if TYPE_CHECKING:
+    from kdmcp.server.app import KdMcpApp
+
+__all__ = ["Ran", "open_session", "records", "serve"]
+
+TypedT = TypeVar("TypedT", bound=models.TypedResult)
+
+
+@dataclass
+class Ran:
+    """The commands a typed tool ran on one session, in order, with their records."""
+
+    app: KdMcpApp
+    session: DebuggerSession
+    owner: str | None
+    timeout_s: float | None = None
+    outputs: list[CommandOutput] = field(default_factory=list)
+    shown: list[bool] = field(default_factory=list)
+
+    def run(self, command: str, *, show: bool = True, timeout_s: float | None = None) -> CommandOutput:
+        """Run one command at the prompt (policy first); ``show``: its output is part of the result."""
+        self.app.enforce_policy(command, self.owner, self.session.session_id)
+        out = self.session.execute(command, timeout_s if timeout_s is not None else self.timeout_s)
+        self.outputs.append(out)
+        self.shown.append(show)
+        return out
+
+    def record(self, command: str, *, show: bool = True, timeout_s: float | None = None) -> RecordBase | None:
+        """Run ``command`` and return its parsed record (None when it ran the target)."""
+        out = self.run(command, show=show, timeout_s=timeout_s)
+        return parsing.parse(out.command, out.output) if out.kind == "immediate" else None
+
+
+def open_session(app: KdMcpApp, session_id: str | None, owner: str | None, *, needs: Action | None = None,
+                 timeout_s: float | None = None) -> Ran:
+    """The caller's session, checked against the kind rules for ``needs``, ready to run commands."""
+    session = app.session(session_id, owner)
+    if needs is not None:
+        refuse_for_kind(session, needs)
+    return Ran(app, session, owner, timeout_s)
+
+
+def serve(ran: Ran, model: type[TypedT], elapsed_ms: float | None = None, **fields: Any) -> TypedT:
+    """The served ``model``: the session's state and events now, the shown commands and their outputs,
+    one ``output_id`` from the first command's output to the last's, and the tool's ``fields``."""
+    session = ran.session
+    outs = ran.outputs
+    shown = [o for o, s in zip(outs, ran.shown, strict=True) if s]
+    start = outs[0].output_offset if outs else session.store.size
+    end = outs[-1].output_end if outs else start
+    return model(
+        session_id=session.session_id, state=session.state,
+        prompt=session.prompt.text if session.prompt is not None else None,
+        events=ran.app.new_events(session),
+        elapsed_ms=sum(o.elapsed_ms for o in outs) if elapsed_ms is None else elapsed_ms,
+        command="; ".join(o.command for o in shown),
+        output="\n".join(o.output.rstrip("\r\n") for o in shown if o.output.strip()),
+        truncated=any(o.truncated for o in shown),
+        output_id=models.output_id(session.session_id, start, end), output_bytes=end - start,
+        **fields,
+    )
+
+
+def records(outputs: Sequence[CommandOutput]) -> list[RecordBase | None]:
+    """Each output's parsed record (None for one that ran the target)."""
+    return [parsing.parse(o.command, o.output) if o.kind == "immediate" else None for o in outputs]
