@@ -29,6 +29,14 @@ Timeout = Annotated[
     Field(description="seconds to wait before giving up (default from the config)", gt=0, le=3600),
 ]
 InitialBreak = Annotated[bool, Field(description="break in as soon as kd connects")]
+# An address as kd reads one (a MASM expression without blanks): it becomes part of a command
+# line the tool composes, so nothing in it may end that command (';'), open a string ('"') or
+# add an argument (a blank: "nt!x L10000000" would widen a read).
+Address = Annotated[
+    str,
+    Field(description="address or expression without blanks: fffff800`62c3a1e0, nt!NtCreateFile+0x10, @rsp+8, "
+          "poi(@rcx)", min_length=1, max_length=256, pattern=r'^[^\s;"]+$'),
+]
 
 
 # ------------------------------------------------------------------ annotation presets
