@@ -430,6 +430,12 @@ _QUIT_EFFECT_RE = re.compile(r"q[qd]?", re.IGNORECASE)
 _EFFECT_HEADS = "~|qQ.gGwWpPtT"
 
 
+def is_step(piece: str) -> bool:
+    """Whether one simple command is a step or trace (p, t, pt, tt, pa, ta…: selectors stripped):
+    kd prints each step's registers and new location, and nothing else is the target's."""
+    return bool(_STEP_EFFECT_RE.fullmatch(strip_selectors(piece.strip())))
+
+
 def leaf_effect(piece: str) -> RunEffect:
     """The run effect of one simple command (selectors stripped): quit, reboot, run, or none."""
     text = piece.strip()

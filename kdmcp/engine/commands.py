@@ -15,8 +15,9 @@ from __future__ import annotations
 from typing import Literal
 
 from kdmcp.command import RunEffect, run_effect
+from kdmcp.command.tables import is_step
 
-__all__ = ["MAX_COMMAND_BYTES", "CommandKind", "command_kind", "strip_echo", "validate"]
+__all__ = ["MAX_COMMAND_BYTES", "CommandKind", "command_kind", "is_step", "strip_echo", "validate"]
 
 CommandKind = Literal["immediate", "go", "reboot", "quit"]
 

@@ -31,6 +31,7 @@ _STOP_EVENTS = {"break_in", "breakpoint", "bugcheck", "exception"}
 _ATTRIBUTED_BEFORE = _STOP_EVENTS | {"reboot", "transport_lost"}
 _TARGET_GONE: set[EventKind] = {"reboot", "transport_lost", "reconnecting", "waiting_for_target"}
 _UPTIME = b"System Uptime:"
+_STEP_TAIL = 16384  # what a step's output keeps unread: far more than its last register block
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,6 +84,7 @@ class SessionMachine:
         self._marker_count = 0
         self._connected_once = False
         self._stopping = False  # a stop banner arrived; its prompt has not
+        self._stepping = False  # a step runs: its output is kd's, not the target's
         self._in_connect_banner = False
         self._go_echo: bytes | None = None
         # DbgPrint attribution: bytes from ``_attributed`` to ``end`` are not yet assigned to an
@@ -158,11 +160,16 @@ class SessionMachine:
         self._rec.reset_line()
         return marker
 
-    def go_sent(self, echo: bytes | None) -> None:
-        """A go-class line is about to be written: the target runs (``echo``: what the console echoes)."""
+    def go_sent(self, echo: bytes | None, *, step: bool = False) -> None:
+        """A go-class line is about to be written: the target runs (``echo``: what the console echoes).
+
+        ``step``: the line steps or traces (``p``, ``t 5``): what kd prints until its prompt is the
+        steps' registers and locations (many for a count), the last of them the ``step`` event.
+        """
         self._rec.reset_line()
         self.state = SessionState.running
         self._stopping = False
+        self._stepping = step
         self.prompt = None
         self._go_echo = echo
         self._skip_to_end()
@@ -189,6 +196,11 @@ class SessionMachine:
             else:
                 upto = self._rec.open_line_start
                 self._attribute(self._held_from(self.end if upto is None else upto))
+        elif self._stepping and self.state == SessionState.running and not self._stopping:
+            if self._rec.prompt is not None:
+                self._step_stop(self._rec.prompt_offset or 0)
+            elif len(self._unattributed) > _STEP_TAIL:
+                self._skip_to(self.end - _STEP_TAIL // 2)  # only the last step's lines can be the stop
         else:
             self._skip_to_end()
         for mh in markers:
@@ -219,7 +231,7 @@ class SessionMachine:
     # --------------------------------------------------------------- inner
 
     def _attributing(self) -> bool:
-        return self.state == SessionState.running and not self._stopping
+        return self.state == SessionState.running and not self._stopping and not self._stepping
 
     def _skip_to(self, offset: int) -> None:
         if offset > self._attributed:
@@ -282,6 +294,16 @@ class SessionMachine:
         self._skip_to(upto)
         self._note(self.state, self._event("step", location.decode("utf-8", errors="replace"), held, upto))
 
+    def _step_stop(self, upto: int) -> None:
+        """The prompt after a step: its last location is the ``step`` event."""
+        text = self._unattributed[: max(0, upto - self._attributed)]
+        start = held_start(text)
+        location = step_location(text[start:])
+        if location is not None:
+            held = self._attributed + start
+            self._note(self.state, self._event("step", location.decode("utf-8", errors="replace"), held, upto))
+        self._skip_to(upto)
+
     def _on_prompt(self, prompt: Prompt, offset: int) -> None:
         self.prompt = prompt
         self.last_prompt_offset = offset
@@ -292,6 +314,7 @@ class SessionMachine:
             return  # an intermediate prompt: the command's marker is still to come
         self._markers.clear()
         self._stopping = False
+        self._stepping = False
         self.busy_command = False
         if self.state != SessionState.exited:
             before = self.state

@@ -14,7 +14,7 @@ import time
 from collections.abc import Callable
 
 from kdmcp.console import BackendName, Console, ConsoleClosed, ConsoleError, SpawnSpec, open_console
-from kdmcp.engine.commands import command_kind, strip_echo, validate
+from kdmcp.engine.commands import command_kind, is_step, strip_echo, validate
 from kdmcp.engine.config import SessionConfig
 from kdmcp.engine.events import DebuggerEvent, SessionState
 from kdmcp.engine.launch import LaunchPlan
@@ -357,7 +357,8 @@ class DebuggerSession(Stopping):
             self._check_ready()
             start = self.store.size
             assert self._console is not None
-            self.machine.go_sent((command + "\r\n").encode() if self._console.echoes_input else None)
+            self.machine.go_sent((command + "\r\n").encode() if self._console.echoes_input else None,
+                                 step=is_step(command))
             self._cond.notify_all()
             self._pump_cond.notify()  # the target's output is the pump's to read
         self._write(command.encode("utf-8") + b"\n")

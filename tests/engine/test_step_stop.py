@@ -86,3 +86,19 @@ def test_held_start_and_step_location():
     assert held_start(b"hello\r\n") == len(b"hello\r\n")
     assert step_location(REGISTERS + b"fffff800`62c3a1e5 57              push    rdi\r\n") is not None  # no symbol
     assert step_location(b"fffff800`62c3a1e5 57              push    rdi\r\n") is None
+
+
+def test_a_counted_step_reports_its_last_location_and_no_dbgprint():
+    m = _connected_and_broken()
+    m.go_sent(None, step=True)
+    later = LOCATION.replace(b"+0x5:", b"+0x6:").replace(b"1e5 57      ", b"1e6 57      ")
+    out = m.feed((REGISTERS + LOCATION) * 3 + REGISTERS + later + PROMPT)
+    assert [(t.event.kind, t.event.text.split("\n")[0]) for t in out if t.event] == [("step", "nt!NtCreateFile+0x6:")]
+    assert m.state == S.broken
+
+
+def test_a_breakpoint_hit_during_a_step_is_the_breakpoint():
+    m = _connected_and_broken()
+    m.go_sent(None, step=True)
+    out = m.feed(b"Breakpoint 1 hit\r\n" + LOCATION + PROMPT)
+    assert [t.event.kind for t in out if t.event] == ["breakpoint"]
