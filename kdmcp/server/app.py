@@ -34,7 +34,8 @@ from kdmcp.engine.results import StartResult as EngineStart
 from kdmcp.errors import DebuggerError, InvalidArgument, NotConnected, PolicyDenied
 from kdmcp.parse.record_base import RecordBase
 from kdmcp.secret import Secret
-from kdmcp.server import health, models, output_reads
+from kdmcp.server import health, models, output_reads, run_control
+from kdmcp.server.bp_book import BreakpointBook
 from kdmcp.server.kind_rules import Action, refuse_for_kind
 from kdmcp.server.options import ServerOptions, demo_state
 from kdmcp.server.redaction import Redactor
@@ -70,6 +71,7 @@ class KdMcpApp:
                            if options.transcript else None)
         self._log_pos: dict[str, int] = {}
         self.shares = Shares()
+        self.breakpoint_book = BreakpointBook()
 
     # -------------------------------------------------------------- helpers
 
@@ -403,11 +405,7 @@ class KdMcpApp:
         wait = self.options.config.timeouts.continue_wait_sec if wait_s is None else wait_s
         # Already running: nothing to resume.
         confirmed = "running" if session.state == SessionState.running else session.go("g").confirmed
-        waited_from = time.monotonic()
-        session.wait_for(
-            lambda: session.state != SessionState.running or (cancel is not None and cancel.is_set()), wait
-        )
-        waited = time.monotonic() - waited_from
+        waited = run_control.watch(session, wait, cancel)  # the wait wait_for_stop does, ended by any change
         state = session.state
         return models.ResumeResult(
             session_id=session.session_id,

@@ -17,9 +17,10 @@ from kdmcp.errors import InvalidArgument
 TOOL_GROUPS: dict[str, tuple[str, ...]] = {
     "session": ("start_from_state", "start_kd", "open_dump", "attach_process", "launch", "attach_local_kernel",
                 "join_remote", "share_session", "stop_kd", "list_sessions", "health_check"),
-    "control": ("break_in", "continue_go", "resume_for_winrm"),
+    "control": ("break_in", "continue_go", "resume_for_winrm", "set_breakpoint", "clear_breakpoints", "step", "run_to",
+                "wait_for_stop"),
     "commands": ("kd_command",),
-    "inspect": ("registers", "backtrace", "modules", "processes", "analyze", "vertarget"),
+    "inspect": ("registers", "backtrace", "modules", "processes", "analyze", "vertarget", "breakpoints", "location"),
     "output": ("read_output",),
 }
 ALL_GROUPS = tuple(TOOL_GROUPS)

@@ -281,3 +281,7 @@ async def list_sessions(ctx: Ctx = None) -> Annotated[CallToolResult, models.Ses
 async def health_check(ctx: Ctx = None) -> Annotated[CallToolResult, models.HealthResult]:
     """Which debuggers are found (and their versions), whether the config and state file are valid, sessions."""
     return await run_tool(ctx, lambda c: c.app.health_check(owner=c.owner))
+
+
+# The typed run-control and inspection tools (issue 15) register after these, in their own modules.
+from kdmcp.server import run_tools  # noqa: E402,F401  (registers its tools)
