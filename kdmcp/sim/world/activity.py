@@ -143,6 +143,8 @@ def play(world: World) -> tuple[str, Stop | None]:
         routines.append((_address(world, name), ret))
         if (stop := _stop_at(world, event, routines)) is not None:
             return "", stop
+    if (stop := _data_stop(world, event, routines)) is not None:
+        return "", stop
     return event.dbgprint, None
 
 
@@ -180,6 +182,32 @@ def _stop_at(world: World, event: Event, routines: list[tuple[int, int | None]])
     bp = _enabled_at(world, address, event.thread)
     if bp is None or (bp.condition and not _holds(world, event, routines, bp.condition)):
         return None
+    return _hit(world, event, routines, bp)
+
+
+def _data_stop(world: World, event: Event, routines: list[tuple[int, int | None]]) -> Stop | None:
+    """A processor breakpoint on data the event's innermost routine reads or writes: the target
+    stops after the access ("ba r4": read or write, "ba w4": write; ba (Break on Access): the
+    processor breaks after the instruction that touched the data), at the next instruction."""
+    t = world.thread(event.thread)
+    for kind, at, size, after in event.accesses:
+        for bp in world.breakpoints:
+            if not bp.enabled or bp.kind != "ba" or bp.address is None or bp.access not in ("r", kind):
+                continue
+            if not (bp.address < at + size and at < bp.address + bp.size):
+                continue
+            if bp.process and (t is None or t.process != bp.process):
+                continue
+            stop = _hit(world, event, [*routines[:-1], (routines[-1][0] + after, None)], bp)
+            if stop is not None:
+                return stop
+    return None
+
+
+def _hit(world: World, event: Event, routines: list[tuple[int, int | None]], bp: Breakpoint) -> Stop | None:
+    """Breakpoint ``bp`` reached at the innermost of ``routines``: the stop, once its passes are spent."""
+    run = state(world)
+    address = routines[-1][0]
     if isinstance(bp, RunBreakpoint) and bp.passed + 1 < bp.pass_count:
         bp.passed += 1  # kd: the breakpoint is passed by "Passes - 1" times, then breaks
         return None

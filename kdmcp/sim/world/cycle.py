@@ -25,6 +25,14 @@ _IOCTL_CALLERS = (
 )
 
 
+def _irp_accesses(irp: int) -> tuple[tuple[str, int, int, int], ...]:
+    """What myfault's dispatch routine (drivers._dispatch) touches in the IRP, and where the
+    next instruction is: ``mov rax,qword ptr [rdx+0B8h]`` (Tail.Overlay.CurrentStackLocation),
+    ``mov ecx,dword ptr [rax+18h]`` (the stack location's IoControlCode; the first location, at
+    IRP+0xd0), and at +0x122 ``mov dword ptr [rdi+30h],eax`` (IoStatus.Status)."""
+    return (("r", irp + 0xB8, 8, 0x11), ("r", irp + 0xD0 + 0x18, 4, 0x17), ("w", irp + 0x30, 4, 0x125))
+
+
 @dataclass(frozen=True)
 class Event:
     """One thing the running world does: ``thread`` calls ``chain`` (outermost first) on ``cpu``.
@@ -42,6 +50,8 @@ class Event:
     outer: tuple[str, ...] = ()
     dbgprint: str = ""
     registers: tuple[tuple[str, int], ...] = ()
+    # data the innermost routine touches: (r or w, address, size, offset of the next instruction)
+    accesses: tuple[tuple[str, int, int, int], ...] = ()
 
 
 def events(world: World) -> list[Event]:
@@ -75,6 +85,7 @@ def events(world: World) -> list[Event]:
                     # the driver's own trace line (our text: myfault prints no such line)
                     f"myfault: IOCTL {code:#010x} received\n",
                     (("rcx", device), ("rdx", irp), ("r8", code)),
+                    _irp_accesses(irp),
                 )
             )
         if svchosts:

@@ -132,3 +132,22 @@ def test_a_disabled_deferred_breakpoint_resolves_without_stopping_and_bc_bd_be_k
     assert stop.text.startswith("Breakpoint 1 hit\nnt!NtCreateFile:\n")
     run(world, "bc *")
     assert run(world, "bl") == ""
+
+
+def test_data_breakpoints_stop_after_the_dispatch_routine_touches_the_irp() -> None:
+    world = build()
+    irp = world.irps[0].address
+    run(world, f"ba w4 {irp + 0x30:x}")  # IoStatus.Status, written at myfault+0x1f22
+    stop = _play_until_stop(world)
+    assert stop.text == (
+        "Breakpoint 0 hit\nmyfault+0x1f25:\nfffff800`60da1f25 488bcf          mov     rcx,rdi\n"
+    )  # the instruction after the write
+    assert run(world, "k").splitlines()[2].endswith("nt!IofCallDriver+0x55")
+    run(world, "bc *")
+    activity.resume(world)
+    run(world, f"ba r4 {irp + 0xE8:x}")  # the stack location's IoControlCode, read at +0x14
+    assert _play_until_stop(world, 30).text.startswith("Breakpoint 0 hit\nmyfault+0x1e17:\n")
+    run(world, "bc *")
+    activity.resume(world)
+    run(world, f"ba w4 {irp + 0xE8:x}")  # only read: a write breakpoint never stops there
+    assert all(activity.play(world)[1] is None for _ in range(30))
