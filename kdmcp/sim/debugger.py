@@ -35,6 +35,9 @@ __all__ = ["COMMAND_LINE_TOKEN", "SimDebugger"]
 
 # "gu" / "gc" stop again at once here (the simulated function returns at once).
 _STEP_OUT_RE = re.compile(r"g[uc](?:\s.*)?", re.IGNORECASE | re.DOTALL)
+# g (Go), kernel syntax "g[a] [= StartAddress] [BreakAddress ... [; BreakCommands]]" (the start
+# address is accepted and not modelled: the world's events run from where they run)
+_GO_RE = re.compile(r"ga?(?:\s*=\s*(?P<start>\S+))?(?P<targets>(?:\s+\S+)*)\s*", re.IGNORECASE)
 # "r $t0 = 5": a temporary register (the simulator's only registers that expressions read).
 _TEMP_ASSIGN_RE = re.compile(r"r\s+@?\$t(?P<index>1[0-9]|[0-9])\s*=\s*(?P<value>.+)", re.IGNORECASE)
 # ".outmask[-] [/l] Expression", ".outmask /a", ".outmask /d" (.outmask (Control Output Mask)).
@@ -173,6 +176,11 @@ class SimDebugger(TargetRun):
             # version names the debugger's own command line, as a canned response would
             self.out(answer.replace(COMMAND_LINE_TOKEN, self.opts.command_line_echo))
             return
+        if self.kernel and self.has_world() and strip_selectors(command).lower() == "gc":
+            # gc "resumes execution ... in the same fashion that was used to hit the breakpoint"
+            # (gc (Go from Conditional Breakpoint)): after g, as g; a breakpoint's "...; gc" goes on
+            self.go()
+            return
         if _STEP_OUT_RE.fullmatch(strip_selectors(command)):
             self.out(texts.break_location(self.sc))
             return
@@ -180,6 +188,8 @@ class SimDebugger(TargetRun):
             if self.opts.mode in ("dump", "local"):
                 self.out("No runnable debuggees error in 'g'\n" if self.opts.mode == "dump"
                          else "Go is not supported in local kernel debugging\n")
+                return
+            if not self._go_targets(strip_selectors(command)):
                 return
             self.go()
             return
@@ -191,6 +201,23 @@ class SimDebugger(TargetRun):
             self.out(texts.bugcheck(self.sc, 0xE2, [0, 0, 0, 0]))
             return
         self.out(texts.syntax_error(command))
+
+    def _go_targets(self, command: str) -> bool:
+        """``g [= StartAddress] [BreakAddress ...]`` on the kernel world: the run stops where an
+        event reaches a BreakAddress (activity.go_to); ``False``: an address did not resolve
+        (kd's "Couldn't resolve error at", and the target stays where it is)."""
+        m = _GO_RE.fullmatch(command)
+        if m is None or not self.kernel or not self.has_world() or not m.group("targets").strip():
+            return True
+        from kdmcp.sim.world import activity
+        from kdmcp.sim.world.symbols import ExprError
+
+        try:
+            activity.go_to(self.world, m.group("targets").split()[:10])  # "Up to ten break addresses"
+        except ExprError as exc:
+            self.out(f"Couldn't resolve error at '{exc}'\n")
+            return False
+        return True
 
     @property
     def world(self) -> World:

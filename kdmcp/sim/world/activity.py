@@ -27,9 +27,10 @@ from dataclasses import dataclass, field
 from typing import cast
 
 from kdmcp.sim.world import catalog as cat
-from kdmcp.sim.world import drivers as drv
-from kdmcp.sim.world.machine import Breakpoint, World
-from kdmcp.sim.world.model import Frame, Thread
+from kdmcp.sim.world import loading
+from kdmcp.sim.world.cycle import Event, events, load_event
+from kdmcp.sim.world.machine import Breakpoint, ExprError, World
+from kdmcp.sim.world.model import Arrival, Frame, Thread
 from kdmcp.sim.world.regtext import location
 
 __all__ = [
@@ -42,7 +43,9 @@ __all__ = [
     "Stop",
     "break_in",
     "events",
+    "go_to",
     "play",
+    "resolve_deferred",
     "resume",
     "save_thread",
     "scripted_stop",
@@ -51,13 +54,6 @@ __all__ = [
 
 EVENT_MS = 25  # one event every 25 ms of target time (and of wall time while the target runs)
 USER_TOP = 0x00007FFFFFFFFFFF
-# below the I/O manager: the system call and the client's DeviceIoControl (as catalog's ioctl_wait)
-_IOCTL_CALLERS = (
-    "nt!KiSystemServiceCopyEnd+0x25",
-    "ntdll!NtDeviceIoControlFile+0x14",
-    "KERNELBASE!DeviceIoControl+0x6b",
-)
-
 # Calls the events' stacks rely on, for the builder to assemble (``ub`` at each return address
 # shows the call): innermost first, as catalog.STACKS. The builder records them before it
 # lays code (build.py). IofCallDriver's call is an indirect one through the driver's dispatch
@@ -75,25 +71,6 @@ CALL_CHAINS: tuple[tuple[str, ...], ...] = (
 # IofCallDriver+0x51: "call qword ptr [rax+rcx*8+70h]" -- DRIVER_OBJECT.MajorFunction[major]
 # (the routine returns to +0x55, as the canned D1 stack's nt!IofCallDriver+0x55)
 FIXED_CODE: dict[str, dict[int, bytes]] = {"nt!IofCallDriver": {0x51: bytes.fromhex("ff54c870")}}
-
-
-@dataclass(frozen=True)
-class Event:
-    """One thing the running world does: ``thread`` calls ``chain`` (outermost first) on ``cpu``.
-
-    ``chain`` holds ``(routine, return offset)`` pairs: the routine's name (``nt!NtCreateFile``,
-    ``myfault+0x1e00``) and where in it the call to the next one returns (``None`` for the last).
-    ``outer`` are the frames below the chain (the system-call entry, the user-mode caller),
-    innermost first; ``dbgprint`` is what the event prints on the debugger's console.
-    """
-
-    name: str
-    thread: int
-    cpu: int
-    chain: tuple[tuple[str, int | None], ...]
-    outer: tuple[str, ...] = ()
-    dbgprint: str = ""
-    registers: tuple[tuple[str, int], ...] = ()
 
 
 @dataclass
@@ -123,6 +100,9 @@ class RunState:
     saved_bytes: dict[int, bytes] = field(default_factory=dict)  # stack slots written
     saved_irp_args: tuple[int, int, int, int] | None = None
     last_event: tuple[str, int, int] = ("break", 0, 0)  # kind, breakpoint id, thread
+    played: int = 0  # events played since connect (a driver loads at a fixed count: loading.py)
+    load_depth: int = 0  # a load event stopped part-way resumes below the frame it stopped in
+    go_to: list[tuple[str, int | None]] = field(default_factory=list)  # g BreakAddress: expression, address
 
 
 def state(world: World) -> RunState:
@@ -136,121 +116,161 @@ def state(world: World) -> RunState:
 # ----------------------------------------------------------------- kd's text
 
 
-# ---------------------------------------------------------------- the events
-
-
-def events(world: World) -> list[Event]:
-    """The world's cycle of events (fixed per world: threads chosen by position, not at random)."""
-    ncpu = len(world.processors)
-    client = world.thread(cat.CLIENT_THREAD)
-    svchosts = [p for p in world.processes if p.image == "svchost.exe" and p.threads]
-    system = world.process_by_pid(4)
-    workers = system.threads if system is not None else []
-    dispatch = _dispatch_routine(world)
-    device = next((d.address for d in world.devices if d.name == "\\Device\\Myfault"), 0)
-    irp = world.irps[0].address if world.irps else 0
-    ntfs_read = world.symbols.lookup("Ntfs!NtfsFsdRead")
-    out: list[Event] = []
-    codes = [c for c in drv.IOCTLS if c != drv.BUG_CODE]  # the bug's code would crash the machine
-    for i, code in enumerate(codes):
-        if client is not None and dispatch is not None:
-            out.append(
-                Event(
-                    f"ioctl {code:#x}",
-                    client.address,
-                    1 % ncpu,
-                    (
-                        ("nt!NtDeviceIoControlFile", 0x56),
-                        ("nt!IopXxxControlFile", 0x5E5),
-                        ("nt!IopSynchronousServiceTail", 0x1A8),
-                        ("nt!IofCallDriver", 0x55),
-                        (world.name(dispatch), None),
-                    ),
-                    _IOCTL_CALLERS,
-                    # the driver's own trace line (our text: myfault prints no such line)
-                    f"myfault: IOCTL {code:#010x} received\n",
-                    (("rcx", device), ("rdx", irp), ("r8", code)),
-                )
-            )
-        if svchosts:
-            svc = svchosts[i % len(svchosts)]
-            out.append(
-                Event(
-                    "NtCreateFile",
-                    svc.threads[0].address,
-                    2 % ncpu,
-                    (("nt!NtCreateFile", 0x44), ("nt!IoCreateFileEx", 0x10C), ("nt!IopCreateFile", None)),
-                    ("nt!KiSystemServiceCopyEnd+0x25", "ntdll!NtCreateFile+0x14", "KERNELBASE!CreateFileW+0x66"),
-                )
-            )
-        if workers:
-            out.append(
-                Event(
-                    "ExAllocatePoolWithTag",
-                    workers[i % len(workers)].address,
-                    3 % ncpu,
-                    (("nt!ExpWorkerThread", 0x1B2), ("nt!ExAllocatePoolWithTag", None)),
-                    ("nt!PspSystemThreadStartup+0x55", "nt!KiStartSystemThread+0x28"),
-                )
-            )
-        if len(svchosts) > 1 and ntfs_read is not None:
-            svc = svchosts[(i + 1) % len(svchosts)]
-            out.append(
-                Event(
-                    "NtReadFile",
-                    svc.threads[-1].address,
-                    0,
-                    (("nt!NtReadFile", 0x2F1), ("nt!IofCallDriver", 0x55), ("Ntfs!NtfsFsdRead", None)),
-                    ("nt!KiSystemServiceCopyEnd+0x25",),
-                )
-            )
-    return out
-
-
-def _dispatch_routine(world: World) -> int | None:
-    """myfault's IRP_MJ_DEVICE_CONTROL routine, read from its DRIVER_OBJECT's MajorFunction[0xe]."""
-    d = world.driver("myfault")
-    if d is None:
-        return None
-    value = world.space().u64(d.address + 0x70 + 8 * 0xE)
-    return value if value is not None else d.dispatch[0xE]
-
-
 def _address(world: World, name: str) -> int:
     return world.evaluate(name)
 
 
 def play(world: World) -> tuple[str, Stop | None]:
-    """Run the next event: what it prints, and the stop if a breakpoint caught it."""
+    """Run the next event: what it prints, and the stop if a breakpoint caught it.
+
+    A driver's load (loading.py) is played first in the tick it is due in; when nothing stops
+    it, the cycle's event follows in the same tick, so the cycle keeps its order and pace."""
     run = state(world)
-    cycle = events(world)
     if world.bugcheck is not None:
         return "", None  # a machine in a bugcheck runs nothing
+    arrival = loading.due(world, run.played)
+    run.played += 1
+    world.uptime_ms += EVENT_MS
+    if arrival is not None and (stop := _play_load(world, arrival)) is not None:
+        return "", stop
+    cycle = events(world)
     if not cycle:
-        world.uptime_ms += EVENT_MS
         return "", None
     event = cycle[run.cursor % len(cycle)]
     run.cursor += 1
-    world.uptime_ms += EVENT_MS
-    routines = [(_address(world, name), ret) for name, ret in event.chain]
-    for depth, (address, _) in enumerate(routines):
-        bp = _enabled_at(world, address, event.thread)
-        if bp is None:
-            continue
-        if isinstance(bp, RunBreakpoint) and bp.passed + 1 < bp.pass_count:
-            bp.passed += 1  # kd: the breakpoint is passed by "Passes - 1" times, then breaks
-            continue
-        if isinstance(bp, RunBreakpoint):
-            bp.passed = max(bp.passed, bp.pass_count - 1)
-        bp.hits += 1
-        _stop_in(world, event, routines[: depth + 1])
-        run.last_event = ("breakpoint", bp.id, event.thread)
-        if bp.one_shot:
-            world.breakpoints.remove(bp)
-        # the breakpoint's number, then where the target stopped (corpus misc/05; kd shows no
-        # register block there, unlike cdb's stack/07); the event stopped before it printed
-        return "", Stop(f"Breakpoint {bp.id} hit\n" + location(world, address, note=False), bp.id, bp.command)
+    routines: list[tuple[int, int | None]] = []
+    for name, ret in event.chain:
+        routines.append((_address(world, name), ret))
+        if (stop := _stop_at(world, event, routines)) is not None:
+            return "", stop
+    if (stop := _data_stop(world, event, routines)) is not None:
+        return "", stop
     return event.dbgprint, None
+
+
+def _play_load(world: World, arrival: Arrival) -> Stop | None:
+    """The load event, from the frame a stop left it at: the image maps when the chain reaches
+    nt!PnpCallDriverEntry; the object is initialised when DriverEntry returns (the chain's end)."""
+    run = state(world)
+    event = load_event(world)
+    routines: list[tuple[int, int | None]] = []
+    for depth, (name, ret) in enumerate(event.chain):
+        if depth == loading.MAP_DEPTH:
+            loading.map_image(world, arrival)
+            resolve_deferred(world)
+        routines.append((_address(world, name), ret))
+        if depth < run.load_depth:
+            continue
+        if (stop := _stop_at(world, event, routines)) is not None:
+            run.load_depth = depth + 1  # g goes on below this frame
+            return stop
+    loading.finish(world, arrival)
+    run.load_depth = 0
+    return None
+
+
+def _stop_at(world: World, event: Event, routines: list[tuple[int, int | None]]) -> Stop | None:
+    """The stop at the innermost of ``routines`` (an event's chain so far), if anything stops there."""
+    run = state(world)
+    address = routines[-1][0]
+    if any(at == address for _, at in run.go_to):
+        # g BreakAddress: kd's one-time breakpoint prints only where the target stopped, no
+        # "Breakpoint N hit" (g (Go): "Execution will halt ... when BreakAddress is hit")
+        _stop_in(world, event, routines)
+        run.last_event, run.go_to = ("go", 0, event.thread), []
+        return Stop(location(world, address, note=False), -1)
+    bp = _enabled_at(world, address, event.thread)
+    if bp is None or (bp.condition and not _holds(world, event, routines, bp.condition)):
+        return None
+    return _hit(world, event, routines, bp)
+
+
+def _data_stop(world: World, event: Event, routines: list[tuple[int, int | None]]) -> Stop | None:
+    """A processor breakpoint on data the event's innermost routine reads or writes: the target
+    stops after the access ("ba r4": read or write, "ba w4": write; ba (Break on Access): the
+    processor breaks after the instruction that touched the data), at the next instruction."""
+    t = world.thread(event.thread)
+    for kind, at, size, after in event.accesses:
+        for bp in world.breakpoints:
+            if not bp.enabled or bp.kind != "ba" or bp.address is None or bp.access not in ("r", kind):
+                continue
+            if not (bp.address < at + size and at < bp.address + bp.size):
+                continue
+            if bp.process and (t is None or t.process != bp.process):
+                continue
+            stop = _hit(world, event, [*routines[:-1], (routines[-1][0] + after, None)], bp)
+            if stop is not None:
+                return stop
+    return None
+
+
+def _hit(world: World, event: Event, routines: list[tuple[int, int | None]], bp: Breakpoint) -> Stop | None:
+    """Breakpoint ``bp`` reached at the innermost of ``routines``: the stop, once its passes are spent."""
+    run = state(world)
+    address = routines[-1][0]
+    if isinstance(bp, RunBreakpoint) and bp.passed + 1 < bp.pass_count:
+        bp.passed += 1  # kd: the breakpoint is passed by "Passes - 1" times, then breaks
+        return None
+    if isinstance(bp, RunBreakpoint):
+        bp.passed = max(bp.passed, bp.pass_count - 1)
+    bp.hits += 1
+    _stop_in(world, event, routines)
+    # g's breakpoint lasts until the target stops, whatever stopped it
+    run.last_event, run.go_to = ("breakpoint", bp.id, event.thread), []
+    if bp.one_shot:
+        world.breakpoints.remove(bp)  # bp /1: "the breakpoint is deleted after it is hit once"
+    # the breakpoint's number, then where the target stopped (corpus misc/05; kd shows no
+    # register block there, unlike cdb's stack/07); the event stopped before it printed
+    return Stop(f"Breakpoint {bp.id} hit\n" + location(world, address, note=False), bp.id, bp.command)
+
+
+def _holds(world: World, event: Event, routines: list[tuple[int, int | None]], condition: str) -> bool:
+    """``bp /w``'s condition, evaluated in the hitting thread's context (its registers); one
+    that does not evaluate stops the target, as a breakpoint without a condition would."""
+    _stop_in(world, event, routines)
+    try:
+        value = world.evaluate(condition)
+    except ExprError:
+        return True
+    if not value:
+        resume(world)  # the thread runs on: what the look at it changed goes back
+    return bool(value)
+
+
+def resolve_deferred(world: World) -> None:
+    """A module arrived: deferred breakpoints (and ``g`` targets) whose names now resolve get
+    their address, so ``bl`` shows the address and symbol where it showed ``u`` and the name."""
+    for bp in world.breakpoints:
+        if bp.address is None:
+            try:
+                bp.address = world.evaluate(bp.expression)
+            except ExprError:
+                continue
+            module = world.symbols.module_at(bp.address)
+            if module is not None:
+                module.deferred = False  # kd loads the module's symbols to resolve the name
+    run = state(world)
+    for i, (expr, at) in enumerate(run.go_to):
+        if at is None:
+            try:
+                run.go_to[i] = (expr, world.evaluate(expr))
+            except ExprError:
+                continue
+
+
+def go_to(world: World, targets: list[str]) -> None:
+    """``g BreakAddress ...``: where the run stops (up to ten addresses; a name whose module is
+    not loaded is kept unresolved, "stored as an unresolved breakpoint", g (Go))."""
+    run = state(world)
+    run.go_to = []
+    for expr in targets:
+        try:
+            at: int | None = world.evaluate(expr)
+        except ExprError:
+            if "!" not in expr:
+                raise
+            at = None
+        run.go_to.append((expr, at))
 
 
 def scripted_stop(world: World, number: int) -> str:
@@ -420,3 +440,4 @@ def break_in(world: World) -> None:
     world.cpu = 0
     world.context_thread = world.context_process = None
     state(world).last_event = ("break", 0, 0)
+    state(world).go_to = []

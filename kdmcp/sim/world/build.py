@@ -21,7 +21,7 @@ import re
 import struct
 from dataclasses import replace
 
-from kdmcp.sim.world import activity
+from kdmcp.sim.world import activity, loading
 from kdmcp.sim.world import catalog as cat
 from kdmcp.sim.world import drivers as drv
 from kdmcp.sim.world.code import Routine, assemble
@@ -477,25 +477,15 @@ def build(seed: int = 0, processors: int = 4) -> World:
     b.mem.load(cat.NT_DATA["NtBuildLabEx"][0], b"19041.1.amd64fre.vb_release.191206-1406\0")
     drivers, devices, irps = drv.lay(b, kernel, procs, client)
     drv.lay_module_list(b, kernel)
+    arrival = loading.prepare(b, kernel, cat.NT_ROUTINES["IopInvalidDeviceRequest"][0], b.site("nt!IoCreateDevice"))
     for names in activity.CALL_CHAINS:  # the calls the running world's events make
         b.chain(list(names))
     for key, fixed in activity.FIXED_CODE.items():
         b.fixed.setdefault(key, {}).update(fixed)
     b.code(kernel, user)
-    world = World(
-        seed,
-        b.mem,
-        kernel,
-        user,
-        cat.UNLOADED,
-        procs,
-        idle,
-        cpus,
-        drivers,
-        devices,
-        irps,
-        sorted(b.pool, key=lambda blk: blk.address),
-    )
+    pool = sorted(b.pool, key=lambda blk: blk.address)
+    world = World(seed, b.mem, kernel, user, cat.UNLOADED, procs, idle, cpus, drivers, devices, irps, pool)
+    world.arriving = [arrival]  # sampledrv.sys, not loaded at connect
     from kdmcp.sim.world.pool import defer_fillers  # pool reads the built world
 
     defer_fillers(world)

@@ -26,6 +26,7 @@ __all__ = ["bl_row", "register_block"]
 
 _KERNEL = 0xFFFF800000000000
 _QUOTED_RE = re.compile(r'\s*"(?P<cmd>.*)"\s*$', re.DOTALL)
+_CONDITION_RE = re.compile(r'(?<!\S)/w\s+"(?P<cond>(?:[^"\\]|\\.)*)"', re.IGNORECASE)
 _ACCESS = ("e", "r", "w", "i")
 _ID_RE = re.compile(r"\d{1,4}")
 _NAME_RE = re.compile(r"[!`+]|^[A-Za-z_@$]")
@@ -35,13 +36,16 @@ _NAME_RE = re.compile(r"[!`+]|^[A-Za-z_@$]")
 
 
 def _split_options(args: str) -> tuple[dict[str, str], list[str], str]:
-    """(``/1``, ``/p X`` options, the other words, the quoted command)."""
+    """(``/1``, ``/p X``, ``/w "condition"`` options, the other words, the quoted command)."""
     cmd = ""
+    opts: dict[str, str] = {}
+    if c := _CONDITION_RE.search(args):  # bp /w "@rcx == 0n123" myapp!func (before the command)
+        opts["/w"] = c.group("cond").replace('\\"', '"')
+        args = args[: c.start()] + args[c.end() :]
     m = _QUOTED_RE.search(args)
     if m is not None and args.count('"') >= 2:
         cmd, args = m.group("cmd"), args[: m.start()]
     words = args.split()
-    opts: dict[str, str] = {}
     rest: list[str] = []
     i = 0
     while i < len(words):
@@ -98,6 +102,7 @@ def _bp(world: World, name: str, args: str) -> str | None:
         ):
             # kd reuses the breakpoint already at that address
             bp.expression, bp.pass_count, bp.command, bp.enabled = expr, passes, cmd, True
+            bp.condition = opts.get("/w", "")
             if isinstance(bp, RunBreakpoint):
                 bp.passed = 0
             return out + f"breakpoint {bp.id} redefined\n"
@@ -111,6 +116,7 @@ def _bp(world: World, name: str, args: str) -> str | None:
             command=cmd,
             one_shot="/1" in opts,
             process=process,
+            condition=opts.get("/w", ""),
         )
     )
     world.breakpoints.sort(key=lambda b: b.id)

@@ -14,7 +14,7 @@ from typing import TypeVar
 
 from kdmcp.sim.world.code import fmt_addr
 from kdmcp.sim.world.memory import AddressSpace, Memory
-from kdmcp.sim.world.model import Device, Driver, Irp, Module, PoolBlock, Process, Processor, Thread
+from kdmcp.sim.world.model import Arrival, Device, Driver, Irp, Module, PoolBlock, Process, Processor, Thread
 from kdmcp.sim.world.symbols import ExprError, SymbolTable, evaluate
 
 __all__ = ["Breakpoint", "World"]
@@ -74,6 +74,7 @@ class Breakpoint:
     access: str = ""  # ba: e, r, w, i
     size: int = 0
     process: int = 0  # /p EPROCESS
+    condition: str = ""  # bp /w "expression": the target stops only where it is nonzero
 
 
 @dataclass
@@ -105,6 +106,7 @@ class World:
     # What a command family remembers between commands (where a bare ``u`` or ``d`` goes on, the
     # symbol path), one object per family's state class: ``state_of``.
     command_state: dict[type, object] = field(default_factory=dict)
+    arriving: list[Arrival] = field(default_factory=list)  # drivers that load while it runs
 
     def __post_init__(self) -> None:
         self.symbols = SymbolTable(self.modules + self.user_modules)

@@ -13,7 +13,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
+from kdmcp.sim.world.memory import Memory
+
 __all__ = [
+    "Arrival",
     "Device",
     "Driver",
     "Frame",
@@ -210,3 +213,16 @@ class PoolBlock:
     allocated: bool = True
     owner: int = 0  # the object it holds, if any (after its header)
     process_billed: int = 0
+
+
+@dataclass
+class Arrival:
+    """A driver that loads while the target runs (:mod:`~kdmcp.sim.world.loading`): its module,
+    its image's bytes (mapped into kernel space at the load), its DRIVER_OBJECT and device."""
+
+    module: Module
+    image: Memory
+    driver: Driver
+    device: Device
+    mapped: bool = False  # in lm and the symbol table, its object made (IopLoadDriver's part)
+    done: bool = False  # DriverEntry returned: the object is initialised
