@@ -51,8 +51,9 @@ from kdmcp.server.toolkit import (
     tool,
 )
 
-__all__ = ["TOOLS", "attach_local_kernel", "attach_process", "build_server", "join_remote", "launch", "open_dump",
-           "share_session", "start_from_state", "start_kd"]
+__all__ = ["TOOLS", "attach_local_kernel", "attach_process", "breakpoints", "build_server", "clear_breakpoints",
+           "join_remote", "launch", "location", "open_dump", "run_to", "set_breakpoint", "share_session",
+           "start_from_state", "start_kd", "step", "wait_for_stop"]
 
 log = logging.getLogger(__name__)
 
@@ -284,4 +285,12 @@ async def health_check(ctx: Ctx = None) -> Annotated[CallToolResult, models.Heal
 
 
 # The typed run-control and inspection tools (issue 15) register after these, in their own modules.
-from kdmcp.server import run_tools  # noqa: E402,F401  (registers its tools)
+from kdmcp.server.run_tools import (  # noqa: E402  (registers its tools after these)
+    breakpoints,
+    clear_breakpoints,
+    location,
+    run_to,
+    set_breakpoint,
+    step,
+    wait_for_stop,
+)
