@@ -169,3 +169,20 @@ async def test_a_dump_refuses_breakpoints_and_steps_but_has_a_location(tmp_path)
             refused = await call(name, **args)
             assert refused["category"] == "invalid_argument" and "never runs" in refused["message"], refused
         await call("stop_kd")
+
+
+async def test_a_deferred_breakpoint_resolves_when_its_module_loads(tmp_path):
+    # sampledrv.sys is not loaded at connect; the simulated machine loads it on its 3rd event
+    # after connect and calls its DriverEntry (docs/simulator.md, "A driver that loads")
+    async with kernel(tmp_path) as call:
+        deferred = (await call("set_breakpoint", location="sampledrv!DriverEntry"))["breakpoint"]
+        assert deferred["unresolved"] and deferred["kind"] == "deferred" and "address" not in deferred
+        await call("continue_go")
+        stop = await call("wait_for_stop", timeout_s=20)
+        assert stop["stop"]["reason"] == "breakpoint" and stop["stop"]["breakpoint"] == deferred["id"]
+        assert stop["location"]["symbol"] == "sampledrv!DriverEntry"
+        resolved = (await call("breakpoints"))["breakpoints"][0]
+        assert resolved["address"] == "0xfffff80060db5010" and "unresolved" not in resolved
+        assert resolved["kind"] == "deferred" and resolved["hits"] == 1
+        frames = (await call("backtrace"))["record"]["frames"]
+        assert any("IopLoadDriver" in (f.get("function") or "") for f in frames), frames
