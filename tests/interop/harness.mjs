@@ -1,6 +1,8 @@
 // kd-mcp as a client built on the official MCP TypeScript SDK sees it, over stdio and HTTP.
 //
-//   node tests/interop/harness.mjs --python PYTHON --root REPO [--transport stdio|http|all]
+//   node tests/interop/harness.mjs --python PYTHON --root REPO --groups JSON [--transport stdio|http|all]
+//
+// --groups: kd-mcp's tool groups (kdmcp/server/surface.py TOOL_GROUPS, as JSON), the one list of tools.
 //
 // Lists the tools (the SDK would compile a validator per outputSchema, as every TS client does;
 // kd-mcp publishes none, docs/results.md), calls every tool on success and on each error category the simulator can provoke, and checks
@@ -25,6 +27,7 @@ const { values: opts } = parseArgs({
     python: { type: "string", default: "python3" },
     root: { type: "string", default: process.cwd() },
     transport: { type: "string", default: "all" },
+    groups: { type: "string" },
   },
 });
 
@@ -130,16 +133,17 @@ async function listTools(t, wanted) {
   return { names, bytes: Buffer.byteLength(JSON.stringify(listed)) };
 }
 
-// The session group (kdmcp/server/surface.py): every client gets it.
-const SESSION_GROUP = ["start_from_state", "start_kd", "open_dump", "attach_process", "launch",
-  "attach_local_kernel", "join_remote", "share_session", "stop_kd", "list_sessions", "health_check"];
-const ALL_TOOLS = [
-  ...SESSION_GROUP, "break_in", "continue_go",
-  "resume_for_winrm", "kd_command", "registers", "backtrace", "modules", "processes", "analyze", "vertarget",
-  "read_output",
-];
-const SESSION_TOOLS = ["break_in", "continue_go", "resume_for_winrm", "kd_command", "registers", "backtrace",
-  "modules", "processes", "analyze", "vertarget", "read_output", "stop_kd"];
+// The tool groups (kdmcp/server/surface.py, passed by the Python test): the session group every client gets.
+const GROUPS = JSON.parse(opts.groups ?? "{}");
+const SESSION_GROUP = GROUPS.session ?? [];
+const ALL_TOOLS = Object.values(GROUPS).flat();
+// Tools that need a session, and the arguments that get them past validation to unknown_session.
+const SESSION_TOOLS = {
+  break_in: {}, continue_go: {}, resume_for_winrm: {}, kd_command: { command: "r" }, registers: {}, backtrace: {},
+  modules: {}, processes: {}, analyze: {}, vertarget: {}, read_output: {}, stop_kd: {},
+  set_breakpoint: { location: "nt!NtCreateFile" }, breakpoints: {}, clear_breakpoints: { all: true }, step: {},
+  run_to: { location: "nt!NtCreateFile" }, wait_for_stop: { timeout_s: 0.1 }, location: {},
+};
 
 /** The protocol: capabilities with content only, unknown methods and tools as JSON-RPC errors. */
 async function protocol(t) {
@@ -187,8 +191,8 @@ async function prompts(t, tools, wanted) {
 
 /** Every tool with no session (unknown_session) and with bad arguments (invalid_argument, state_file). */
 async function withoutSession(t) {
-  for (const name of SESSION_TOOLS) {
-    await expectError(t, name, name === "kd_command" ? { command: "r" } : {}, "unknown_session");
+  for (const [name, args] of Object.entries(SESSION_TOOLS)) {
+    await expectError(t, name, args, "unknown_session");
   }
   await expectError(t, "start_kd", { port: 0, key: KEY }, "invalid_argument");
   await expectError(t, "start_kd", {}, "invalid_argument");
@@ -223,6 +227,25 @@ async function loop(t) {
   await expectOk(t, "break_in");
   await expectOk(t, "stop_kd");
   await expectError(t, "stop_kd", { session_id: started.session_id }, "unknown_session");
+}
+
+/** The run-control tools (issue 15) on the simulated kernel: a breakpoint, the stop, steps. */
+async function runControl(t) {
+  await expectOk(t, "start_from_state", { initial_break: true, timeout_s: 20 });
+  const bp = await expectOk(t, "set_breakpoint", { location: "nt!NtCreateFile" });
+  check(`${t.label}: set_breakpoint says its id`, bp.breakpoint?.id === 0, JSON.stringify(bp));
+  await expectOk(t, "breakpoints");
+  await expectOk(t, "continue_go");
+  const stop = await expectOk(t, "wait_for_stop", { timeout_s: 20 });
+  check(`${t.label}: wait_for_stop reports the breakpoint`, stop.stop?.breakpoint === 0
+    && stop.location?.symbol === "nt!NtCreateFile", JSON.stringify(stop));
+  const stepped = await expectOk(t, "step", { mode: "over" });
+  check(`${t.label}: step moves`, stepped.location?.symbol === "nt!NtCreateFile+0x5", JSON.stringify(stepped));
+  await expectOk(t, "location");
+  await expectOk(t, "run_to", { location: "nt!NtReadFile", timeout_s: 20 });
+  await expectError(t, "set_breakpoint", { location: "a b" }, "invalid_argument");
+  await expectOk(t, "clear_breakpoints", { all: true });
+  await expectOk(t, "stop_kd");
 }
 
 /** Four sessions (the default limit) and a fifth: capacity. */
@@ -287,6 +310,7 @@ async function stdio() {
       await expectError(t, "start_kd", { port: 50005, key: KEY, timeout_s: 1.5 }, "not_connected");
     }),
     withClient("stdio kinds", stdioTransport(["--simulate", "--config", config]), kinds),
+    withClient("stdio run control", stdioTransport(["--simulate"]), runControl),
     withClient("stdio --tools session", stdioTransport(["--simulate", "--tools", "session"]), async (t) => {
       const listed = await listTools(t, SESSION_GROUP);
       await expectError(t, "kd_command", { command: "r" }, "policy_denied");
@@ -375,7 +399,10 @@ async function httpFull() {
   writeFileSync(clients, `wide: {token: "${token}", policy: full}\n`, { mode: 0o600 });
   const three = await listener(["--token-file", clients], {});
   try {
-    await withClient("http full", httpTransport(three.url, token), kinds);
+    await withClient("http full", httpTransport(three.url, token), async (t) => {
+      await kinds(t);
+      await runControl(t);
+    });
   } finally {
     await three.stop();
   }

@@ -16,6 +16,8 @@ from pathlib import Path
 
 import pytest
 
+from kdmcp.server.surface import TOOL_GROUPS
+
 pytestmark = pytest.mark.process  # starts processes (tests/tiers.py)
 
 HERE = Path(__file__).resolve().parent
@@ -44,7 +46,8 @@ def node() -> str:
 @pytest.mark.parametrize("transport", ["stdio", "http"])
 def test_typescript_sdk_client_reads_every_result(node: str, transport: str) -> None:
     done = subprocess.run(
-        [node, str(HERE / "harness.mjs"), "--python", sys.executable, "--root", str(ROOT), "--transport", transport],
+        [node, str(HERE / "harness.mjs"), "--python", sys.executable, "--root", str(ROOT), "--transport", transport,
+         "--groups", json.dumps(TOOL_GROUPS)],
         cwd=ROOT, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=360, check=False,
     )
     lines = done.stdout.splitlines()
