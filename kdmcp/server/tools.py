@@ -110,8 +110,8 @@ async def kd_command(
 ) -> Annotated[CallToolResult, models.CommandResult]:
     """Run one command at the debugger's prompt and return its output (capped; see read_output).
 
-    The target must be broken in (else target_running). Go-class commands (g, gh, gn, gu)
-    return as soon as the target is confirmed running.
+    The target must be broken in (else target_running). Go-class commands (g, gu, p, t…)
+    return as soon as the target is confirmed running or stopped again.
     """
     def cancel_command(call: Call) -> None:
         """The client gave up on the command: stop kd working on it (Ctrl+C)."""
