@@ -78,7 +78,8 @@ _ANALYSIS_KEYS = [
 
 
 def answer(t: MinidumpTarget, view: DumpContexts, command: str, thread: int, sc: Scenario) -> str | None:
-    """The report ``command`` asks for; ``None``: not one of these four."""
+    """The report ``command`` asks for, or what :class:`~kdmcp.sim.minidump_inspect.DumpInspector`
+    answers; ``None``: neither."""
     words = command.split()
     low = [w.lower() for w in words]
     if low == ["vertarget"]:
@@ -90,7 +91,9 @@ def answer(t: MinidumpTarget, view: DumpContexts, command: str, thread: int, sc:
         return last_event(t)
     if low == ["!analyze", "-v"]:
         return analysis(t, view, thread)
-    return None
+    from kdmcp.sim.minidump_inspect import DumpInspector  # ?, ~., |., ln, x, u, dps, d* on expressions
+
+    return DumpInspector(t, view, thread).answer(command)
 
 
 def version(t: MinidumpTarget, canned: str) -> str:

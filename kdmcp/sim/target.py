@@ -285,10 +285,12 @@ class TargetRun(ConsoleIO):
             self.world_running = not self.script
             if self.world_running:
                 self.script_deadline = time.monotonic() + activity.EVENT_MS / 1000
-        elif self.opts.mode == "launch" and self.user_world() and not self.script:
-            from kdmcp.sim.world import activity
+        elif self.user_world() and not self.script:
+            from kdmcp.sim.world import activity, user_activity
 
-            # a launched app runs into its access violation (the user world's exception scenario)
+            # the process's threads run (user_activity.py): a launched app into its access
+            # violation, an attached one through its worker's cycle, until a breakpoint stops it
+            user_activity.go(self.world)
             self.world_running = True
             self.script_deadline = time.monotonic() + activity.EVENT_MS / 1000
 
@@ -297,12 +299,19 @@ class TargetRun(ConsoleIO):
         from kdmcp.sim.world import activity
 
         if not self.kernel:
+            from kdmcp.sim.world import user_activity
             from kdmcp.sim.world.cmd_user import current_index
-            from kdmcp.sim.world.user_events import fault
 
-            self.out(fault(self.world))
+            played = user_activity.play(self.world)
+            self.out(played.text)
+            if not played.stopped:
+                self.script_deadline = time.monotonic() + activity.EVENT_MS / 1000
+                return
             self.thread = current_index(self.world)
             self.enter_broken()
+            if played.commands:  # the breakpoint's commands run at the stop
+                commands = self.interpreter.run_line(played.commands)
+                self.pending = commands if self.pending is None else itertools.chain(commands, self.pending)
             return
 
         printed, stop = activity.play(self.world)

@@ -384,6 +384,10 @@ def _lastevent(world: World, name: str, args: str) -> str | None:
     e = state.event
     t = world.thread(e.thread)
     tid = t.tid if t is not None else 0
+    if e.breakpoint is not None:  # a breakpoint's stop: cdb's "Last event: 1a2c.1e48: Hit breakpoint 0"
+        return f"Last event: {world.processes[0].pid:x}.{tid:x}: Hit breakpoint {e.breakpoint}\n" + (
+            f"  debugger time: {_DEBUGGER_TIME}\n"
+        )
     chance = "first chance" if e.first_chance else "!!! second chance !!!"
     what = _CODE_NAMES.get(e.code, "Unknown exception")
     # the .jdinfo documentation example (pid.tid prefix, debugger time)

@@ -72,6 +72,7 @@ class Event:
     parameters: tuple[int, ...]
     first_chance: bool = True
     context: dict[str, int] | None = None  # the exception's context record, when it has one
+    breakpoint: int | None = None  # a breakpoint's number, when one stopped the process
 
 
 @dataclass
@@ -151,7 +152,7 @@ class _Builder:
             cm, km = _SITE_RE.match(callee), _SITE_RE.match(caller)
             assert cm is not None and km is not None
             key, ret = f"{km.group('mod')}!{km.group('sym')}", int(km.group("off") or "0", 16)
-            if key in cat.INDIRECT:
+            if key in cat.INDIRECT or f"{key}+{ret:#x}" in cat.INDIRECT_SITES:
                 base = self.routines[key][0]
                 slot = next(
                     s.address
@@ -410,6 +411,8 @@ def build_user(seed: int, pid: int, command_line: str) -> World:
         b.thread(proc, 1, "worker", "worker")
         event = Event(event_thread.address, 0x80000003, event_thread.frames[0].site, (0,))
     b.chain(cat.STACKS["fault"])  # the code of what g runs into (wmain's write) is there from the start
+    for chain in cat.RUN_CHAINS:  # and the calls the running process makes (user_activity)
+        b.chain(chain)
     pending = b.pending()
     state = UserState(b.mode, b.image, b.command_line, event, pending=pending)
     mem_of = {m.name: (state.pending_memory if m in pending else b.mem) for m in b.modules}

@@ -22,6 +22,7 @@ __all__ = [
     "PEB",
     "PID",
     "ROUTINES",
+    "RUN_CHAINS",
     "STACKS",
     "SYSCALLS",
     "UserModule",
@@ -109,6 +110,7 @@ LAUNCH_INITIAL = ("app", "ntdll")
 ROUTINES: dict[str, dict[str, tuple[int, int]]] = {
     "app": {
         "wmain": (0x1000, 0x40),  # the canned bl: app!wmain at 00007ff7`91d81000
+        "WorkCallback": (0x1040, 0x70),  # the pool work item the worker thread runs (user_activity)
         "__tmainCRTStartup": (0x10B8, 0x1C0),  # +0x11a returns to 00007ff7`91d811d2
         "wmainCRTStartup": (0x1290, 0x20),
     },
@@ -166,6 +168,9 @@ SYSCALLS: dict[str, int] = {
 # Call sites made through a function pointer (CFG's guard dispatch): the caller's return offset
 # follows a six-byte ``call qword ptr [module!__guard_dispatch_icall_fptr]``, whoever the callee.
 INDIRECT = {"KERNEL32!BaseThreadInitThunk", "ntdll!RtlUserThreadStart"}
+# single call sites made through CFG's guard dispatch where the routine's other calls are direct:
+# the thread pool calls its work item's callback through a pointer
+INDIRECT_SITES = {"ntdll!TppWorkerThread+0x1a4"}
 
 _TAIL = ["KERNEL32!BaseThreadInitThunk+0x14", "ntdll!RtlUserThreadStart+0x21"]
 # Stacks, innermost first (the brief's three threads of an attach, the loader's initial break of
@@ -189,6 +194,16 @@ STACKS: dict[str, list[str]] = {
     ],
     "fault": ["app!wmain+0x14", "app!__tmainCRTStartup+0x11a", *_TAIL],
 }
+# What the running process calls, innermost first (each a chain the builder assembles, so ``ub`` at
+# every return address shows the call): the thread pool's worker runs app!WorkCallback, which
+# allocates, prints, frees and sleeps, in that order, one call an event (user_activity.py).
+_WORK = "ntdll!TppWorkerThread+0x1a4"
+RUN_CHAINS: tuple[list[str], ...] = (
+    ["ntdll!RtlAllocateHeap", "ucrtbase!malloc+0x19", "app!WorkCallback+0x1b", _WORK],
+    ["ucrtbase!wprintf", "app!WorkCallback+0x2c", _WORK],
+    ["ntdll!RtlFreeHeap", "app!WorkCallback+0x3d", _WORK],
+    ["ntdll!NtDelayExecution", "KERNELBASE!SleepEx+0x5e", "KERNEL32!Sleep+0xa", "app!WorkCallback+0x4e", _WORK],
+)
 # the canned Child-SPs (k, ~*k): frame 0 first
 STACK_SPS: dict[str, list[int]] = {
     "break_in": [0xAFFB68, 0xAFFB70, 0xAFFBA0, 0xAFFBD0],

@@ -11,7 +11,7 @@ from kdmcp.sim.world.machine import World
 from kdmcp.sim.world.regtext import pc_location
 from kdmcp.sim.world.user import Event, _Builder, lay_loader, user_state
 
-__all__ = ["break_in", "fault"]
+__all__ = ["break_in", "fault", "load_pending", "set_current"]
 
 
 def _builder(world: World) -> _Builder:
@@ -20,7 +20,8 @@ def _builder(world: World) -> _Builder:
     return b
 
 
-def _current(world: World, address: int) -> None:
+def set_current(world: World, address: int) -> None:
+    """Thread ``address`` becomes current (cdb's prompt names it); the tables follow the model."""
     for cpu in world.processors:
         cpu.current_thread = cpu.idle_thread = address
     world.context_thread = None
@@ -39,7 +40,7 @@ def fault(world: World) -> str:
     b = _builder(world)
     assert state is not None
     proc = world.processes[0]
-    out = _load_pending(world)
+    out = load_pending(world)
     main = proc.threads[0]
     if state.faults == 0:
         # the break-in thread of an attach has returned and exited; the main thread runs on
@@ -49,7 +50,7 @@ def fault(world: World) -> str:
         main.state = "RUNNING"
     state.faults += 1
     state.event = Event(main.address, 0xC0000005, main.frames[0].site, (1, 0), state.faults == 1, dict(main.registers))
-    _current(world, main.address)
+    set_current(world, main.address)
     pid_tid = f"({proc.pid:x}.{main.tid:x})"
     if state.faults == 1:
         out += (
@@ -66,7 +67,7 @@ def _tick(value: int) -> str:
     return f"{value >> 32:08x}`{value & 0xFFFFFFFF:08x}"
 
 
-def _load_pending(world: World) -> str:
+def load_pending(world: World) -> str:
     """Map a launch's remaining images (the app runs past the loader): cdb's ``ModLoad`` lines."""
     state = user_state(world)
     b = _builder(world)
@@ -93,12 +94,14 @@ def break_in(world: World) -> str:
         ntdll!DbgBreakPoint:
         00007ffc`81a986a0 cc              int     3
     """
+    from kdmcp.sim.world import user_activity
     from kdmcp.sim.world import user_catalog as cat
 
+    user_activity.resume(world)  # a stopped thread's stack goes back to what it was doing
     state = user_state(world)
     b = _builder(world)
     assert state is not None
-    out = _load_pending(world)
+    out = load_pending(world)
     proc = world.processes[0]
     main = proc.threads[0]
     if world.name(main.frames[0].site).startswith("ntdll!LdrpDoDebuggerBreak"):
@@ -112,7 +115,7 @@ def break_in(world: World) -> str:
         b.set_stack(thread, "break_in")
     b.lay_stack(thread)
     state.event = Event(thread.address, 0x80000003, thread.frames[0].site, (0,))
-    _current(world, thread.address)
+    set_current(world, thread.address)
     return (
         out
         + f"({proc.pid:x}.{thread.tid:x}): Break instruction exception - code 80000003 (first chance)\n"
