@@ -80,7 +80,7 @@ def _row(app: KdMcpApp, session: DebuggerSession, bp: Any) -> BreakpointRow:
         unresolved=bp.unresolved, access=bp.access, size=bp.size,
         hits=_hits(session, bp.id, note.since_seq if note is not None else 0),
         condition=condition, command=command, one_shot=note.one_shot if note is not None else False,
-        thread=bp.thread if bp.thread != "0:****" or not is_kernel(session) else None,
+        thread=None if bp.thread == "0:****" else bp.thread,  # process 0, any thread: the usual filter
     )
 
 

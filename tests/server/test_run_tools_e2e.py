@@ -186,3 +186,26 @@ async def test_a_deferred_breakpoint_resolves_when_its_module_loads(tmp_path):
         assert resolved["kind"] == "deferred" and resolved["hits"] == 1
         frames = (await call("backtrace"))["record"]["frames"]
         assert any("IopLoadDriver" in (f.get("function") or "") for f in frames), frames
+
+
+async def test_run_control_in_a_user_mode_process(tmp_path):
+    # the simulated process's worker thread calls ucrtbase!malloc -> ntdll!RtlAllocateHeap first
+    # after g (kdmcp/sim/world/user_activity.py)
+    async with stdio_server(tmp_path) as call:
+        attached = await call("attach_process", pid=1234)
+        assert attached["state"] == "broken", attached
+        bp = (await call("set_breakpoint", location="ntdll!RtlAllocateHeap"))["breakpoint"]
+        assert bp["id"] == 0 and bp["address"] == "0x00007ffc81a3a7f0" and "thread" not in bp
+        refused = await call("set_breakpoint", location="ntdll!RtlFreeHeap", process="ffffe70f2d1d2080")
+        assert refused["category"] == "invalid_argument" and "kernel" in refused["message"]
+        await call("continue_go")
+        stop = await call("wait_for_stop", timeout_s=20)
+        assert stop["stop"]["breakpoint"] == 0 and stop["location"]["symbol"] == "ntdll!RtlAllocateHeap"
+        assert stop["location"]["thread_index"] == 1 and "." in stop["location"]["thread"]
+        over = await call("step")
+        assert over["location"]["symbol"] == "ntdll!RtlAllocateHeap+0x5"
+        out = await call("step", mode="out")
+        assert out["location"]["symbol"] == "ucrtbase!malloc+0x19"
+        hit = await call("run_to", location="ucrtbase!wprintf", timeout_s=20)
+        assert hit["outcome"] == "hit" and hit["location"]["symbol"] == "ucrtbase!wprintf"
+        await call("stop_kd")
