@@ -18,7 +18,7 @@ TOOL_GROUPS: dict[str, tuple[str, ...]] = {
     "session": ("start_from_state", "start_kd", "open_dump", "attach_process", "launch", "attach_local_kernel",
                 "join_remote", "share_session", "stop_kd", "list_sessions", "health_check"),
     "control": ("break_in", "continue_go", "resume_for_winrm"),
-    "commands": ("kd_command",),
+    "commands": ("kd_command", "debug_batch"),
     "inspect": ("registers", "backtrace", "modules", "processes", "analyze", "vertarget"),
     "output": ("read_output",),
 }

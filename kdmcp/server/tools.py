@@ -281,3 +281,6 @@ async def list_sessions(ctx: Ctx = None) -> Annotated[CallToolResult, models.Ses
 async def health_check(ctx: Ctx = None) -> Annotated[CallToolResult, models.HealthResult]:
     """Which debuggers are found (and their versions), whether the config and state file are valid, sessions."""
     return await run_tool(ctx, lambda c: c.app.health_check(owner=c.owner))
+
+
+from kdmcp.server import batch_tool  # noqa: E402,F401  (registers debug_batch)
