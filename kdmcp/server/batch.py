@@ -186,7 +186,8 @@ def summary_of(seen: Observed) -> str:
     state, prompt and elapsed time (``confirmed running``), else nothing."""
     if not seen.ok:
         return ""
-    lines = [line for line in seen.text.splitlines() if line.strip()]
+    # the event lines are the batch's own events (its result lists every step's)
+    lines = [line for line in seen.text.splitlines() if line.strip() and not line.startswith("[event ")]
     if not lines:
         return ""
     rest = lines[1:]
@@ -249,7 +250,8 @@ class _Batch:
 
     async def step(self, planned: PlannedStep) -> StepRecord:
         what = planned.step.what
-        self.label = f"{'always ' if planned.always else ''}step {planned.index}/{len(self.planned)} {what}"
+        of = sum(1 for p in self.planned if p.always == planned.always)
+        self.label = f"{'always ' if planned.always else ''}step {planned.index}/{of} {what}"
         ctx = cast(Context[Any, Any], _StepContext(self.ctx, self)) if self.ctx is not None else None
         try:
             result = await TOOLS[planned.step.tool_name].fn(**planned.kwargs, ctx=ctx)
