@@ -104,16 +104,17 @@ def plan(request: BatchRequest, session_id: str, surface: frozenset[str]) -> lis
             arguments = step.tool_arguments
             named = arguments.get("session_id")
             if named is not None and named != session_id:
-                raise InvalidArgument(f"{where}: a step runs on the batch's session ({session_id}), "
-                                      f"not {named!r}")
+                raise InvalidArgument(f"{where}: a step runs on the batch's session ({session_id}), not {named!r}")
             meta = metadata[name]
             known = {f.alias or n for n, f in meta.arg_model.model_fields.items()}
             unknown = sorted(set(arguments) - known)
             if unknown:
                 # The SDK would ignore them; in a batch a misspelt argument is a step that does
                 # something else than meant, found only after the steps before it ran.
-                raise InvalidArgument(f"{where}: {name} has no argument {', '.join(map(repr, unknown))} "
-                                      f"(its arguments: {', '.join(sorted(known))})")
+                raise InvalidArgument(
+                    f"{where}: {name} has no argument {', '.join(map(repr, unknown))} "
+                    f"(its arguments: {', '.join(sorted(known))})"
+                )
             try:
                 kwargs = meta.validate_arguments({**arguments, "session_id": session_id})
             except ValidationError as exc:
@@ -123,8 +124,9 @@ def plan(request: BatchRequest, session_id: str, surface: frozenset[str]) -> lis
     return planned
 
 
-def parse_request(steps: list[dict[str, Any]], always: list[dict[str, Any]] | None,
-                  restore: dict[str, Any] | None) -> BatchRequest:
+def parse_request(
+    steps: list[dict[str, Any]], always: list[dict[str, Any]] | None, restore: dict[str, Any] | None
+) -> BatchRequest:
     try:
         return BatchRequest.model_validate({"steps": steps, "always": always or [], "restore": restore or {}})
     except ValidationError as exc:
@@ -197,7 +199,7 @@ def summary_of(seen: Observed) -> str:
         plain = header({k: v for k, v in seen.data.items() if k in ("session_id", "state", "prompt", "elapsed_ms")})
         extra = lines[0].removeprefix(plain[:-1]).strip().removesuffix("]").strip()
         line = " ".join(word for word in extra.split() if word != "unparsed")
-    return line if len(line) <= SUMMARY_CHARS else line[:SUMMARY_CHARS - 1] + "…"
+    return line if len(line) <= SUMMARY_CHARS else line[: SUMMARY_CHARS - 1] + "…"
 
 
 # --------------------------------------------------------------------------- running
@@ -217,8 +219,9 @@ class _StepContext:
 
     async def report_progress(self, progress: float, total: float | None = None, message: str | None = None) -> None:
         label = self._batch.label
-        await self._ctx.report_progress(time.monotonic() - self._batch.t0, self._batch.timeout_s,
-                                        f"{label}: {message}" if message else label)
+        await self._ctx.report_progress(
+            time.monotonic() - self._batch.t0, self._batch.timeout_s, f"{label}: {message}" if message else label
+        )
 
 
 @dataclass
@@ -265,14 +268,27 @@ class _Batch:
         miss = unmet(planned.expect, seen)
         error = None if seen.ok else StepError(category=str(seen.category), message=str(seen.data.get("message")))
         output_id = seen.data.get("output_id")
-        return StepRecord(index=planned.index, what=what, always=planned.always, ok=miss is None, error=error,
-                          unmet=miss, summary=summary_of(seen), output_id=output_id)
+        return StepRecord(
+            index=planned.index,
+            what=what,
+            always=planned.always,
+            ok=miss is None,
+            error=error,
+            unmet=miss,
+            summary=summary_of(seen),
+            output_id=output_id,
+        )
 
     def interrupted(self, planned: PlannedStep) -> StepRecord:
         """The step that was running when the batch's time ran out or the client cancelled it
         (``execute`` says which, once it knows)."""
-        return StepRecord(index=planned.index, what=planned.step.what, always=planned.always, ok=False,
-                          error=StepError(category="cancelled", message="interrupted"))
+        return StepRecord(
+            index=planned.index,
+            what=planned.step.what,
+            always=planned.always,
+            ok=False,
+            error=StepError(category="cancelled", message="interrupted"),
+        )
 
 
 async def _run_steps(batch: _Batch, steps: Iterable[PlannedStep]) -> int | None:
@@ -309,8 +325,8 @@ async def _epilogue(batch: _Batch, outcome: Outcome) -> tuple[list[str], list[st
         if outcome != "committed" and batch.snapshot is not None:
             with anyio.move_on_after(ROLLBACK_BOUND_S) as scope:
                 done, more = await anyio.to_thread.run_sync(
-                    batch_rollback.rollback, batch.ran(), batch.snapshot, batch.request.restore,
-                    abandon_on_cancel=True)
+                    batch_rollback.rollback, batch.ran(), batch.snapshot, batch.request.restore, abandon_on_cancel=True
+                )
                 missed += more
             if scope.cancelled_caught:
                 missed.append(f"rollback: cut off after {ROLLBACK_BOUND_S:g}s")
@@ -339,20 +355,32 @@ async def execute(batch: _Batch) -> BatchResult:
     except anyio.get_cancelled_exc_class() as exc:
         outcome, cancelled = "cancelled", exc
     last = batch.records[-1] if batch.records else None
-    if outcome in ("timed_out", "cancelled") and last is not None and last.error is not None \
-            and last.error.message == "interrupted":
+    if (
+        outcome in ("timed_out", "cancelled")
+        and last is not None
+        and last.error is not None
+        and last.error.message == "interrupted"
+    ):
         ran_out = f"the batch's timeout_s ({batch.timeout_s:g}s) ran out"
-        last.error = (StepError(category="cancelled", message="the client cancelled the batch") if cancelled
-                      else StepError(category="timeout", message=ran_out))
+        last.error = (
+            StepError(category="cancelled", message="the client cancelled the batch")
+            if cancelled
+            else StepError(category="timeout", message=ran_out)
+        )
         failed = last.index
     done, missed = await _epilogue(batch, outcome)
     session = batch.session
     result = BatchResult(
-        session_id=session.session_id, state=session.state,
+        session_id=session.session_id,
+        state=session.state,
         prompt=session.prompt.text if session.prompt is not None else None,
         events=[*batch.events, *batch.app.new_events(session)],
         elapsed_ms=round((time.monotonic() - batch.t0) * 1000, 3),
-        outcome=outcome, failed_step=failed, steps=batch.records, rolled_back=done, not_rolled_back=missed,
+        outcome=outcome,
+        failed_step=failed,
+        steps=batch.records,
+        rolled_back=done,
+        not_rolled_back=missed,
     )
     if cancelled is not None:
         log.info("debug_batch on %s cancelled: rolled back %s; not rolled back %s", session.session_id, done, missed)
@@ -360,8 +388,14 @@ async def execute(batch: _Batch) -> BatchResult:
     return result
 
 
-async def run_batch(ctx: Context[Any, Any] | None, steps: list[dict[str, Any]], always: list[dict[str, Any]] | None,
-                    restore: dict[str, Any] | None, timeout_s: float, session_id: str | None) -> CallToolResult:
+async def run_batch(
+    ctx: Context[Any, Any] | None,
+    steps: list[dict[str, Any]],
+    always: list[dict[str, Any]] | None,
+    restore: dict[str, Any] | None,
+    timeout_s: float,
+    session_id: str | None,
+) -> CallToolResult:
     """The tool's body: validate everything, snapshot, run, and serve the result (or the refusal)."""
     app = app_of(ctx)
     headers = ctx.headers if ctx is not None else None
@@ -370,8 +404,16 @@ async def run_batch(ctx: Context[Any, Any] | None, steps: list[dict[str, Any]], 
         request = parse_request(steps, always, restore)
         session = await anyio.to_thread.run_sync(lambda: app.session(session_id, owner))
         planned = plan(request, session.session_id, surface_of(app.options, headers))
-        batch = _Batch(app, session, owner, request, planned, timeout_s, ctx,
-                       snapshot=batch_rollback.Snapshot(started_broken=session.state == SessionState.broken))
+        batch = _Batch(
+            app,
+            session,
+            owner,
+            request,
+            planned,
+            timeout_s,
+            ctx,
+            snapshot=batch_rollback.Snapshot(started_broken=session.state == SessionState.broken),
+        )
         await batch.ensure_snapshot()  # a batch that cannot take its snapshot runs nothing
     except KdMcpError as exc:
         return from_exception(exc, app.redactor)

@@ -18,8 +18,19 @@ from kdmcp.errors import ErrorCategory
 from kdmcp.server import models
 from kdmcp.server.toolkit import Address
 
-__all__ = ["MAX_RESTORE_BYTES", "MAX_STEPS", "BatchRequest", "BatchResult", "Expect", "MemoryRange", "Restore",
-           "Step", "StepError", "StepRecord", "text"]
+__all__ = [
+    "MAX_RESTORE_BYTES",
+    "MAX_STEPS",
+    "BatchRequest",
+    "BatchResult",
+    "Expect",
+    "MemoryRange",
+    "Restore",
+    "Step",
+    "StepError",
+    "StepRecord",
+    "text",
+]
 
 MAX_STEPS = 50
 MAX_RESTORE_BYTES = 4096
@@ -34,10 +45,14 @@ class Expect(BaseModel):
     ok: bool | None = None
     error: ErrorCategory | None = Field(default=None, description="an error of this category (implies ok: false)")
     state: SessionState | None = Field(default=None, description="the session's state after the step")
-    contains: str | None = Field(default=None, min_length=1, max_length=1000,
-                                 description="text the result's text block (or error message) holds")
-    fields: dict[str, Any] | None = Field(default=None, description="top-level structuredContent fields and "
-                                          "their values (an error's fields: category, message, state…)")
+    contains: str | None = Field(
+        default=None, min_length=1, max_length=1000, description="text the result's text block (or error message) holds"
+    )
+    fields: dict[str, Any] | None = Field(
+        default=None,
+        description="top-level structuredContent fields and "
+        "their values (an error's fields: category, message, state…)",
+    )
 
     @model_validator(mode="after")
     def _consistent(self) -> Self:
@@ -134,11 +149,11 @@ class BatchResult(models.SessionResult):
     failed_step: int | None = Field(default=None, description="the step that failed or was running at the end")
     steps: list[StepRecord] = Field(default_factory=list)
     rolled_back: list[str] = Field(default_factory=list, description="the rollback's actions, in order")
-    not_rolled_back: list[str] = Field(default_factory=list,
-                                       description="what the rollback could not undo, and why")
+    not_rolled_back: list[str] = Field(default_factory=list, description="what the rollback could not undo, and why")
 
 
 # ------------------------------------------------------------------------ text block
+
 
 def _step_line(step: dict[str, Any]) -> str:
     where = f"always {step['index']}" if step.get("always") else str(step["index"])

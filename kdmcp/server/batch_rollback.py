@@ -24,13 +24,40 @@ log = logging.getLogger(__name__)
 
 # The registers ``r`` sets that make up a thread's integer context: what a batch's
 # ``r rax=…`` changes. Segments and the x87/SSE state are not written back.
-GENERAL_REGISTERS = ("rax", "rbx", "rcx", "rdx", "rsi", "rdi", "rbp", "rsp", "r8", "r9", "r10", "r11", "r12",
-                     "r13", "r14", "r15", "rip", "eax", "ebx", "ecx", "edx", "esi", "edi", "ebp", "esp", "eip",
-                     "efl")
+GENERAL_REGISTERS = (
+    "rax",
+    "rbx",
+    "rcx",
+    "rdx",
+    "rsi",
+    "rdi",
+    "rbp",
+    "rsp",
+    "r8",
+    "r9",
+    "r10",
+    "r11",
+    "r12",
+    "r13",
+    "r14",
+    "r15",
+    "rip",
+    "eax",
+    "ebx",
+    "ecx",
+    "edx",
+    "esi",
+    "edi",
+    "ebp",
+    "esp",
+    "eip",
+    "efl",
+)
 # The events that say the target stopped after running: after one, the registers of the
 # snapshot describe a moment that is gone (engine/events.py).
-RAN_EVENTS = frozenset({"break_in", "breakpoint", "exception", "bugcheck", "step", "reboot", "reconnecting",
-                        "transport_lost"})
+RAN_EVENTS = frozenset(
+    {"break_in", "breakpoint", "exception", "bugcheck", "step", "reboot", "reconnecting", "transport_lost"}
+)
 # One bound for each rollback command: the rollback itself runs shielded from cancellation.
 ROLLBACK_COMMAND_S = 15.0
 # eb takes at most this many values a line here (kd reads long lists; a short line reads better in a log).

@@ -18,14 +18,23 @@ DEFAULT_TIMEOUT_S = 120.0
 
 @tool(destroys("Run steps as one batch, rolled back on failure"))
 async def debug_batch(
-    steps: Annotated[list[dict[str, Any]], Field(
-        description='in order: {"tool": NAME, "arguments": {...}} or {"command": "kd text"}, each with optional '
-                    '"expect": {"ok"|"error": CATEGORY|"state"|"contains": TEXT|"fields": {...}} (default: ok)',
-        min_length=1, max_length=MAX_STEPS)],
-    always: Annotated[list[dict[str, Any]] | None, Field(
-        description="steps run after the others on every path, before the rollback", max_length=MAX_STEPS)] = None,
-    restore: Annotated[dict[str, Any] | None, Field(
-        description='also roll back: {"registers": true, "memory": [{"address": A, "length": N<=4096}]}')] = None,
+    steps: Annotated[
+        list[dict[str, Any]],
+        Field(
+            description='in order: {"tool": NAME, "arguments": {...}} or {"command": "kd text"}, each with optional '
+            '"expect": {"ok"|"error": CATEGORY|"state"|"contains": TEXT|"fields": {...}} (default: ok)',
+            min_length=1,
+            max_length=MAX_STEPS,
+        ),
+    ],
+    always: Annotated[
+        list[dict[str, Any]] | None,
+        Field(description="steps run after the others on every path, before the rollback", max_length=MAX_STEPS),
+    ] = None,
+    restore: Annotated[
+        dict[str, Any] | None,
+        Field(description='also roll back: {"registers": true, "memory": [{"address": A, "length": N<=4096}]}'),
+    ] = None,
     timeout_s: Annotated[float, Field(description="bound on the steps", gt=0, le=3600)] = DEFAULT_TIMEOUT_S,
     session_id: SessionId = None,
     ctx: Ctx = None,

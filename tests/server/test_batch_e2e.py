@@ -33,8 +33,9 @@ UNHIT = ("nt!NtWriteFile", "nt!KeBugCheckEx")
 
 
 @asynccontextmanager
-async def kernel_session(tmp_path: Path, policy: str = "standard",
-                         scenario_name: str | None = None) -> AsyncIterator[tuple[Client, Call]]:
+async def kernel_session(
+    tmp_path: Path, policy: str = "standard", scenario_name: str | None = None
+) -> AsyncIterator[tuple[Client, Call]]:
     """A stdio server under ``policy`` and one KDNET session broken in at its initial break."""
     config = tmp_path / "kdmcp.yaml"
     config.write_text(f"policy: {policy}\n")
@@ -86,18 +87,27 @@ async def test_a_batch_that_fails_midway_leaves_no_breakpoint_and_the_target_as_
     async with kernel_session(tmp_path) as (_, call):
         before = await where(call)
         assert await breakpoints(call) == []
-        result = await call("debug_batch", steps=[
-            {"command": f"bp {UNHIT[0]}"},
-            {"tool": "kd_command", "arguments": {"command": f"bp {UNHIT[1]}"}},
-            {"tool": "continue_go"},
-            {"command": "r"},  # the target runs: target_running, the batch fails here
-            {"command": ".echo never-run"},
-        ], always=[{"tool": "read_output", "arguments": {"limit": 16}}])
+        result = await call(
+            "debug_batch",
+            steps=[
+                {"command": f"bp {UNHIT[0]}"},
+                {"tool": "kd_command", "arguments": {"command": f"bp {UNHIT[1]}"}},
+                {"tool": "continue_go"},
+                {"command": "r"},  # the target runs: target_running, the batch fails here
+                {"command": ".echo never-run"},
+            ],
+            always=[{"tool": "read_output", "arguments": {"limit": 16}}],
+        )
         assert not result["_is_error"], result
         assert result["outcome"] == "failed" and result["failed_step"] == 4
         steps = result["steps"]
         assert [(s["index"], s["ok"], s.get("always", False)) for s in steps] == [
-            (1, True, False), (2, True, False), (3, True, False), (4, False, False), (1, True, True)]
+            (1, True, False),
+            (2, True, False),
+            (3, True, False),
+            (4, False, False),
+            (1, True, True),
+        ]
         assert steps[3]["error"]["category"] == "target_running"
         assert steps[3]["unmet"] == "expected ok, got error[target_running]"
         assert steps[2]["summary"] == "confirmed running"
@@ -115,10 +125,14 @@ async def test_a_batch_that_fails_midway_leaves_no_breakpoint_and_the_target_as_
 
 async def test_a_committed_batch_keeps_its_breakpoints_and_rolls_nothing_back(tmp_path):
     async with kernel_session(tmp_path) as (_, call):
-        result = await call("debug_batch", steps=[
-            {"command": f"bp {UNHIT[0]}"},
-            {"command": "bl", "expect": {"contains": UNHIT[0], "fields": {"state": "broken"}}},
-        ], always=[{"command": ".echo always-committed"}])
+        result = await call(
+            "debug_batch",
+            steps=[
+                {"command": f"bp {UNHIT[0]}"},
+                {"command": "bl", "expect": {"contains": UNHIT[0], "fields": {"state": "broken"}}},
+            ],
+            always=[{"command": ".echo always-committed"}],
+        )
         assert result["outcome"] == "committed", result
         assert "failed_step" not in result and "rolled_back" not in result
         assert [s["ok"] for s in result["steps"]] == [True, True, True]
@@ -128,17 +142,23 @@ async def test_a_committed_batch_keeps_its_breakpoints_and_rolls_nothing_back(tm
 
 async def test_expect_variants(tmp_path):
     async with kernel_session(tmp_path) as (_, call):
-        result = await call("debug_batch", steps=[
-            {"command": "!hang", "expect": {"error": "policy_denied"}},  # an unknown extension: standard denies it
-            {"tool": "registers", "arguments": {"register": "rip"},
-             "expect": {"contains": "rip=", "state": "broken", "fields": {"state": "broken"}}},
-            {"command": "bp nt!NoSuchRoutineAnywhere", "expect": {"ok": True}},
-            {"tool": "continue_go", "expect": {"fields": {"confirmed": "running"}, "state": "running"}},
-            {"command": "r", "expect": {"ok": False}},
-            {"command": "r", "expect": {"error": "target_running", "contains": "break in"}},
-            {"tool": "break_in", "expect": {"state": "running"}},  # it stops the target: unmet
-            {"command": ".echo never-run"},
-        ])
+        result = await call(
+            "debug_batch",
+            steps=[
+                {"command": "!hang", "expect": {"error": "policy_denied"}},  # an unknown extension: standard denies it
+                {
+                    "tool": "registers",
+                    "arguments": {"register": "rip"},
+                    "expect": {"contains": "rip=", "state": "broken", "fields": {"state": "broken"}},
+                },
+                {"command": "bp nt!NoSuchRoutineAnywhere", "expect": {"ok": True}},
+                {"tool": "continue_go", "expect": {"fields": {"confirmed": "running"}, "state": "running"}},
+                {"command": "r", "expect": {"ok": False}},
+                {"command": "r", "expect": {"error": "target_running", "contains": "break in"}},
+                {"tool": "break_in", "expect": {"state": "running"}},  # it stops the target: unmet
+                {"command": ".echo never-run"},
+            ],
+        )
         assert result["outcome"] == "failed" and result["failed_step"] == 7, result
         assert [s["ok"] for s in result["steps"]] == [True] * 6 + [False]
         assert result["steps"][0]["error"]["category"] == "policy_denied"
@@ -155,17 +175,24 @@ async def test_steps_the_read_only_policy_denies(tmp_path):
         assert denied["steps"][1]["error"]["category"] == "policy_denied"
         go = await call("debug_batch", steps=[{"tool": "continue_go"}])
         assert go["steps"][0]["error"]["category"] == "policy_denied"
-        expected = await call("debug_batch", steps=[
-            {"command": f"bp {UNHIT[0]}", "expect": {"error": "policy_denied"}}, {"command": "bl"}])
+        expected = await call(
+            "debug_batch",
+            steps=[{"command": f"bp {UNHIT[0]}", "expect": {"error": "policy_denied"}}, {"command": "bl"}],
+        )
         assert expected["outcome"] == "committed"
         assert await where(call) == ("broken", "0xfffff80062a05c20")
 
 
 async def test_session_tools_and_unknown_tools_are_refused_before_anything_runs(tmp_path):
     async with kernel_session(tmp_path) as (_, call):
-        for bad in ({"tool": "stop_kd"}, {"tool": "share_session"}, {"tool": "debug_batch"},
-                    {"tool": "start_from_state"}, {"tool": "no_such_tool"},
-                    {"tool": "kd_command", "arguments": {"command": "bl", "session_id": "s9"}}):
+        for bad in (
+            {"tool": "stop_kd"},
+            {"tool": "share_session"},
+            {"tool": "debug_batch"},
+            {"tool": "start_from_state"},
+            {"tool": "no_such_tool"},
+            {"tool": "kd_command", "arguments": {"command": "bl", "session_id": "s9"}},
+        ):
             refused = await call("debug_batch", steps=[{"command": f"bp {UNHIT[0]}"}, bad])
             assert refused["_is_error"] and refused["category"] == "invalid_argument", refused
             assert refused["message"].startswith("steps[2]: ")
@@ -178,11 +205,15 @@ async def test_registers_and_memory_are_restored_when_asked(tmp_path):
     async with kernel_session(tmp_path) as (_, call):
         rax = (await call("registers", register="rax"))["record"]["registers"]["rax"]
         stack = (await call("kd_command", command="db @rsp L10"))["output"]
-        result = await call("debug_batch", steps=[
-            {"command": "r rax=0x1234"},
-            {"command": "eb @rsp+2 11 22 33"},
-            {"command": "r rax", "expect": {"contains": "rax=0000000000009999"}},
-        ], restore={"registers": True, "memory": [{"address": "@rsp", "length": 16}]})
+        result = await call(
+            "debug_batch",
+            steps=[
+                {"command": "r rax=0x1234"},
+                {"command": "eb @rsp+2 11 22 33"},
+                {"command": "r rax", "expect": {"contains": "rax=0000000000009999"}},
+            ],
+            restore={"registers": True, "memory": [{"address": "@rsp", "length": 16}]},
+        )
         assert result["outcome"] == "failed" and result["failed_step"] == 3
         undone = result["rolled_back"]
         assert undone[0] == "r rax=0x0" and len(undone) == 2
@@ -197,14 +228,18 @@ async def test_registers_and_memory_are_restored_when_asked(tmp_path):
 async def test_a_batch_that_times_out_is_rolled_back(tmp_path):
     async with kernel_session(tmp_path, policy="full", scenario_name="faults") as (_, call):
         before = await where(call)
-        result = await call("debug_batch", steps=[
-            {"command": f"bp {UNHIT[0]}"},
-            {"command": "!hang"},  # prints, then never prompts until Ctrl+C
-            {"command": ".echo never-run"},
-        ], always=[{"command": ".echo always-timed-out"}], timeout_s=1.5)
+        result = await call(
+            "debug_batch",
+            steps=[
+                {"command": f"bp {UNHIT[0]}"},
+                {"command": "!hang"},  # prints, then never prompts until Ctrl+C
+                {"command": ".echo never-run"},
+            ],
+            always=[{"command": ".echo always-timed-out"}],
+            timeout_s=1.5,
+        )
         assert result["outcome"] == "timed_out" and result["failed_step"] == 2, result
-        assert result["steps"][1]["error"] == {"category": "timeout",
-                                               "message": "the batch's timeout_s (1.5s) ran out"}
+        assert result["steps"][1]["error"] == {"category": "timeout", "message": "the batch's timeout_s (1.5s) ran out"}
         assert result["steps"][2]["always"] and result["steps"][2]["ok"]
         assert result["rolled_back"] == ["bc 0"]
         assert await breakpoints(call) == []
@@ -227,10 +262,15 @@ async def test_a_cancelled_batch_runs_always_and_rolls_back(tmp_path):
             async with anyio.create_task_group() as tg:
 
                 async def batch() -> None:
-                    await client.call_tool("debug_batch", {
-                        "steps": [{"command": f"bp {UNHIT[0]}"}, {"command": "!hang"}],
-                        "always": [{"command": ".echo always-cancelled"}], "timeout_s": 60,
-                    }, progress_callback=on_progress)
+                    await client.call_tool(
+                        "debug_batch",
+                        {
+                            "steps": [{"command": f"bp {UNHIT[0]}"}, {"command": "!hang"}],
+                            "always": [{"command": ".echo always-cancelled"}],
+                            "timeout_s": 60,
+                        },
+                        progress_callback=on_progress,
+                    )
 
                 tg.start_soon(batch)
                 await progressed.wait()  # step 2 is hanging inside the server
