@@ -14,7 +14,6 @@ from dataclasses import dataclass, field
 
 from kdmcp.engine import DebuggerSession, SessionState
 from kdmcp.errors import KdMcpError
-from kdmcp.parse.models import BreakpointsRecord, MemoryRecord, RegistersRecord
 from kdmcp.server.batch_models import Restore
 from kdmcp.server.typed import Ran
 
@@ -77,7 +76,13 @@ class Snapshot:
     memory: list[tuple[int, list[int | None]]] = field(default_factory=list)  # (address, bytes; None: ??)
 
 
+# The record models are imported where they are read, not at import time: serving the tools builds
+# no record model before the first command (docs/performance.md, "Cold start").
+
+
 def _breakpoints(ran: Ran) -> dict[int, bool]:
+    from kdmcp.parse.models import BreakpointsRecord
+
     record = ran.record("bl", show=False)
     if not isinstance(record, BreakpointsRecord):
         return {}
@@ -85,6 +90,8 @@ def _breakpoints(ran: Ran) -> dict[int, bool]:
 
 
 def _registers(ran: Ran) -> dict[str, int]:
+    from kdmcp.parse.models import RegistersRecord
+
     record = ran.record("r", show=False)
     if not isinstance(record, RegistersRecord):
         return {}
@@ -93,6 +100,8 @@ def _registers(ran: Ran) -> dict[str, int]:
 
 def _bytes(ran: Ran, address: str, length: int) -> tuple[int, list[int | None]] | None:
     """``db ADDRESS L0xN``: its first row's address and the bytes (None where kd shows ``??``)."""
+    from kdmcp.parse.models import MemoryRecord
+
     record = ran.record(f"db {address} L{length:#x}", show=False)
     if not isinstance(record, MemoryRecord) or not record.rows:
         return None

@@ -283,4 +283,4 @@ async def health_check(ctx: Ctx = None) -> Annotated[CallToolResult, models.Heal
     return await run_tool(ctx, lambda c: c.app.health_check(owner=c.owner))
 
 
-from kdmcp.server import batch_tool  # noqa: E402,F401  (registers debug_batch)
+from kdmcp.server.batch_tool import debug_batch  # noqa: E402,F401  (registers it)
