@@ -19,7 +19,7 @@ TOOL_GROUPS: dict[str, tuple[str, ...]] = {
                 "join_remote", "share_session", "stop_kd", "list_sessions", "health_check"),
     "control": ("break_in", "continue_go", "resume_for_winrm", "set_breakpoint", "clear_breakpoints", "step", "run_to",
                 "wait_for_stop"),
-    "commands": ("kd_command",),
+    "commands": ("kd_command", "debug_batch"),
     "inspect": ("registers", "backtrace", "modules", "processes", "analyze", "vertarget", "breakpoints", "location"),
     "output": ("read_output",),
 }

@@ -52,6 +52,7 @@ from kdmcp.server.toolkit import (
 )
 
 __all__ = ["TOOLS", "attach_local_kernel", "attach_process", "breakpoints", "build_server", "clear_breakpoints",
+           "debug_batch",
            "join_remote", "launch", "location", "open_dump", "run_to", "set_breakpoint", "share_session",
            "start_from_state", "start_kd", "step", "wait_for_stop"]
 
@@ -285,6 +286,7 @@ async def health_check(ctx: Ctx = None) -> Annotated[CallToolResult, models.Heal
 
 
 # The typed run-control and inspection tools (issue 15) register after these, in their own modules.
+from kdmcp.server.batch_tool import debug_batch  # noqa: E402  (registers it)
 from kdmcp.server.run_tools import (  # noqa: E402  (registers its tools after these)
     breakpoints,
     clear_breakpoints,
