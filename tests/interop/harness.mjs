@@ -244,6 +244,12 @@ async function runControl(t) {
   await expectOk(t, "location");
   await expectOk(t, "run_to", { location: "nt!NtReadFile", timeout_s: 20 });
   await expectError(t, "set_breakpoint", { location: "a b" }, "invalid_argument");
+  const batch = await expectOk(t, "debug_batch", { steps: [
+    { tool: "set_breakpoint", arguments: { location: "nt!NtWriteFile" } },
+    { command: "bl", expect: { contains: "no such text" } },
+  ] });
+  check(`${t.label}: a failed debug_batch rolls its breakpoint back`, batch.outcome === "failed"
+    && JSON.stringify(batch.rolled_back ?? []).includes("bc"), JSON.stringify(batch));
   await expectOk(t, "clear_breakpoints", { all: true });
   await expectOk(t, "stop_kd");
 }
