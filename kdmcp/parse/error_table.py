@@ -28,17 +28,52 @@ ErrorKind = Literal["ntstatus", "hresult", "win32"]
 _SEVERITY = ("success", "informational", "warning", "error")
 # [MS-ERREF] 2.1.2 HRESULT facility codes (the common ones)
 HRESULT_FACILITIES = {
-    0: "NULL", 1: "RPC", 2: "DISPATCH", 3: "STORAGE", 4: "ITF", 7: "WIN32", 8: "WINDOWS", 9: "SECURITY",
-    10: "CONTROL", 11: "CERT", 12: "INTERNET", 13: "MEDIASERVER", 14: "MSMQ", 15: "SETUPAPI", 16: "SCARD",
-    17: "COMPLUS", 19: "URT", 23: "SXS", 25: "HTTP", 32: "BACKGROUNDCOPY", 36: "WINDOWSUPDATE",
-    37: "DIRECTORYSERVICE", 38: "GRAPHICS", 39: "SHELL", 40: "TPM_SERVICES", 41: "TPM_SOFTWARE", 49: "FVE",
-    50: "FWP", 51: "WINRM", 52: "NDIS", 57: "BCD",
+    0: "NULL",
+    1: "RPC",
+    2: "DISPATCH",
+    3: "STORAGE",
+    4: "ITF",
+    7: "WIN32",
+    8: "WINDOWS",
+    9: "SECURITY",
+    10: "CONTROL",
+    11: "CERT",
+    12: "INTERNET",
+    13: "MEDIASERVER",
+    14: "MSMQ",
+    15: "SETUPAPI",
+    16: "SCARD",
+    17: "COMPLUS",
+    19: "URT",
+    23: "SXS",
+    25: "HTTP",
+    32: "BACKGROUNDCOPY",
+    36: "WINDOWSUPDATE",
+    37: "DIRECTORYSERVICE",
+    38: "GRAPHICS",
+    39: "SHELL",
+    40: "TPM_SERVICES",
+    41: "TPM_SOFTWARE",
+    49: "FVE",
+    50: "FWP",
+    51: "WINRM",
+    52: "NDIS",
+    57: "BCD",
 }
 # ntstatus.h FACILITY_* values (the common ones)
 NTSTATUS_FACILITIES = {
-    1: "DEBUGGER", 2: "RPC_RUNTIME", 3: "RPC_STUBS", 4: "IO_ERROR_CODE", 7: "NTWIN32", 0x19: "TRANSACTION",
-    0x1A: "COMMONLOG", 0x1C: "FILTER_MANAGER", 0x20: "DRIVER_FRAMEWORK", 0x21: "FVE_ERROR_CODE",
-    0x22: "FWP_ERROR_CODE", 0x23: "NDIS_ERROR_CODE",
+    1: "DEBUGGER",
+    2: "RPC_RUNTIME",
+    3: "RPC_STUBS",
+    4: "IO_ERROR_CODE",
+    7: "NTWIN32",
+    0x19: "TRANSACTION",
+    0x1A: "COMMONLOG",
+    0x1C: "FILTER_MANAGER",
+    0x20: "DRIVER_FRAMEWORK",
+    0x21: "FVE_ERROR_CODE",
+    0x22: "FWP_ERROR_CODE",
+    0x23: "NDIS_ERROR_CODE",
 }
 _VALUE_RE = re.compile(r"^(?:(?P<hex>0x[0-9a-f`]+)|(?P<dec>-?\d+|0n\d+)|(?P<bare>[0-9a-f`]+))$", re.IGNORECASE)
 
@@ -70,7 +105,7 @@ def _table() -> dict[tuple[str, int], tuple[str, str]]:
     for line in Path(__file__).with_name("error_table.txt").read_text(encoding="utf-8").splitlines():
         if not line.strip() or line.startswith("#"):
             continue
-        kind, value, name, message = (line.split("\t") + ["", ""])[:4]
+        kind, value, name, message = [*line.split("\t"), "", ""][:4]
         rows[(kind, int(value, 16))] = (name, message.strip())
     return rows
 
@@ -121,12 +156,22 @@ def decode(value: int, kind: ErrorKind | None = None) -> Decoded:
     name, message = known if known else (None, None)
     code = value & 0xFFFF
     if kind == "win32":
-        return Decoded(value, "win32", "error" if value else "success", 7, code, "WIN32", name=name,
-                       message=message or None)
+        return Decoded(
+            value, "win32", "error" if value else "success", 7, code, "WIN32", name=name, message=message or None
+        )
     if kind == "ntstatus":
         facility = (value >> 16) & 0xFFF
-        return Decoded(value, "ntstatus", _SEVERITY[value >> 30], facility, code, NTSTATUS_FACILITIES.get(facility),
-                       bool(value & 0x20000000), name, message or None)
+        return Decoded(
+            value,
+            "ntstatus",
+            _SEVERITY[value >> 30],
+            facility,
+            code,
+            NTSTATUS_FACILITIES.get(facility),
+            bool(value & 0x20000000),
+            name,
+            message or None,
+        )
     facility = (value >> 16) & 0x7FF
     win32 = code if facility == 7 and value & 0x80000000 and not value & 0x10000000 else None
     ntstatus = value & ~0x10000000 if value & 0x10000000 else None
@@ -134,5 +179,16 @@ def decode(value: int, kind: ErrorKind | None = None) -> Decoded:
         name, message = f"HRESULT_FROM_WIN32({inner[0]})", inner[1]
     if known is None and ntstatus is not None and (inner := lookup("ntstatus", ntstatus)) is not None:
         name, message = f"HRESULT_FROM_NT({inner[0]})", inner[1]
-    return Decoded(value, "hresult", "error" if value & 0x80000000 else "success", facility, code,
-                   HRESULT_FACILITIES.get(facility), bool(value & 0x20000000), name, message or None, win32, ntstatus)
+    return Decoded(
+        value,
+        "hresult",
+        "error" if value & 0x80000000 else "success",
+        facility,
+        code,
+        HRESULT_FACILITIES.get(facility),
+        bool(value & 0x20000000),
+        name,
+        message or None,
+        win32,
+        ntstatus,
+    )

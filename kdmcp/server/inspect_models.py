@@ -13,9 +13,22 @@ from pydantic import BaseModel, Field
 
 from kdmcp.server.models import TypedResult
 
-__all__ = ["DecodeErrorResult", "DisassembleResult", "EvaluateResult", "ExceptionResult", "FieldNode",
-           "Instruction", "LookupResult", "MemoryResult", "MemoryRow", "ReadTypeResult", "SymbolPathResult",
-           "SymbolRow", "ThreadRow", "ThreadsResult"]
+__all__ = [
+    "DecodeErrorResult",
+    "DisassembleResult",
+    "EvaluateResult",
+    "ExceptionResult",
+    "FieldNode",
+    "Instruction",
+    "LookupResult",
+    "MemoryResult",
+    "MemoryRow",
+    "ReadTypeResult",
+    "SymbolPathResult",
+    "SymbolRow",
+    "ThreadRow",
+    "ThreadsResult",
+]
 
 
 class ThreadRow(BaseModel):

@@ -27,17 +27,39 @@ from kdmcp.server.inspect_models import (
 )
 from kdmcp.server.toolkit import Address, Ctx, SessionId, destroys, reads, tool
 
-__all__ = ["decode_error", "disassemble", "evaluate", "exception", "lookup_symbol", "read_memory", "read_type",
-           "set_symbol_path", "threads"]
+__all__ = [
+    "decode_error",
+    "disassemble",
+    "evaluate",
+    "exception",
+    "lookup_symbol",
+    "read_memory",
+    "read_type",
+    "set_symbol_path",
+    "threads",
+]
 
-Word = Annotated[str, Field(description="a symbol or type name, wildcards allowed: nt!NtCreate*", min_length=1,
-                            max_length=256, pattern=r'^[^\s;"]+$')]
+Word = Annotated[
+    str,
+    Field(
+        description="a symbol or type name, wildcards allowed: nt!NtCreate*",
+        min_length=1,
+        max_length=256,
+        pattern=r'^[^\s;"]+$',
+    ),
+]
 
 
 @tool(reads("List threads"))
 async def threads(
-    process: Annotated[str | None, Field(description="kernel: an EPROCESS (default: the current one)",
-                                         max_length=24, pattern=r"^(?:0x)?[0-9a-fA-F`]{1,20}$")] = None,
+    process: Annotated[
+        str | None,
+        Field(
+            description="kernel: an EPROCESS (default: the current one)",
+            max_length=24,
+            pattern=r"^(?:0x)?[0-9a-fA-F`]{1,20}$",
+        ),
+    ] = None,
     session_id: SessionId = None,
     ctx: Ctx = None,
 ) -> Annotated[CallToolResult, ThreadsResult]:
@@ -49,14 +71,17 @@ async def threads(
 async def read_memory(
     address: Address,
     length: Annotated[int, Field(description="bytes to read", ge=1, le=65536)] = 128,
-    format: Annotated[Literal["bytes", "dwords", "qwords", "pointers", "ascii", "unicode"],
-                      Field(description="db, dd, dq, dps, da, du")] = "bytes",
+    format: Annotated[
+        Literal["bytes", "dwords", "qwords", "pointers", "ascii", "unicode"],
+        Field(description="db, dd, dq, dps, da, du"),
+    ] = "bytes",
     session_id: SessionId = None,
     ctx: Ctx = None,
 ) -> Annotated[CallToolResult, MemoryResult]:
     """Memory as rows (db/dd/dq/dps/da/du); unreadable rows are marked, not an error."""
-    return await run_tool(ctx, lambda c: inspection.read_memory(c.app, session_id, address, length, format,
-                                                                 owner=c.owner))
+    return await run_tool(
+        ctx, lambda c: inspection.read_memory(c.app, session_id, address, length, format, owner=c.owner)
+    )
 
 
 @tool(reads("Disassemble"))
@@ -72,15 +97,21 @@ async def disassemble(
 
 @tool(reads("Evaluate an expression"))
 async def evaluate(
-    expression: Annotated[str, Field(description="MASM (? @rax+8) or dx (@$curprocess.Name)", min_length=1,
-                                     max_length=512, pattern=r'^[^;"\x00-\x1f\x7f]+$')],
+    expression: Annotated[
+        str,
+        Field(
+            description="MASM (? @rax+8) or dx (@$curprocess.Name)",
+            min_length=1,
+            max_length=512,
+            pattern=r'^[^;"\x00-\x1f\x7f]+$',
+        ),
+    ],
     evaluator: Annotated[Literal["masm", "dx"], Field(description="masm: ?, a number; dx: a typed value")] = "masm",
     session_id: SessionId = None,
     ctx: Ctx = None,
 ) -> Annotated[CallToolResult, EvaluateResult]:
     """Evaluate with ? (value, decimal) or dx (value, type, fields)."""
-    return await run_tool(ctx, lambda c: inspection.evaluate(c.app, session_id, expression, evaluator,
-                                                              owner=c.owner))
+    return await run_tool(ctx, lambda c: inspection.evaluate(c.app, session_id, expression, evaluator, owner=c.owner))
 
 
 @tool(reads("Look up a symbol"))
@@ -103,22 +134,29 @@ async def read_type(
     ctx: Ctx = None,
 ) -> Annotated[CallToolResult, ReadTypeResult]:
     """dt TYPE ADDRESS as a field tree: offset, name, type, value, children."""
-    return await run_tool(ctx, lambda c: inspection.read_type(c.app, session_id, type, address, depth,
-                                                               owner=c.owner))
+    return await run_tool(ctx, lambda c: inspection.read_type(c.app, session_id, type, address, depth, owner=c.owner))
 
 
 @tool(destroys("Set the symbol path"))
 async def set_symbol_path(
-    path: Annotated[str, Field(description="a .sympath list: C:\\sym;srv*C:\\cache*https://...", min_length=1,
-                               max_length=1024, pattern=r'^[^\s"\x00-\x1f\x7f]+$')],
+    path: Annotated[
+        str,
+        Field(
+            description="a .sympath list: C:\\sym;srv*C:\\cache*https://...",
+            min_length=1,
+            max_length=1024,
+            pattern=r'^[^\s"\x00-\x1f\x7f]+$',
+        ),
+    ],
     append: Annotated[bool, Field(description=".sympath+ (add to the path)")] = False,
     reload: Annotated[bool, Field(description="then .reload")] = False,
     session_id: SessionId = None,
     ctx: Ctx = None,
 ) -> Annotated[CallToolResult, SymbolPathResult]:
     """Set or extend the symbol path (.sympath, under the policy), optionally .reload."""
-    return await run_tool(ctx, lambda c: inspection.set_symbol_path(c.app, session_id, path, append, reload,
-                                                                     owner=c.owner))
+    return await run_tool(
+        ctx, lambda c: inspection.set_symbol_path(c.app, session_id, path, append, reload, owner=c.owner)
+    )
 
 
 @tool(reads("The exception"))
@@ -129,10 +167,18 @@ async def exception(session_id: SessionId = None, ctx: Ctx = None) -> Annotated[
 
 @tool(reads("Decode an error code"))
 async def decode_error(
-    code: Annotated[str, Field(description="0xC0000005, c0000005, -1073741819, 5 (decimal), 0x80070005",
-                               min_length=1, max_length=24, pattern=r"^-?(?:0x|0n)?[0-9a-fA-F`]+$")],
-    kind: Annotated[Literal["ntstatus", "hresult", "win32"] | None,
-                    Field(description="read it as this (default: the likeliest)")] = None,
+    code: Annotated[
+        str,
+        Field(
+            description="0xC0000005, c0000005, -1073741819, 5 (decimal), 0x80070005",
+            min_length=1,
+            max_length=24,
+            pattern=r"^-?(?:0x|0n)?[0-9a-fA-F`]+$",
+        ),
+    ],
+    kind: Annotated[
+        Literal["ntstatus", "hresult", "win32"] | None, Field(description="read it as this (default: the likeliest)")
+    ] = None,
     session_id: SessionId = None,
     ctx: Ctx = None,
 ) -> Annotated[CallToolResult, DecodeErrorResult]:

@@ -284,5 +284,4 @@ async def health_check(ctx: Ctx = None) -> Annotated[CallToolResult, models.Heal
 
 
 # The typed run-control and inspection tools (issue 15) register after these, in their own modules.
-from kdmcp.server import run_tools  # noqa: E402,F401  (registers its tools)
-from kdmcp.server import inspect_tools  # noqa: E402,F401  (registers its tools)
+from kdmcp.server import inspect_tools, run_tools  # noqa: E402,F401  (register their tools)
