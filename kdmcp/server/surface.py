@@ -19,8 +19,10 @@ TOOL_GROUPS: dict[str, tuple[str, ...]] = {
                 "join_remote", "share_session", "stop_kd", "list_sessions", "health_check"),
     "control": ("break_in", "continue_go", "resume_for_winrm", "set_breakpoint", "clear_breakpoints", "step", "run_to",
                 "wait_for_stop"),
-    "commands": ("kd_command", "debug_batch"),
-    "inspect": ("registers", "backtrace", "modules", "processes", "analyze", "vertarget", "breakpoints", "location"),
+    "commands": ("kd_command", "set_symbol_path", "debug_batch"),
+    "inspect": ("registers", "backtrace", "modules", "processes", "analyze", "vertarget", "breakpoints", "location",
+                "threads", "read_memory", "disassemble", "evaluate", "lookup_symbol", "read_type", "exception",
+                "decode_error"),
     "output": ("read_output",),
 }
 ALL_GROUPS = tuple(TOOL_GROUPS)

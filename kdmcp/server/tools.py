@@ -51,10 +51,35 @@ from kdmcp.server.toolkit import (
     tool,
 )
 
-__all__ = ["TOOLS", "attach_local_kernel", "attach_process", "breakpoints", "build_server", "clear_breakpoints",
-           "debug_batch",
-           "join_remote", "launch", "location", "open_dump", "run_to", "set_breakpoint", "share_session",
-           "start_from_state", "start_kd", "step", "wait_for_stop"]
+__all__ = [
+    "TOOLS",
+    "attach_local_kernel",
+    "attach_process",
+    "breakpoints",
+    "build_server",
+    "clear_breakpoints",
+    "debug_batch",
+    "decode_error",
+    "disassemble",
+    "evaluate",
+    "exception",
+    "join_remote",
+    "launch",
+    "location",
+    "lookup_symbol",
+    "open_dump",
+    "read_memory",
+    "read_type",
+    "run_to",
+    "set_breakpoint",
+    "set_symbol_path",
+    "share_session",
+    "start_from_state",
+    "start_kd",
+    "step",
+    "threads",
+    "wait_for_stop",
+]
 
 log = logging.getLogger(__name__)
 
@@ -287,6 +312,17 @@ async def health_check(ctx: Ctx = None) -> Annotated[CallToolResult, models.Heal
 
 # The typed run-control and inspection tools (issue 15) register after these, in their own modules.
 from kdmcp.server.batch_tool import debug_batch  # noqa: E402  (registers it)
+from kdmcp.server.inspect_tools import (  # noqa: E402  (registers its tools)
+    decode_error,
+    disassemble,
+    evaluate,
+    exception,
+    lookup_symbol,
+    read_memory,
+    read_type,
+    set_symbol_path,
+    threads,
+)
 from kdmcp.server.run_tools import (  # noqa: E402  (registers its tools after these)
     breakpoints,
     clear_breakpoints,

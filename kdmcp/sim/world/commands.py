@@ -69,7 +69,7 @@ def answer(world: World, command: str, *, kernel: bool = True) -> str | None:
 # would never say "No export" for them, so they fall through to the scenario (or the syntax error).
 _UNMODELLED_EXTENSIONS = frozenset({
     "acl", "arbiter", "avrf", "bugdump", "chkimg", "cpuinfo", "cs", "db", "dd", "defwrites", "devnode", "dh",
-    "dpcs", "dq", "error", "exqueue", "filecache", "findstack", "fltkd.filters", "for_each_module", "frag",
+    "dpcs", "dq", "exqueue", "filecache", "findstack", "fltkd.filters", "for_each_module", "frag",
     "gflag", "gle", "ioresdes", "lmi", "memusage", "ndiskd.netadapter", "obja", "object", "pfn", "ready",
     "rebuildpdb", "reload", "sd", "session", "sym", "sysinfo", "sysptes", "timer", "token", "uniqstack",
     "vad", "verifier", "wdfkd.wdfdriverinfo",
