@@ -120,20 +120,21 @@ def _user_crash_triage(args: UserCrashArguments) -> str:
         opened = f"open_dump(path={_quoted(args.path)}): the result says user_dump and the exception."
     elif args.pid is not None:
         opened = (
-            f"attach_process(pid={args.pid}); then continue_go() until it stops on the exception "
-            "(unless it already stopped in it)."
+            f"attach_process(pid={args.pid}); then continue_go() and wait_for_stop() until it stops on the "
+            "exception (unless it already stopped in it)."
         )
     else:
         opened = (
             "open_dump(path=...) for a minidump; attach_process(pid=...) for a live process; "
             'launch(command_line="...") to start one (off under the standard policy: needs policy full '
-            "or the config switch allow_launch). A live process: continue_go() until it stops on the exception."
+            "or the config switch allow_launch). A live process: continue_go(), then wait_for_stop() until it stops on "
+            "the exception."
         )
     return f"""\
 Triage a user-mode crash with cdb.
 1. {opened}
-2. kd_command(command=".exr -1"): the exception record; kd_command(command=".ecxr"): switch to \
-the faulting context.
+2. exception(): the exception record (.exr -1), the faulting context (.ecxr) and its stack; \
+decode_error(code=...) says what its code means.
 3. registers(), backtrace(): the faulting thread's registers and stack.
 4. analyze(): !analyze -v: the exception, faulting module, bucket.
 5. kd_command(command="~*k"): every thread's stack.
@@ -230,6 +231,9 @@ PROMPTS: dict[str, Recipe] = {
                     "attach_process",
                     "launch",
                     "continue_go",
+                    "wait_for_stop",
+                    "exception",
+                    "decode_error",
                     "kd_command",
                     "registers",
                     "backtrace",
