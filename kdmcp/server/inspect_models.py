@@ -140,3 +140,20 @@ class DecodeErrorResult(BaseModel):
     source: str = Field(description="!error (the live debugger) or table ([MS-ERREF], ntstatus.h, winerror.h)")
     session_id: str | None = None
     output: str | None = Field(default=None, description="!error's line, when it was asked")
+
+
+def decode_error_text(data: dict[str, Any]) -> str:
+    """The text block of ``decode_error``: a header, what the code is, then its layout (no JSON)."""
+    head = "[" + " ".join(p for p in (data.get("session_id"), f"from {data['source']}") if p) + "]"
+    what = f"{data['code']} ({data['decimal']}) {data['kind']}"
+    if data.get("name") or data.get("message"):
+        what += f" {data.get('name') or ''}: {data.get('message') or ''}".rstrip(": ")
+    layout = [f"severity {data['severity']}", f"facility {data['facility']}"
+              + (f" ({data['facility_name']})" if data.get("facility_name") else "")]
+    if data.get("customer"):
+        layout.append("customer bit set")
+    if "win32" in data:
+        layout.append(f"HRESULT_FROM_WIN32 of Win32 error {data['win32']}")
+    if "ntstatus" in data:
+        layout.append(f"HRESULT_FROM_NT of NTSTATUS {data['ntstatus']}")
+    return "\n".join([head, what, ", ".join(layout)])

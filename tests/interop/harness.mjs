@@ -143,6 +143,9 @@ const SESSION_TOOLS = {
   modules: {}, processes: {}, analyze: {}, vertarget: {}, read_output: {}, stop_kd: {},
   set_breakpoint: { location: "nt!NtCreateFile" }, breakpoints: {}, clear_breakpoints: { all: true }, step: {},
   run_to: { location: "nt!NtCreateFile" }, wait_for_stop: { timeout_s: 0.1 }, location: {},
+  threads: {}, read_memory: { address: "@rsp" }, disassemble: { address: "@rip" }, evaluate: { expression: "1" },
+  lookup_symbol: { name: "nt!X" }, read_type: { type: "nt!_KTHREAD" }, set_symbol_path: { path: "C:\\s" },
+  exception: {},
 };
 
 /** The protocol: capabilities with content only, unknown methods and tools as JSON-RPC errors. */
@@ -251,7 +254,26 @@ async function runControl(t) {
   check(`${t.label}: a failed debug_batch rolls its breakpoint back`, batch.outcome === "failed"
     && JSON.stringify(batch.rolled_back ?? []).includes("bc"), JSON.stringify(batch));
   await expectOk(t, "clear_breakpoints", { all: true });
+  await inspection(t);
   await expectOk(t, "stop_kd");
+  await expectOk(t, "decode_error", { code: "0xC0000005" }); // no session: the shipped table
+  await expectOk(t, "attach_process", { pid: 1234, timeout_s: 20 });
+  await expectOk(t, "exception");
+  await expectOk(t, "stop_kd");
+}
+
+/** The inspection tools (issue 15) on a broken-in kernel. */
+async function inspection(t) {
+  await expectOk(t, "threads");
+  const mem = await expectOk(t, "read_memory", { address: "@rsp", length: 64 });
+  check(`${t.label}: read_memory has rows`, Array.isArray(mem.rows) && mem.rows.length > 0, JSON.stringify(mem));
+  await expectOk(t, "disassemble", { address: "@rip", count: 4 });
+  await expectOk(t, "evaluate", { expression: "1+2" });
+  await expectOk(t, "lookup_symbol", { name: "nt!NtCreate*" });
+  await expectOk(t, "read_type", { type: "nt!_KTHREAD", address: "@$thread" });
+  await expectOk(t, "set_symbol_path", { path: "C:\\symbols", append: true });
+  await expectOk(t, "decode_error", { code: "5" });
+  await expectError(t, "exception", {}, "invalid_argument"); // kernel: analyze / .bugcheck instead
 }
 
 /** Four sessions (the default limit) and a fifth: capacity. */
@@ -446,7 +468,7 @@ async function httpNarrow() {
   const two = await listener(["--token-file", clients], {});
   try {
     await withClient("http narrow", httpTransport(two.url, narrow), async (t) => {
-      const listed = await listTools(t, [...SESSION_GROUP, "kd_command"]);
+      const listed = await listTools(t, [...SESSION_GROUP, ...GROUPS.commands]);
       await prompts(t, listed.names, []); // each recipe needs more than session and commands
       await expectError(t, "break_in", {}, "policy_denied"); // outside its surface
       await expectOk(t, "start_from_state", { initial_break: true, timeout_s: 20 });
