@@ -7,36 +7,17 @@ hit"); the breakpoint is a one-time one, gone at the stop. Every expect is bound
 
 from __future__ import annotations
 
-import sys
-from collections.abc import Iterator
-
 import pexpect
 import pytest
 from pexpect.popen_spawn import PopenSpawn
 
-from tests.sim.test_cli import KDNET, T, reap
+from tests.sim.world.helpers import ask, break_in
 
 pytestmark = pytest.mark.process  # starts the simulator (tests/tiers.py)
 
 CREATE_FILE = "nt!NtCreateFile:\r\nfffff800`62c3a1e0 48895c2408      mov     qword ptr [rsp+8],rbx\r\n"
 DRIVER_ENTRY = "sampledrv!DriverEntry:\r\nfffff800`60db5010 48895c2408      mov     qword ptr [rsp+8],rbx\r\n"
 BREAK_IN = "nt!DbgBreakPointWithStatus:\r\nfffff800`62a05c20 cc              int     3\r\n0: kd> "
-
-
-@pytest.fixture
-def kd() -> Iterator[PopenSpawn]:
-    child = PopenSpawn([sys.executable, "-m", "kdmcp.sim", "kd", "-b", *KDNET], timeout=T)
-    try:
-        child.expect_exact("0: kd> ")
-        yield child
-    finally:
-        reap(child)
-
-
-def ask(kd: PopenSpawn, line: str, prompt: str) -> str:
-    kd.sendline(line)
-    kd.expect_exact(prompt)
-    return kd.before.decode()
 
 
 def _still_running(kd: PopenSpawn) -> None:
@@ -53,18 +34,18 @@ def test_g_address_stops_there_printing_only_the_location_and_is_gone_after(kd: 
     assert ask(kd, "k 1", "2: kd> ").splitlines()[1].endswith("nt!NtCreateFile")
     kd.sendline("g")  # the one-time breakpoint is gone: the next NtCreateFile does not stop
     _still_running(kd)
-    kd.kill(2)
+    break_in(kd)
     kd.expect_exact(BREAK_IN)
 
 
 def test_g_on_an_address_no_event_reaches_runs_until_break_in(kd: PopenSpawn) -> None:
     kd.sendline("g nt!KiPageFault")
     _still_running(kd)
-    kd.kill(2)
+    break_in(kd)
     kd.expect_exact(BREAK_IN)
     kd.sendline("g")  # the break-in ended g's breakpoint too
     _still_running(kd)
-    kd.kill(2)
+    break_in(kd)
     kd.expect_exact(BREAK_IN)
 
 

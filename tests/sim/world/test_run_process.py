@@ -7,33 +7,14 @@ bounded.
 from __future__ import annotations
 
 import re
-import sys
-from collections.abc import Iterator
 
 import pexpect
 import pytest
 from pexpect.popen_spawn import PopenSpawn
 
-from tests.sim.test_cli import KDNET, T, reap
+from tests.sim.world.helpers import ask, break_in
 
 pytestmark = pytest.mark.process  # starts the simulator (tests/tiers.py)
-
-
-
-@pytest.fixture
-def kd() -> Iterator[PopenSpawn]:
-    child = PopenSpawn([sys.executable, "-m", "kdmcp.sim", "kd", "-b", *KDNET], timeout=T)
-    try:
-        child.expect_exact("0: kd> ")
-        yield child
-    finally:
-        reap(child)
-
-
-def ask(kd: PopenSpawn, line: str, prompt: str) -> str:
-    kd.sendline(line)
-    kd.expect_exact(prompt)
-    return kd.before.decode()
 
 
 def test_bp_g_stops_in_nt_create_file_on_the_events_processor(kd: PopenSpawn) -> None:
@@ -63,9 +44,9 @@ def test_bp_g_stops_in_nt_create_file_on_the_events_processor(kd: PopenSpawn) ->
     kd.sendline("g")
     with pytest.raises(pexpect.TIMEOUT):
         kd.expect_exact("kd> ", timeout=0.2)  # running: the world's events, no prompt
-    kd.kill(2)
+    ran = break_in(kd)
     kd.expect_exact("nt!DbgBreakPointWithStatus:\r\nfffff800`62a05c20 cc              int     3\r\n0: kd> ")
-    assert re.search(r"^myfault: IOCTL 0x8336[0-9a-f]{4} received\r$", kd.before.decode(), re.M)
+    assert re.search(r"^myfault: IOCTL 0x8336[0-9a-f]{4} received\r$", ran, re.M)
     assert ask(kd, ".lastevent", "0: kd> ").startswith("Last event: Break instruction exception")
 
 

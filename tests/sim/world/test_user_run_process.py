@@ -3,35 +3,15 @@
 
 from __future__ import annotations
 
-import signal
 import sys
-from collections.abc import Iterator
 
-import pexpect
 import pytest
 from pexpect.popen_spawn import PopenSpawn
 
 from tests.sim.test_cli import T, reap
-
-BREAK_BANNER = "Break instruction exception - code 80000003 (first chance)\r\n"
+from tests.sim.world.helpers import ask, break_in
 
 pytestmark = pytest.mark.process  # starts the simulator (tests/tiers.py)
-
-
-@pytest.fixture
-def cdb() -> Iterator[PopenSpawn]:
-    child = PopenSpawn([sys.executable, "-m", "kdmcp.sim", "cdb", "-p", "1234"], timeout=T)
-    try:
-        child.expect_exact("0:002> ")
-        yield child
-    finally:
-        reap(child)
-
-
-def ask(child: PopenSpawn, line: str, prompt: str) -> str:
-    child.sendline(line)
-    child.expect_exact(prompt)
-    return child.before.decode()
 
 
 def test_bp_g_stops_the_worker_at_rtl_allocate_heap(cdb: PopenSpawn) -> None:
@@ -51,15 +31,7 @@ def test_bp_g_stops_the_worker_at_rtl_allocate_heap(cdb: PopenSpawn) -> None:
     assert up.endswith("ucrtbase!malloc+0x19:\r\n00007ffc`7f3fa6c9 83e00f          and     eax,0Fh\r\n")
     assert ask(cdb, "bc 0", "0:001> ") == ""
     cdb.sendline("g")
-    # Ctrl+C: cdb's break-in thread joins the process. One that arrives before cdb has read the
-    # g finds it at its prompt, where it is dropped (as kd-mcp's break_in knows: it asks again
-    # each break_retry_s), so ask until the break comes, each wait bounded.
-    for _ in range(50):
-        cdb.kill(signal.SIGINT)
-        if cdb.expect_exact([BREAK_BANNER, pexpect.TIMEOUT], timeout=0.2) == 0:
-            break
-    else:
-        pytest.fail("no break-in after 50 Ctrl+C")
+    break_in(cdb)  # Ctrl+C: cdb's break-in thread joins the process
     cdb.expect_exact("ntdll!DbgBreakPoint:\r\n00007ffc`81a986a0 cc              int     3\r\n0:002> ")
 
 
