@@ -192,13 +192,13 @@ class SessionMachine:
             # A prompt at the end is the stop, not target output; an unterminated short line may
             # still become a prompt or an event line, so it waits for its next bytes.
             if self._rec.prompt is not None:
-                self._attribute_stop(self._rec.prompt_offset or 0)
+                self._stop_at_prompt(self._rec.prompt_offset or 0, target_output=True)
             else:
                 upto = self._rec.open_line_start
                 self._attribute(self._held_from(self.end if upto is None else upto))
         elif self._stepping and self.state == SessionState.running and not self._stopping:
             if self._rec.prompt is not None:
-                self._step_stop(self._rec.prompt_offset or 0)
+                self._stop_at_prompt(self._rec.prompt_offset or 0, target_output=False)
             elif len(self._unattributed) > _STEP_TAIL:
                 self._skip_to(self.end - _STEP_TAIL // 2)  # only the last step's lines can be the stop
         else:
@@ -282,25 +282,15 @@ class SessionMachine:
             return upto
         return self._attributed + held_start(self._unattributed[: upto - self._attributed])
 
-    def _attribute_stop(self, upto: int) -> None:
+    def _stop_at_prompt(self, upto: int, *, target_output: bool) -> None:
         """A prompt at ``upto`` ended a run that no stop line announced: the held lines before it
-        are a ``step`` event when they end in a location and its instruction."""
+        are a ``step`` event when they end in a location and its instruction. ``target_output``:
+        what came before them is the target's (DbgPrint); after a step line it is kd's own."""
         held = self._held_from(upto)
         location = step_location(self._unattributed[held - self._attributed : upto - self._attributed])
-        if location is None:
-            self._attribute(upto)
-            return
-        self._attribute(held)
-        self._skip_to(upto)
-        self._note(self.state, self._event("step", location.decode("utf-8", errors="replace"), held, upto))
-
-    def _step_stop(self, upto: int) -> None:
-        """The prompt after a step: its last location is the ``step`` event."""
-        text = self._unattributed[: max(0, upto - self._attributed)]
-        start = held_start(text)
-        location = step_location(text[start:])
+        if target_output:
+            self._attribute(upto if location is None else held)
         if location is not None:
-            held = self._attributed + start
             self._note(self.state, self._event("step", location.decode("utf-8", errors="replace"), held, upto))
         self._skip_to(upto)
 
