@@ -84,12 +84,10 @@ def _row(app: KdMcpApp, session: DebuggerSession, bp: Any) -> BreakpointRow:
     )
 
 
-def _kd_refusal(ran: typed.Ran) -> str | None:
-    """kd's own words when the last command failed ("Couldn't resolve error at …", a syntax error)."""
-    out = ran.outputs[-1].output.strip()
-    if out.startswith(("Couldn't resolve", "Syntax error")) or "^ Syntax error" in out or "error in '" in out:
-        return out.splitlines()[-1].strip()
-    return None
+def _kd_refusal(record: Any) -> str | None:
+    """kd's own words when a command failed ("Couldn't resolve error at …", a syntax error): the
+    parse layer's error record (kdmcp.parse reads every output that is the debugger's error)."""
+    return str(record.message) if getattr(record, "kind", None) == "error" else None
 
 
 # The breakpoint's command string is one quoted string of the bp line: a '"' would end it, a line
@@ -136,8 +134,7 @@ def set_breakpoint(
     app.enforce_policy(line, owner, ran.session.session_id)  # before bl: nothing runs if the line is denied
     since = ran.session.last_event_seq
     before = {bp.id for bp in _bl(ran, show=False)}
-    ran.run(line)
-    refusal = _kd_refusal(ran)
+    refusal = _kd_refusal(ran.record(line))
     after = _bl(ran, show=False)
     new = [bp for bp in after if bp.id not in before]
     if not new:  # "breakpoint 0 redefined": kd reused the id of one already there

@@ -9,7 +9,6 @@ spans all of it, so nothing the debugger said is lost.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -23,7 +22,7 @@ from kdmcp.server.kind_rules import Action, refuse_for_kind
 if TYPE_CHECKING:
     from kdmcp.server.app import KdMcpApp
 
-__all__ = ["Ran", "open_session", "records", "serve"]
+__all__ = ["Ran", "open_session", "serve"]
 
 TypedT = TypeVar("TypedT", bound=models.TypedResult)
 
@@ -82,7 +81,3 @@ def serve(ran: Ran, model: type[TypedT], elapsed_ms: float | None = None, **fiel
         **fields,
     )
 
-
-def records(outputs: Sequence[CommandOutput]) -> list[RecordBase | None]:
-    """Each output's parsed record (None for one that ran the target)."""
-    return [parsing.parse(o.command, o.output) if o.kind == "immediate" else None for o in outputs]
