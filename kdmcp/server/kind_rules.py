@@ -15,8 +15,9 @@ from kdmcp.engine.kinds import KINDS
 from kdmcp.errors import InvalidArgument
 
 # run: let the target run (g, a step, run_to); break_in; breakpoint: set one (only a target that
-# runs can hit it); resume_for_winrm; processes: a kernel's process list.
-Action = Literal["run", "break_in", "breakpoint", "resume_for_winrm", "processes"]
+# runs can hit it); resume_for_winrm; processes: a kernel's process list; kernel: any read of kernel
+# objects (drivers, devices, IRPs, pool, page tables, kernel lists), which a process has not.
+Action = Literal["run", "break_in", "breakpoint", "resume_for_winrm", "processes", "kernel"]
 
 
 def refuse_for_kind(session: DebuggerSession, action: Action) -> None:
@@ -38,6 +39,9 @@ def refuse_for_kind(session: DebuggerSession, action: Action) -> None:
     elif action == "processes" and not is_kernel(session):
         reason = (f"processes lists a kernel's processes (!process); {rules.title} is user mode: use kd_command "
                   "with '|' (processes) or '~' (threads)")
+    elif action == "kernel" and not is_kernel(session):
+        reason = (f"this tool reads kernel objects (drivers, devices, IRPs, pool, page tables); {rules.title} is "
+                  "user mode: use kd_command with cdb's own commands")
     if reason is not None:
         raise InvalidArgument(reason, session_id=session.session_id, state=session.state)
 

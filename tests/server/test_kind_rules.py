@@ -60,14 +60,16 @@ def refusal(target: DebuggerSession, action: Action) -> str | None:
 # What may be done on each kind (True: allowed). A remote client's kernel-ness is its server's,
 # read from its prompt: here a kernel server ("0: kd> ").
 ALLOWED: dict[SessionKind, dict[Action, bool]] = {
-    "kdnet": {"run": True, "break_in": True, "breakpoint": True, "resume_for_winrm": True, "processes": True},
-    "kernel_dump": {"run": False, "break_in": False, "breakpoint": False, "resume_for_winrm": False, "processes": True},
-    "user_dump": {"run": False, "break_in": False, "breakpoint": False, "resume_for_winrm": False, "processes": False},
-    "process": {"run": True, "break_in": True, "breakpoint": True, "resume_for_winrm": False, "processes": False},
-    "launched": {"run": True, "break_in": True, "breakpoint": True, "resume_for_winrm": False, "processes": False},
-    "local_kernel": {"run": False, "break_in": False, "breakpoint": False, "resume_for_winrm": False,
-                     "processes": True},
-    "remote": {"run": True, "break_in": True, "breakpoint": True, "resume_for_winrm": False, "processes": True},
+    kind: dict(zip(("run", "break_in", "breakpoint", "resume_for_winrm", "processes", "kernel"), allowed, strict=True))
+    for kind, allowed in {
+        "kdnet": (True, True, True, True, True, True),
+        "kernel_dump": (False, False, False, False, True, True),
+        "user_dump": (False, False, False, False, False, False),
+        "process": (True, True, True, False, False, False),
+        "launched": (True, True, True, False, False, False),
+        "local_kernel": (False, False, False, False, True, True),
+        "remote": (True, True, True, False, True, True),
+    }.items()
 }
 
 
@@ -104,6 +106,12 @@ def test_resume_for_winrm_is_for_a_kdnet_guest_only(kind: SessionKind) -> None:
 def test_processes_is_refused_in_user_mode_with_what_to_use(kind: SessionKind) -> None:
     said = refusal(session(kind), "processes")
     assert said is not None and "!process" in said and "user mode" in said and "'|'" in said and "'~'" in said
+
+
+@pytest.mark.parametrize("kind", ["user_dump", "process", "launched"])
+def test_a_kernel_object_read_is_refused_in_user_mode_with_what_to_use(kind: SessionKind) -> None:
+    said = refusal(session(kind), "kernel")
+    assert said is not None and "kernel objects" in said and "user mode" in said and "kd_command" in said
 
 
 def test_a_remote_session_follows_its_servers_prompt() -> None:
