@@ -20,8 +20,13 @@ _IRP_HEAD_RE = re.compile(
     r"^\s*Irp is (?P<state>\w+) with (?P<stacks>\d+) stacks (?P<cur>\d+) is current"
     r"(?: \(= (?P<loc>0x[0-9a-fA-F`]+)\)|)"
 )
-# " Mdl = 82b020d8 Thread 8c622118:  Irp stack trace." / " No Mdl Thread 00000000:  Irp stack trace."
-_IRP_MDL_RE = re.compile(r"^\s*(?:Mdl\s*=\s*(?P<mdl>[0-9a-fA-F`]+)|No Mdl).*?\bThread\s+(?P<thread>[0-9a-fA-F`]+):")
+# " Mdl = 82b020d8 Thread 8c622118:  Irp stack trace." / " No Mdl Thread 00000000:  Irp stack trace."; Windows
+# 10's kdexts put the IRP's AssociatedIrp.SystemBuffer between them: " No Mdl: System buffer=ffffe70f300b48f0:
+# Thread ffffe70f2d53a080:  Irp stack trace." (or "No System Buffer:")
+_IRP_MDL_RE = re.compile(
+    r"^\s*(?:Mdl\s*=\s*(?P<mdl>[0-9a-fA-F`]+)|No Mdl)(?:.*?\bSystem buffer\s*=\s*(?P<buffer>[0-9a-fA-F`]+))?"
+    r".*?\bThread\s+(?P<thread>[0-9a-fA-F`]+):"
+)
 # ">[  3,34]  40 e1 828517a8 00000000 842511e0-00000000 Success Error Cancel pending"
 # Published blocks are often indented as a whole (the bug check 0x9F page: "    >[IRP_MJ_POWER(16), ...]",
 # "     [N/A(0), N/A(0)]"), so the marker is read after any indentation.
@@ -90,6 +95,8 @@ def _irp(lines: list[str], out: dict[str, Any]) -> None:
         if m is not None:
             if m.group("mdl"):
                 fields["mdl"] = addr(m.group("mdl"))
+            if m.group("buffer"):
+                fields["system_buffer"] = addr(m.group("buffer"))
             fields["thread"] = addr(m.group("thread"))
             continue
         m = _IRP_LOC_RE.match(line)

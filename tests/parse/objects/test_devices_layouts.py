@@ -23,7 +23,13 @@ def test_windows8_irp_layout() -> None:
     (loc,) = r.irp_stack
     assert loc.current and loc.major == "IRP_MJ_DEVICE_CONTROL(e)" and loc.device == "0xffffe000d69c5050"
     assert loc.driver == "\\Driver\\ACPI" and loc.completion_symbol == "nt!IopUnloadSafeCompletion"
-    assert r.fields["thread"] == "0xffffe000d8e89880"
+    assert r.fields["thread"] == "0xffffe000d8e89880" and "system_buffer" not in r.fields
+
+
+def test_irp_system_buffer_is_kept() -> None:
+    # the same Windows 10 header line with a buffered request's AssociatedIrp.SystemBuffer in it
+    r = parse("!irp 1", " No Mdl: System buffer=ffffe70f300b48f0: Thread ffffe70f2d53a080:  Irp stack trace.\n")
+    assert r.fields == {"system_buffer": "0xffffe70f300b48f0", "thread": "0xffffe70f2d53a080"}
 
 
 def test_irp_na_locations_are_kept_with_their_own_args() -> None:
