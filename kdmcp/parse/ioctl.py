@@ -16,7 +16,9 @@ are for vendors; function codes below 0x800 are Microsoft's, 0x800 and up are ve
 
 from __future__ import annotations
 
-from kdmcp.parse.models.base import StrictModel
+# record_base, not the models package: the server imports this at start-up, before any record model is
+# needed (tests/server/test_tools.py, the cold start)
+from kdmcp.parse.record_base import StrictModel
 
 __all__ = ["DEVICE_TYPES", "IoctlCode", "decode", "parse_code"]
 

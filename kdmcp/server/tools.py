@@ -60,9 +60,12 @@ __all__ = [
     "clear_breakpoints",
     "debug_batch",
     "decode_error",
+    "device_object",
     "disassemble",
+    "driver_object",
     "evaluate",
     "exception",
+    "irp",
     "join_remote",
     "launch",
     "location",
@@ -322,6 +325,11 @@ from kdmcp.server.inspect_tools import (  # noqa: E402  (registers its tools)
     read_type,
     set_symbol_path,
     threads,
+)
+from kdmcp.server.kobject_tools import (  # noqa: E402  (registers its tools: issue 16's driver tools)
+    device_object,
+    driver_object,
+    irp,
 )
 from kdmcp.server.run_tools import (  # noqa: E402  (registers its tools after these)
     breakpoints,

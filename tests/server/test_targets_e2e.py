@@ -52,7 +52,7 @@ async def stdio_server(tmp_path: Path, config: str | None = None) -> AsyncIterat
     params = StdioServerParameters(command=argv[0], args=argv[1:], cwd=str(ROOT))
     async with Client(params, read_timeout_seconds=30) as client:  # every request is bounded
 
-        async def call(name: str, **arguments: Any) -> dict[str, Any]:
+        async def call(name: str, /, **arguments: Any) -> dict[str, Any]:
             with anyio.fail_after(60):
                 result = await client.call_tool(name, arguments)
             data = result_data(result)
