@@ -145,7 +145,8 @@ const SESSION_TOOLS = {
   run_to: { location: "nt!NtCreateFile" }, wait_for_stop: { timeout_s: 0.1 }, location: {},
   threads: {}, read_memory: { address: "@rsp" }, disassemble: { address: "@rip" }, evaluate: { expression: "1" },
   lookup_symbol: { name: "nt!X" }, read_type: { type: "nt!_KTHREAD" }, set_symbol_path: { path: "C:\\s" },
-  exception: {},
+  exception: {}, driver_object: { name: "myfault" }, device_object: { name: "\\Device\\Myfault" },
+  irp: { address: "ffffe70f2ed94d70" },
 };
 
 /** The protocol: capabilities with content only, unknown methods and tools as JSON-RPC errors. */
@@ -274,6 +275,20 @@ async function inspection(t) {
   await expectOk(t, "set_symbol_path", { path: "C:\\symbols", append: true });
   await expectOk(t, "decode_error", { code: "5" });
   await expectError(t, "exception", {}, "invalid_argument"); // kernel: analyze / .bugcheck instead
+  await driverTools(t);
+}
+
+/** The driver tools (issue 16) on the simulated kernel: myfault, its device, its pending IRP. */
+async function driverTools(t) {
+  const driver = await expectOk(t, "driver_object", { name: "myfault" });
+  check(`${t.label}: driver_object lists the majors myfault handles`,
+    (driver.dispatch ?? []).map((d) => d.major).join(",") === "IRP_MJ_CREATE,IRP_MJ_CLOSE,IRP_MJ_DEVICE_CONTROL"
+      && driver.unhandled_majors === 25, JSON.stringify(driver));
+  const device = await expectOk(t, "device_object", { address: driver.devices?.[0]?.address ?? "0" });
+  const irp = await expectOk(t, "irp", { address: device.current_irp ?? "0" });
+  check(`${t.label}: irp decodes the pending IOCTL`, irp.locations?.[0]?.ioctl?.code === "0x8336a01e",
+    JSON.stringify(irp));
+  await expectError(t, "irp", { address: "0" }, "invalid_argument");
 }
 
 /** Four sessions (the default limit) and a fifth: capacity. */
