@@ -125,6 +125,7 @@ class IrpResult(TypedResult):
     mdl: str | None = None
     system_buffer: str | None = None
     locations: list[IrpLocation] = Field(default_factory=list)
+    details: dict[str, str] = Field(default_factory=dict, description="detail: the IRP's fields that are set")
 
     @classmethod
     def text_lines(cls, data: dict[str, Any]) -> list[str]:

@@ -55,6 +55,11 @@ async def device_object(
 
 
 @tool(reads("I/O request packet"))
-async def irp(address: Address, session_id: SessionId = None, ctx: Ctx = None) -> Annotated[CallToolResult, IrpResult]:
+async def irp(
+    address: Address,
+    detail: Annotated[bool, Field(description="!irp ADDR 1: also the IRP's own fields")] = False,
+    session_id: SessionId = None,
+    ctx: Ctx = None,
+) -> Annotated[CallToolResult, IrpResult]:
     """An IRP (!irp): its stack locations (major, minor, device, completion) with IOCTLs decoded."""
-    return await run_tool(ctx, lambda c: kobjects.irp(c.app, session_id, address, owner=c.owner))
+    return await run_tool(ctx, lambda c: kobjects.irp(c.app, session_id, address, detail, owner=c.owner))

@@ -158,9 +158,21 @@ def _location(loc: Any) -> IrpLocation:
     return out
 
 
-def irp(app: KdMcpApp, session_id: str | None, address: str, *, owner: str | None) -> IrpResult:
+# what the parse layer reads from !irp's header lines; every other field is a line of "!irp ADDR 1"
+_IRP_HEADER = frozenset({"state", "stack_count", "current_location", "current_location_address", "thread", "mdl",
+                         "system_buffer"})
+
+
+def _detail(value: str) -> bool:
+    """Whether a ``!irp ADDR 1`` value says something: not kd's zero (``00000000``, ``0``, ``00000000 - 00000000``)."""
+    return any(c not in "0 -`x" for c in value.lower())
+
+
+def irp(app: KdMcpApp, session_id: str | None, address: str, detail: bool, *, owner: str | None) -> IrpResult:
     ran = typed.open_session(app, session_id, owner, needs="kernel")
-    rec = _object(ran, ran.record(f"!irp {address}"), "irp")
+    # "!irp Address [Detail]: with any value, such as 1, the output includes the status of the IRP, ... its
+    # owning thread ..." (Microsoft's !irp page): the IRP's own fields, one "Key = value" line each
+    rec = _object(ran, ran.record(f"!irp {address} 1" if detail else f"!irp {address}"), "irp")
     fields = rec.fields
     count, current = fields.get("stack_count"), fields.get("current_location")
     return typed.serve(
@@ -169,4 +181,5 @@ def irp(app: KdMcpApp, session_id: str | None, address: str, *, owner: str | Non
         thread=_nonzero(fields.get("thread")), mdl=_nonzero(fields.get("mdl")),
         system_buffer=_nonzero(fields.get("system_buffer")),
         locations=[_location(loc) for loc in rec.irp_stack],
+        details={k: v.strip() for k, v in fields.items() if k not in _IRP_HEADER and _detail(v)},
     )

@@ -86,6 +86,14 @@ async def test_irp_decodes_the_pending_ioctl(tmp_path: Path) -> None:
         assert loc["input_length"] == 0x20 and loc["output_length"] == 0x20
         assert got["system_buffer"] == "0xffffe70f300b48f0" and got["thread"] == "0xffffe70f2d53a080"
 
+        assert "details" not in got
+        detailed = await call("irp", address=device["current_irp"], detail=True)
+        assert detailed["command"] == f"!irp {device['current_irp']} 1"
+        # the set fields of "!irp ADDR 1"; kd's zeros (IoStatus.Status = 00000000...) are left out
+        assert detailed["details"]["UserBuffer"] == "000001e35fb24550" and "IoStatus.Status" not in detailed["details"]
+        assert detailed["details"]["Tail.Overlay.CurrentStackLocation"] == "ffffe70f2ed94e40"
+        assert detailed["locations"] == got["locations"]
+
         bad = await call("irp", address="0")
         assert bad["category"] == "invalid_argument" and "probably not an IRP" in bad["message"]
         assert (await call("irp", address="1;g"))["category"] == "invalid_argument"
