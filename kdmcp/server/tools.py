@@ -63,6 +63,7 @@ __all__ = [
     "disassemble",
     "evaluate",
     "exception",
+    "handles",
     "join_remote",
     "launch",
     "location",
@@ -79,6 +80,7 @@ __all__ = [
     "step",
     "threads",
     "wait_for_stop",
+    "walk_list",
 ]
 
 log = logging.getLogger(__name__)
@@ -332,3 +334,4 @@ from kdmcp.server.run_tools import (  # noqa: E402  (registers its tools after t
     step,
     wait_for_stop,
 )
+from kdmcp.server.walk_tools import handles, walk_list  # noqa: E402  (registers its tools, issue 16)
