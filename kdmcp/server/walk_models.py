@@ -45,11 +45,11 @@ class WalkListResult(TypedResult):
     @classmethod
     def text_lines(cls, data: dict[str, Any]) -> list[str]:
         entries = data.get("entries", [])
+        count = f"{len(entries)} {'entry' if len(entries) == 1 else 'entries'}"
+        at = f" at {data['next']}" if "next" in data else ""
         head = (
-            f"{len(entries)} entries from {data['head']} (link +{data['link_offset']}), stopped: "
-            f"{data['stopped']}"
-            + (f" at {data['next']}" if "next" in data else "")
-            + f", {data['round_trips']} kd commands"
+            f"{count} from {data['head']} (link +{data['link_offset']}), stopped: {data['stopped']}{at}, "
+            f"{data['round_trips']} kd commands"
         )
         lines = [head]
         if "bad_head_blink" in data:
