@@ -1,10 +1,10 @@
 """End to end over stdio: walk_list and handles on the simulated kernel (issue 16).
 
 ``kd-mcp --simulate`` driven by the SDK's stdio client: the active process list walked equals
-``!process 0 0``; the limit, unreadable and null stops; a dotted link field (a process's
-threads through ``Tcb.ThreadListEntry``); the System process's 2651 handles counted beyond the
-inline cap, rows capped by ``limit``; the refusals (arguments, kd's own, a user-mode session).
-"""
+``!process 0 0``; the limit, unreadable and null stops; a loop and a broken Blink written with
+``eq``; a dotted link field (a process's threads through ``Tcb.ThreadListEntry``); the System
+process's 2651 handles counted beyond the inline cap, rows capped by ``limit``; the refusals
+(arguments, kd's own, a user-mode session)."""
 
 from __future__ import annotations
 
@@ -71,6 +71,18 @@ async def test_walk_list_stops(tmp_path: Path) -> None:
         assert [int(e["fields"]["Cid.UniqueThread"], 16) for e in threads["entries"]] == [
             int(t["id"].split(".")[1], 16) for t in listed
         ]
+
+
+async def test_walk_list_on_a_list_corrupted_with_eq_stops_loop_and_flags_the_blink(tmp_path: Path) -> None:
+    # smss's Flink (its ActiveProcessLinks at ffffe70f2c0ab040+0x448) back to System's node; Registry's
+    # Blink (ffffe70f28b0e080+0x448+8) to nowhere: kd's own eq writes both (the sim's memory is the walk's)
+    async with kernel(tmp_path) as call:
+        for line in ("eq ffffe70f2c0ab488 ffffe70f28a7d488", "eq ffffe70f28b0e4d0 ffffe70f00000010"):
+            assert not (await call("kd_command", command=line))["_is_error"]
+        walked = await call("walk_list", **PROCESSES, fields=["ImageFileName"])
+        assert walked["stopped"] == "loop" and walked["next"] == "0xffffe70f28a7d488", walked
+        assert [e["fields"]["ImageFileName"] for e in walked["entries"]] == ["System", "Registry", "smss.exe"]
+        assert [e.get("bad_blink") for e in walked["entries"]] == [None, "0xffffe70f00000010", None]
 
 
 async def test_walk_list_refusals(tmp_path: Path) -> None:
