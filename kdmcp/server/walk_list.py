@@ -78,6 +78,7 @@ def walk(
             return Walk(entries, "complete", bad_head_blink=blink if blink != prev else None, bad_blinks=bad)
         if nxt in seen:
             return Walk(entries, "loop", next=nxt, bad_blinks=bad)
+        # a cancelled call's result reaches no one (run_tool abandons it): stopping is what matters
         if len(entries) >= limit or cancelled():
             return Walk(entries, "limit", next=nxt, bad_blinks=bad)
         seen.add(nxt)
