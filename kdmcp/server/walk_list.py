@@ -104,9 +104,8 @@ def _paths(fields: list[Any]) -> dict[str, tuple[int, Any]]:
         del stack[f.depth :]
         base = stack[-1][1] if stack else 0
         offset = base + (int(f.offset, 16) if f.offset else 0)
-        path = ".".join([s[0] for s in stack] + [f.name])
-        stack.append((path.rsplit(".", 1)[-1], offset))
-        out[path] = (offset, f)
+        stack.append((f.name, offset))
+        out[".".join(s[0] for s in stack)] = (offset, f)
     return out
 
 
