@@ -65,6 +65,7 @@ __all__ = [
     "driver_object",
     "evaluate",
     "exception",
+    "handles",
     "irp",
     "join_remote",
     "launch",
@@ -82,6 +83,7 @@ __all__ = [
     "step",
     "threads",
     "wait_for_stop",
+    "walk_list",
 ]
 
 log = logging.getLogger(__name__)
@@ -340,3 +342,4 @@ from kdmcp.server.run_tools import (  # noqa: E402  (registers its tools after t
     step,
     wait_for_stop,
 )
+from kdmcp.server.walk_tools import handles, walk_list  # noqa: E402  (registers its tools, issue 16)

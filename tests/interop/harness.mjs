@@ -147,6 +147,8 @@ const SESSION_TOOLS = {
   lookup_symbol: { name: "nt!X" }, read_type: { type: "nt!_KTHREAD" }, set_symbol_path: { path: "C:\\s" },
   exception: {}, driver_object: { name: "myfault" }, device_object: { name: "\\Device\\Myfault" },
   irp: { address: "ffffe70f2ed94d70" },
+  walk_list: { head: "nt!PsActiveProcessHead", type: "nt!_EPROCESS", link_field: "ActiveProcessLinks" },
+  handles: {},
 };
 
 /** The protocol: capabilities with content only, unknown methods and tools as JSON-RPC errors. */
@@ -289,6 +291,15 @@ async function driverTools(t) {
   check(`${t.label}: irp decodes the pending IOCTL`, irp.locations?.[0]?.ioctl?.code === "0x8336a01e",
     JSON.stringify(irp));
   await expectError(t, "irp", { address: "0" }, "invalid_argument");
+  const walk = await expectOk(t, "walk_list", { head: "nt!PsActiveProcessHead", type: "nt!_EPROCESS",
+    link_field: "ActiveProcessLinks", fields: ["ImageFileName"] });
+  check(`${t.label}: walk_list walks the 40 processes back to the head`, walk.stopped === "complete"
+    && walk.entries?.length === 40 && walk.entries[0].fields?.ImageFileName === "System", JSON.stringify(walk));
+  await expectError(t, "walk_list", { head: "nt!PsActiveProcessHead", type: "nt!_EPROCESS",
+    link_field: "ActiveProcessLinks", limit: 1025 }, "invalid_argument");
+  const handles = await expectOk(t, "handles", { process: "4", limit: 5 });
+  check(`${t.label}: handles caps its rows and says how many there were`, handles.handles?.length === 5
+    && handles.total === 2651, JSON.stringify(handles).slice(0, 400));
 }
 
 /** Four sessions (the default limit) and a fifth: capacity. */
