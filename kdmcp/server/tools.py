@@ -68,6 +68,10 @@ __all__ = [
     "location",
     "lookup_symbol",
     "open_dump",
+    "pool",
+    "pool_find",
+    "pool_usage",
+    "pte",
     "read_memory",
     "read_type",
     "run_to",
@@ -322,6 +326,12 @@ from kdmcp.server.inspect_tools import (  # noqa: E402  (registers its tools)
     read_type,
     set_symbol_path,
     threads,
+)
+from kdmcp.server.pool_tools import (  # noqa: E402  (registers its tools after these)
+    pool,
+    pool_find,
+    pool_usage,
+    pte,
 )
 from kdmcp.server.run_tools import (  # noqa: E402  (registers its tools after these)
     breakpoints,
