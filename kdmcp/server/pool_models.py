@@ -65,7 +65,7 @@ def _brief(block: dict[str, Any]) -> str:
 
 
 class PoolFindResult(TypedResult):
-    tag: str = Field(description="the tag as asked (kd's TagString or the TagValue it stands for)")
+    tag: str = Field(description="the tag as asked (command: what kd was sent for it)")
     pool: str = Field(description="nonpaged or paged")
     found: int = Field(description="blocks kd listed")
     blocks: list[PoolBlockRow] = Field(default_factory=list, description="the first `limit` of them")
@@ -101,7 +101,7 @@ class PoolUsageResult(TypedResult):
     tag: str | None = Field(default=None, description="the tag asked about (wildcards allowed)")
     tags: int = Field(description="tags kd listed")
     rows: list[PoolUsageRow] = Field(default_factory=list, description="the first `limit` rows, in kd's order")
-    total: PoolUsageRow | None = Field(default=None, description="kd's TOTAL line (of every tag it listed)")
+    total: PoolUsageRow | None = Field(default=None, description="kd's TOTAL line (none when rows were filtered)")
 
     @classmethod
     def text_lines(cls, data: dict[str, Any]) -> list[str]:

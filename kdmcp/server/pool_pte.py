@@ -308,8 +308,8 @@ def _check_tag(tag: str) -> None:
 
 def _serve_capped(ran: typed.Ran, model: type[TypedT], command: str, count: int, limit: int, **fields: Any) -> TypedT:
     """More rows than were asked for: kd's whole list leaves the text block (the result's
-    ``output_id`` still reads it) and the text block lists the rows returned instead -- a real
-    ``!poolused`` lists a thousand tags, a ``!poolfind`` of a leak thousands of blocks."""
+    ``output_id`` still reads it) and the text block lists the rows returned instead: a real
+    ``!poolused`` lists every tag in use, a ``!poolfind`` of a leak every block with the tag."""
     if count > limit:
         ran.shown[-1] = False
     result = typed.serve(ran, model, **fields)
