@@ -86,6 +86,8 @@ def kd_tag(tag: str, *, value_form: bool) -> tuple[str, bool]:
         return tag, False
     if value_form and "?" not in tag:
         return f"0x{tag_value(tag):08x}", False
+    if value_form and tag.startswith("0x"):  # "0x" with "?": no TagValue says it; kd matches "?x…"
+        return ("?" + tag[1:]).ljust(4, "?"), True
     return tag.ljust(4, "?"), len(tag) < 4
 
 

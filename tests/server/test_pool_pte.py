@@ -42,6 +42,7 @@ def test_a_tag_value_is_its_blank_padded_bytes_little_endian(tag, value):
         ("Mm*", True, "Mm*", False),  # "Unless an asterisk is used …": a pattern as it is
         ("Ir?", True, "Ir??", True),  # short with ?: padded with ?, then filtered to "Ir? "
         ("0x12", True, "0x32317830", False),  # a tag kd would read as a TagValue: sent as one
+        ("0x1?", True, "?x1?", True),  # ... and with a ?, a pattern kd reads as a TagString, filtered
         ("Irp", False, "Irp?", True),  # !poolused takes no TagValue: padded with ?, filtered
         ("Proc", False, "Proc", False),
         ("0x12", False, "0x12", False),
