@@ -106,10 +106,10 @@ Triage the kernel crash dump {path} with kd. A dump only reads: nothing runs.
 3. backtrace(): the faulting thread's stack.
 4. modules(pattern="X", verbose=true) for the faulting driver X (lmv m X): image path, \
 timestamp, version.
-5. kd_command(command="...") for the rest, one command per call: ".bugcheck", "!thread", \
-"!irp ADDRESS" for an IRP among the bugcheck arguments or on the stack, "!pool ADDRESS", \
-"!devobj ADDRESS".
-6. stop_kd(): closes the dump.
+5. An IRP among the bugcheck arguments or on the stack: irp(address=ADDRESS), its IOCTL decoded; \
+device_object(address=ADDRESS), driver_object(name="X"); pool(address=ADDRESS) for a pool block.
+6. kd_command(command="...") for the rest, one command per call: ".bugcheck", "!thread".
+7. stop_kd(): closes the dump.
 """
 
 
@@ -217,7 +217,8 @@ PROMPTS: dict[str, Recipe] = {
             "Triage a kernel crash dump: the bugcheck, the faulting driver, its stack.",
             KernelDumpArguments,
             _kernel_dump_triage,
-            frozenset({"open_dump", "analyze", "backtrace", "modules", "kd_command", "stop_kd"}),
+            frozenset({"open_dump", "analyze", "backtrace", "modules", "irp", "device_object", "driver_object", "pool",
+                       "kd_command", "stop_kd"}),
         ),
         Recipe(
             "user_crash_triage",

@@ -23,7 +23,7 @@ TOOL_GROUPS: dict[str, tuple[str, ...]] = {
     "inspect": ("registers", "backtrace", "modules", "processes", "analyze", "vertarget", "breakpoints", "location",
                 "threads", "read_memory", "disassemble", "evaluate", "lookup_symbol", "read_type", "exception",
                 "decode_error", "driver_object", "device_object", "irp", "walk_list",
-                "handles"),
+                "handles", "pool", "pool_find", "pool_usage", "pte"),
     "output": ("read_output",),
 }
 ALL_GROUPS = tuple(TOOL_GROUPS)

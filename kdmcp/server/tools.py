@@ -72,6 +72,10 @@ __all__ = [
     "location",
     "lookup_symbol",
     "open_dump",
+    "pool",
+    "pool_find",
+    "pool_usage",
+    "pte",
     "read_memory",
     "read_type",
     "run_to",
@@ -332,6 +336,12 @@ from kdmcp.server.kobject_tools import (  # noqa: E402  (registers its tools: is
     device_object,
     driver_object,
     irp,
+)
+from kdmcp.server.pool_tools import (  # noqa: E402  (registers its tools after these)
+    pool,
+    pool_find,
+    pool_usage,
+    pte,
 )
 from kdmcp.server.run_tools import (  # noqa: E402  (registers its tools after these)
     breakpoints,

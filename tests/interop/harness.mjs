@@ -148,7 +148,7 @@ const SESSION_TOOLS = {
   exception: {}, driver_object: { name: "myfault" }, device_object: { name: "\\Device\\Myfault" },
   irp: { address: "ffffe70f2ed94d70" },
   walk_list: { head: "nt!PsActiveProcessHead", type: "nt!_EPROCESS", link_field: "ActiveProcessLinks" },
-  handles: {},
+  handles: {}, pool: { address: "0" }, pool_find: { tag: "Proc" }, pool_usage: {}, pte: { address: "0" },
 };
 
 /** The protocol: capabilities with content only, unknown methods and tools as JSON-RPC errors. */
@@ -300,6 +300,16 @@ async function driverTools(t) {
   const handles = await expectOk(t, "handles", { process: "4", limit: 5 });
   check(`${t.label}: handles caps its rows and says how many there were`, handles.handles?.length === 5
     && handles.total === 2651, JSON.stringify(handles).slice(0, 400));
+  const block = await expectOk(t, "pool", { address: "ffffe70f2ed94d70" });
+  check(`${t.label}: pool finds the IRP's block`, block.block?.tag === "Irp" && block.block?.state === "Allocated"
+    && block.block?.address === "0xffffe70f2ed94d60", JSON.stringify(block).slice(0, 400));
+  const found = await expectOk(t, "pool_find", { tag: "Proc", limit: 3 });
+  check(`${t.label}: pool_find caps its blocks and counts them all`, found.found === 40 && found.blocks?.length === 3,
+    JSON.stringify(found).slice(0, 400));
+  await expectError(t, "pool_find", { tag: "Irp " }, "invalid_argument");
+  await expectOk(t, "pool_usage", { tag: "Irp" });
+  const pte = await expectOk(t, "pte", { address: "ffffe70f2ed94d70" });
+  check(`${t.label}: pte works out the physical address`, pte.physical_address === "0xe03fad70", JSON.stringify(pte));
 }
 
 /** Four sessions (the default limit) and a fifth: capacity. */

@@ -102,6 +102,19 @@ def _tag_value(tag: str) -> int:
     return int.from_bytes(tag.encode("latin-1")[:4].ljust(4, b" "), "little")
 
 
+def _tag_argument(arg: str) -> str:
+    """The tag a ``!poolfind`` argument names. The "!poolfind" docs: "TagValue must begin with
+    "0x", even if the default radix is 16. If this parameter begins with any other value
+    (including "0X") it will be interpreted as an ASCII tag string" -- ``0x20707249`` is ``Irp ``
+    (the tag's bytes, little-endian, as kd echoes it: "for tag 0x20707249 (Irp )")."""
+    if arg.startswith("0x"):
+        try:
+            return (int(arg[2:], 16) & 0xFFFFFFFF).to_bytes(4, "little").decode("latin-1")
+        except ValueError:
+            pass
+    return arg[:4]
+
+
 def _tag_matches(tag: str, pattern: str) -> bool:
     """kd's tag patterns: ``*`` and ``?`` wildcards; a short tag is blank-padded (``Irp`` is ``Irp ``)."""
     if "*" in pattern or "?" in pattern:
@@ -122,7 +135,7 @@ def _poolfind(world: World, name: str, args: str) -> str | None:
     parts = args.split()
     if not parts:
         return None
-    tag = parts[0][:4]
+    tag = _tag_argument(parts[0])
     kind = parts[1].lower() if len(parts) > 1 else "0"
     searches: list[tuple[str, tuple[int, int], bool]] = []
     if kind in ("0", "-nonpaged"):

@@ -95,6 +95,17 @@ def test_poolfind_lists_the_process_blocks(world: World) -> None:
     assert len(paged.pool_blocks) == sum(1 for b in world.pool if b.tag == "Toke")
 
 
+def test_poolfind_takes_a_tag_value_for_a_tag_with_a_blank(world: World) -> None:
+    # "!poolfind" docs: a TagValue "must begin with "0x""; 0x20707249 is "Irp " (little-endian)
+    text = answer(world, "!poolfind 0x20707249")
+    assert text is not None and "for tag 0x20707249 (Irp )" in text
+    r = _record("!poolfind 0x20707249", text)
+    assert [b.address for b in r.pool_blocks] == ["0xffffe70f2ed94d60"] and r.pool_blocks[0].tag == "Irp"
+    assert answer(world, "!poolfind 0x20707249") == answer(world, "!poolfind Irp")
+    # "0X" is no TagValue: the text is a tag string (its first four characters)
+    assert "(0X20)" in (answer(world, "!poolfind 0X20707249") or "")
+
+
 def test_deterministic() -> None:
     a, b = build(), build()
     for c in ("!pool ffffe70f2e61b080", "!poolused 4", "!poolfind Thre"):
