@@ -22,7 +22,7 @@ TOOL_GROUPS: dict[str, tuple[str, ...]] = {
     "commands": ("kd_command", "set_symbol_path", "debug_batch"),
     "inspect": ("registers", "backtrace", "modules", "processes", "analyze", "vertarget", "breakpoints", "location",
                 "threads", "read_memory", "disassemble", "evaluate", "lookup_symbol", "read_type", "exception",
-                "decode_error"),
+                "decode_error", "decode_ioctl", "ioctl_map"),
     "output": ("read_output",),
 }
 ALL_GROUPS = tuple(TOOL_GROUPS)

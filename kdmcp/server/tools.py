@@ -60,9 +60,11 @@ __all__ = [
     "clear_breakpoints",
     "debug_batch",
     "decode_error",
+    "decode_ioctl",
     "disassemble",
     "evaluate",
     "exception",
+    "ioctl_map",
     "join_remote",
     "launch",
     "location",
@@ -322,6 +324,10 @@ from kdmcp.server.inspect_tools import (  # noqa: E402  (registers its tools)
     read_type,
     set_symbol_path,
     threads,
+)
+from kdmcp.server.ioctl_tools import (  # noqa: E402  (registers its tools)
+    decode_ioctl,
+    ioctl_map,
 )
 from kdmcp.server.run_tools import (  # noqa: E402  (registers its tools after these)
     breakpoints,

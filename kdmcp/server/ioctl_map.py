@@ -1,0 +1,104 @@
+"""``decode_ioctl`` and ``ioctl_map``: a control code's fields, and the codes a driver handles.
+
+``ioctl_map`` runs, each through the caller's policy: ``!drvobj DRIVER 2`` (the dispatch table;
+"!drvobj" docs: flag bit 1 lists the dispatch routines), then ``uf`` at its
+``[0e] IRP_MJ_DEVICE_CONTROL`` routine ("uf (Unassemble Function)": the whole routine, found by
+following its branches -- so a switch's compare chains and trees are there, and the blocks a
+jump table reaches are not, which the table's entries give), then ``dd TABLE Ln`` for each
+bounds-checked jump table the routine indexes. The recovery itself is pure
+(kdmcp/parse/ioctl_recovery.py).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from kdmcp.errors import InvalidArgument
+from kdmcp.parse import ioctl, ioctl_recovery
+from kdmcp.server import typed
+from kdmcp.server.ioctl_models import DecodeIoctlResult, IoctlMapResult, MappedIoctl, UnresolvedSite
+
+if TYPE_CHECKING:
+    from kdmcp.server.app import KdMcpApp
+
+__all__ = ["MAX_INSTRUCTIONS", "decode_ioctl", "ioctl_map"]
+
+_DEVICE_CONTROL = 0x0E
+_INVALID = "nt!iopinvaliddevicerequest"  # the I/O manager's "not handled" routine (STATUS_INVALID_DEVICE_REQUEST)
+MAX_INSTRUCTIONS = 20_000  # of uf's listing: a dispatch routine is far smaller; a bound on a bad walk
+
+
+def decode_ioctl(code: str | int) -> DecodeIoctlResult:
+    """Pure: needs no session."""
+    try:
+        decoded = ioctl.decode(code)
+    except ValueError as exc:
+        raise InvalidArgument(f"code: {exc} (0x222003, 222003h, 0n2236419)") from None
+    return DecodeIoctlResult(**decoded.model_dump())
+
+
+def _kd_said(ran: typed.Ran) -> InvalidArgument:
+    said = ran.outputs[-1].output.strip().splitlines()
+    return InvalidArgument(
+        f"kd: {said[0] if said else 'no output'}", session_id=ran.session.session_id, state=ran.session.state
+    )
+
+
+def ioctl_map(app: KdMcpApp, session_id: str | None, driver: str, *, owner: str | None) -> IoctlMapResult:
+    ran = typed.open_session(app, session_id, owner, needs="kernel")
+    drv = ran.record(f"!drvobj {driver} 2", show=False)
+    routines = getattr(drv, "dispatch_routines", None) or []
+    entry = next((r for r in routines if r.index == _DEVICE_CONTROL), None)
+    if entry is None:  # "Driver object … not found", a syntax error, an unreadable object
+        raise _kd_said(ran)
+    fields: dict[str, Any] = {
+        "driver": getattr(drv, "name", None),
+        "driver_object": getattr(drv, "address", None),
+        "routine": entry.address,
+        "routine_symbol": entry.symbol,
+    }
+    if (entry.symbol or "").lower() == _INVALID:
+        return typed.serve(
+            ran,
+            IoctlMapResult,
+            handles_ioctls=False,
+            note="nt!IopInvalidDeviceRequest: the driver handles no IOCTLs",
+            **fields,
+        )
+    listing = ran.record(f"uf {entry.address}", show=False)
+    instructions = list(getattr(listing, "instructions", None) or [])[:MAX_INSTRUCTIONS]
+    if not instructions:
+        raise _kd_said(ran)
+
+    def read(address: int, count: int) -> Sequence[int] | None:
+        rec = ran.record(f"dd {address:#x} L{count:#x}", show=False)
+        words = [v for row in getattr(rec, "rows", None) or [] for v in row.values]
+        if len(words) < count or any("?" in w for w in words[:count]):
+            return None
+        return [int(w, 16) for w in words[:count]]
+
+    found = ioctl_recovery.recover(instructions, read, int(entry.address, 16))
+    if (entry.symbol or "").lower().startswith("wdf01000!"):
+        fields["note"] = "a KMDF driver: its IOCTLs are in its EvtIoDeviceControl callback, not this routine"
+    return typed.serve(
+        ran,
+        IoctlMapResult,
+        codes=[
+            MappedIoctl(
+                code=f"{c.code:#010x}",
+                ctl_code=ioctl.decode(c.code).ctl_code,
+                handler=f"{c.handler:#x}",
+                handler_symbol=c.handler_symbol,
+                how=c.how,
+                confidence=c.confidence,
+                at=f"{c.at:#x}",
+            )
+            for c in found.codes
+        ],
+        unresolved=[UnresolvedSite(at=f"{u.at:#x}", reason=u.reason) for u in found.unresolved],
+        default=[f"{d:#x}" for d in found.defaults],
+        instructions=len(instructions),
+        truncated_walk=found.truncated,
+        **fields,
+    )
