@@ -97,6 +97,7 @@ class _Walk:
         self.read = read
         self.out = Recovery()
         self.defaults: set[int] = set()
+        self.landings: set[int] = set()
         self.found: dict[int, Recovered] = {}
         self.unresolved: dict[int, str] = {}
         self.seen: set[_Path] = set()
@@ -121,22 +122,24 @@ class _Walk:
                     break
                 path, forks = self._step(path, ins)
                 todo.extend(reversed(forks))
-        self.out.defaults = sorted(self.defaults)
+        self.out.defaults = sorted(self.landings)
         self.out.codes = [r for r in self.found.values() if r.handler not in self.defaults]
         self.out.unresolved = [Unresolved(a, why) for a, why in self.unresolved.items()]
         return self.out
 
     def _end(self, path: _Path) -> None:
-        """A path that ran out without a case: where it left the code's branches is the default."""
+        """A path that ran out without a case: where it left the code's branches is the default
+        (past the jmp-only blocks it goes through; a case that jumps to any of them is none)."""
         if path.exit is None:
             return
         at = path.exit
-        for _ in range(8):  # and the jmp-only blocks it goes through
+        for _ in range(8):
             self.defaults.add(at)
             ins = self.by_addr.get(at)
             if ins is None or ins.mnemonic != "jmp" or ins.target is None:
                 break
             at = int(ins.target, 16)
+        self.landings.add(at)
 
     def _step(self, p: _Path, ins: Instruction) -> tuple[_Path | None, list[_Path]]:
         mn = ins.mnemonic.lower()
@@ -260,7 +263,9 @@ class _Walk:
             if one is not None:
                 self._found(one, addr, ins if addr == target else None, f, p.ordered, at)
                 continue
-            paths.append(replace(p, at=addr, codes=codes, align=align, exit=addr, ordered=ordered, flags=None))
+            paths.append(
+                replace(p, at=addr, codes=codes, align=align, exit=addr, ordered=ordered)
+            )  # a jcc keeps the flags: ja, then je
         if not paths:
             return None, []
         # the fall-through first, then the taken branch: codes come out in the routine's order
@@ -372,8 +377,11 @@ def _compare(
             return _Flags("test", d.lin, src.value, spilled=d.spilled)
         if mn == "test" and src == dst:
             return _Flags("cmp", d.lin, 0, spilled=d.spilled)  # test eax,eax: as cmp eax,0
-    if isinstance(d, (v.Code, v.Derived)) or isinstance(s, (v.Code, v.Derived)):
-        return _Flags("lost", why=f"{mn} {text}", at=at)
+    lost = next((x for x in (d, s) if isinstance(x, v.Derived)), None)
+    if lost is not None:
+        return _Flags("lost", why=f"{mn} {text} after {lost.what}", at=at)
+    if isinstance(d, v.Code) or isinstance(s, v.Code):
+        return _Flags("lost", why=f"{mn} {text}: against a register", at=at)
     return None
 
 
