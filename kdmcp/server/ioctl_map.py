@@ -45,6 +45,13 @@ def _kd_said(ran: typed.Ran) -> InvalidArgument:
     )
 
 
+def _served(ran: typed.Ran, **fields: Any) -> IoctlMapResult:
+    """The result; ``command`` names every command it ran, though their outputs (long: the
+    dispatch table, the routine's listing) are left out of the text and read by ``output_id``."""
+    result = typed.serve(ran, IoctlMapResult, **fields)
+    return result.model_copy(update={"command": "; ".join(o.command for o in ran.outputs)})
+
+
 def ioctl_map(app: KdMcpApp, session_id: str | None, driver: str, *, owner: str | None) -> IoctlMapResult:
     ran = typed.open_session(app, session_id, owner, needs="kernel")
     drv = ran.record(f"!drvobj {driver} 2", show=False)
@@ -59,13 +66,7 @@ def ioctl_map(app: KdMcpApp, session_id: str | None, driver: str, *, owner: str 
         "routine_symbol": entry.symbol,
     }
     if (entry.symbol or "").lower() == _INVALID:
-        return typed.serve(
-            ran,
-            IoctlMapResult,
-            handles_ioctls=False,
-            note="nt!IopInvalidDeviceRequest: the driver handles no IOCTLs",
-            **fields,
-        )
+        return _served(ran, handles_ioctls=False, note="the driver handles no IOCTLs", **fields)
     listing = ran.record(f"uf {entry.address}", show=False)
     instructions = list(getattr(listing, "instructions", None) or [])[:MAX_INSTRUCTIONS]
     if not instructions:
@@ -81,9 +82,8 @@ def ioctl_map(app: KdMcpApp, session_id: str | None, driver: str, *, owner: str 
     found = ioctl_recovery.recover(instructions, read, int(entry.address, 16))
     if (entry.symbol or "").lower().startswith("wdf01000!"):
         fields["note"] = "a KMDF driver: its IOCTLs are in its EvtIoDeviceControl callback, not this routine"
-    return typed.serve(
+    return _served(
         ran,
-        IoctlMapResult,
         codes=[
             MappedIoctl(
                 code=f"{c.code:#010x}",
