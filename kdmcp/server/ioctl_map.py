@@ -15,7 +15,6 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from kdmcp.errors import InvalidArgument
-from kdmcp.parse import ioctl, ioctl_recovery
 from kdmcp.server import typed
 from kdmcp.server.ioctl_models import DecodeIoctlResult, IoctlMapResult, MappedIoctl, UnresolvedSite
 
@@ -31,6 +30,8 @@ MAX_INSTRUCTIONS = 20_000  # of uf's listing: a dispatch routine is far smaller;
 
 def decode_ioctl(code: str | int) -> DecodeIoctlResult:
     """Pure: needs no session."""
+    from kdmcp.parse import ioctl  # at the first call: serving the tools builds no parse model (cold start)
+
     try:
         decoded = ioctl.decode(code)
     except ValueError as exc:
@@ -53,6 +54,8 @@ def _served(ran: typed.Ran, **fields: Any) -> IoctlMapResult:
 
 
 def ioctl_map(app: KdMcpApp, session_id: str | None, driver: str, *, owner: str | None) -> IoctlMapResult:
+    from kdmcp.parse import ioctl, ioctl_recovery  # at the first call, as decode_ioctl's
+
     ran = typed.open_session(app, session_id, owner, needs="kernel")
     drv = ran.record(f"!drvobj {driver} 2", show=False)
     routines = getattr(drv, "dispatch_routines", None) or []
@@ -87,7 +90,8 @@ def ioctl_map(app: KdMcpApp, session_id: str | None, driver: str, *, owner: str 
         codes=[
             MappedIoctl(
                 code=f"{c.code:#010x}",
-                ctl_code=ioctl.decode(c.code).ctl_code,
+                name=(decoded := ioctl.decode(c.code)).name,
+                ctl_code=decoded.ctl_code,
                 handler=f"{c.handler:#x}",
                 handler_symbol=c.handler_symbol,
                 how=c.how,

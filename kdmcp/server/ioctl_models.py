@@ -31,15 +31,18 @@ class DecodeIoctlResult(BaseModel):
     vendor_device_type: bool = Field(default=False, description="device type 0x8000 and up")
     vendor_function: bool = Field(default=False, description="function 0x800 and up")
     fsctl: bool = Field(default=False, description="FILE_DEVICE_FILE_SYSTEM: an FSCTL")
+    name: str | None = Field(default=None, description="a well-known code's header name")
 
 
 def decode_ioctl_text(data: dict[str, Any]) -> str:
     """The text block of ``decode_ioctl``: ``0x00222003 = CTL_CODE(FILE_DEVICE_UNKNOWN, 0x800, …)``."""
-    return f"{data['code']} = {data['ctl_code']}"
+    name = f" {data['name']}" if data.get("name") else ""
+    return f"{data['code']}{name} = {data['ctl_code']}"
 
 
 class MappedIoctl(BaseModel):
     code: str
+    name: str | None = None
     ctl_code: str
     handler: str = Field(description="where the routine goes for it")
     handler_symbol: str | None = None
@@ -75,10 +78,9 @@ class IoctlMapResult(TypedResult):
             return [f"{head}: {data.get('note')}"]
         lines = [f"{head}: {len(data.get('codes', ()))} codes"] + ([data["note"]] if data.get("note") else [])
         for c in data.get("codes", ()):
-            lines.append(
-                f"{c['code']} {c['ctl_code']} -> {c.get('handler_symbol') or c['handler']}"
-                f" ({c['how']}{', ' + c['confidence'] if c['confidence'] != 'high' else ''})"
-            )
+            what = f"{c['code']} {c['name']}" if c.get("name") else c["code"]
+            how = c["how"] if c["confidence"] == "high" else f"{c['how']}, {c['confidence']}"
+            lines.append(f"{what} {c['ctl_code']} -> {c.get('handler_symbol') or c['handler']} ({how})")
         lines += [f"unresolved at {u['at']}: {u['reason']}" for u in data.get("unresolved", ())]
         if data.get("default"):
             lines.append("default: " + ", ".join(data["default"]))

@@ -72,6 +72,7 @@ async def test_decode_ioctl_needs_no_session_and_ioctl_map_needs_a_kernel(tmp_pa
         n = await call("decode_ioctl", code=0x2D1400)  # IOCTL_STORAGE_QUERY_PROPERTY, as an integer
         assert n["device_type_name"] == "FILE_DEVICE_MASS_STORAGE" and n["function"] == "0x500"
         assert n["method"] == "METHOD_BUFFERED" and n["access"] == "FILE_ANY_ACCESS"
+        assert n["name"] == "IOCTL_STORAGE_QUERY_PROPERTY" and "name" not in d
         for bad in ("xyz", "0x1ffffffff", -1, "1;g"):
             assert (await call("decode_ioctl", code=bad))["category"] == "invalid_argument"
         started = await call("attach_process", pid=1234, timeout_s=30)
