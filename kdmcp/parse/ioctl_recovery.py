@@ -286,16 +286,20 @@ class _Walk:
         self.found.setdefault(code, Recovered(code, handler, symbol, how, "medium" if f.spilled else "high", at))
 
     def _table(self, p: _Path, t: v.Target, at: int) -> None:
+        """Each code left at ``jmp rcx`` through the table (and a byte table before it) to its case."""
         entry = t.entry
         codes = dom.values(p.codes, _MAX_TABLE_CODES)
         if codes is None:
             self.unresolved.setdefault(at, "jump table whose index this could not bound (no cmp/ja before it)")
             return
         codes = [c for c in codes if _aligned(c, p.align)]
-        if entry.width != 4:
-            self.unresolved.setdefault(at, f"jump table of {entry.width}-byte entries")
-            return
         index = {c: entry.index.apply(c) for c in codes}
+        if entry.via is not None:  # MSVC's two-level table: a byte per index, the case number
+            cases = self._bytes(entry.via, max(index.values(), default=-1) + 1)
+            if cases is None:
+                self.unresolved.setdefault(at, f"could not read the switch's index table at {entry.via:#x}")
+                return
+            index = {c: cases[i] for c, i in index.items()}
         n = max(index.values(), default=-1) + 1
         words = self.read(entry.table, n) if n else []
         if words is None or len(words) < n:
@@ -309,6 +313,13 @@ class _Walk:
             handler = (t.base.value + raw) & 0xFFFFFFFFFFFFFFFF
             symbol = f"{t.base.name}+{raw:#x}" if t.base.name and raw >= 0 else None
             self.found.setdefault(c, Recovered(c, handler, symbol, "jump_table", "high", at, index[c]))
+
+    def _bytes(self, address: int, count: int) -> list[int] | None:
+        """``count`` bytes at ``address``, read as the dwords that hold them (little-endian)."""
+        words = self.read(address, -(-count // 4)) if count else []
+        if words is None or len(words) * 4 < count:
+            return None
+        return [(w >> (8 * k)) & 0xFF for w in words for k in range(4)][:count]
 
 
 _SPLIT = {"jz": "je", "jnz": "jne"}

@@ -17,6 +17,7 @@ from kdmcp.parse.ioctl_operands import Imm, Mem, Reg
 
 __all__ = [
     "Addr",
+    "CaseIndex",
     "Code",
     "Derived",
     "Entry",
@@ -61,11 +62,17 @@ class Addr:
 
 
 @dataclass(frozen=True)
-class Entry:  # a jump table's entry, read with an index derived from the code
+class CaseIndex:  # a byte read from a switch's index table (MSVC's two-level tables): a case number
     table: int
     index: dom.Lin
-    width: int
-    signed: bool
+
+
+@dataclass(frozen=True)
+class Entry:  # a jump table's dword entry, read with an index derived from the code
+    table: int
+    index: dom.Lin
+    signed: bool = False  # movsxd
+    via: int | None = None  # the byte table the index went through first
 
 
 @dataclass(frozen=True)
@@ -74,7 +81,7 @@ class Target:  # an entry plus the image base: where the jmp goes
     base: Addr
 
 
-Val = Irp | Isl | Code | Derived | Addr | Entry | Target
+Val = Irp | Isl | Code | Derived | Addr | CaseIndex | Entry | Target
 
 
 def slot(m: Mem) -> str | None:
@@ -98,7 +105,11 @@ def read_operand(op: Reg | Imm | Mem, regs: dict[str, Val], slots: dict[str, Val
     if op.index is None and isinstance(base, Isl) and op.disp == 0x18 and op.size in (4, None):
         return Code(dom.Lin())
     if isinstance(base, Addr) and isinstance(index, Code) and op.scale == 4 and op.size in (4, None):
-        return Entry(base.value + op.disp, index.lin, 4, False)
+        return Entry(base.value + op.disp, index.lin)
+    if isinstance(base, Addr) and isinstance(index, Code) and op.scale == 1 and op.size == 1:
+        return CaseIndex(base.value + op.disp, index.lin)  # movzx eax,byte ptr [rdx+rax+RVA]
+    if isinstance(base, Addr) and isinstance(index, CaseIndex) and op.scale == 4 and op.size in (4, None):
+        return Entry(base.value + op.disp, index.index, via=index.table)
     key = slot(op)
     if key is not None:
         val = slots.get(key)
