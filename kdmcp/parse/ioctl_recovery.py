@@ -76,6 +76,9 @@ class _Flags:
     at: int = 0
 
 
+_Bits = tuple[dom.Lin, int, bool]  # (lin, mask, zero): lin(code) & mask is zero (True) or not (False)
+
+
 @dataclass(frozen=True)
 class _Path:
     at: int
@@ -83,7 +86,7 @@ class _Path:
     slots: tuple[tuple[str, v.Val], ...] = ()
     flags: _Flags | None = None
     codes: dom.Domain = dom.FULL
-    align: tuple[tuple[dom.Lin, int], ...] = ()  # (lin, mask): lin(code) & mask == 0
+    align: tuple[_Bits, ...] = ()  # what test/jcc said of the code's bits
     exit: int | None = None  # where the last branch on the code sent this (unmatched) path
     ordered: bool = False  # an ordered split (ja/jb/jg…) on the code came before
 
@@ -136,7 +139,7 @@ class _Walk:
         for _ in range(8):
             self.defaults.add(at)
             ins = self.by_addr.get(at)
-            if ins is None or ins.mnemonic != "jmp" or ins.target is None:
+            if ins is None or ins.mnemonic != "jmp" or ins.target is None or "[" in ins.operands:
                 break
             at = int(ins.target, 16)
         self.landings.add(at)
@@ -237,6 +240,9 @@ class _Walk:
         if mn == "jmp":
             if ins.target is not None and "[" not in ins.operands:  # jmp myfault+0x1f20 (fffff800`60da1f20)
                 return replace(p, at=int(ins.target, 16)), []
+            if ops and isinstance(ops[0], Mem) and ops[0].absolute is not None:
+                self._end(p)  # jmp qword ptr [mydrv!_imp_IofCallDriver (…)]: a tail call through the IAT
+                return None, []
             val = v.read_operand(ops[0], dict(p.regs), dict(p.slots)) if ops else None
             if isinstance(val, v.Target):
                 self._table(p, val, at)
@@ -290,7 +296,9 @@ class _Walk:
         entry = t.entry
         codes = dom.values(p.codes, _MAX_TABLE_CODES)
         if codes is None:
-            self.unresolved.setdefault(at, "jump table whose index this could not bound (no cmp/ja before it)")
+            self.unresolved.setdefault(
+                at, f"jump table whose index range is not bounded to {_MAX_TABLE_CODES} codes (no cmp/ja before it)"
+            )
             return
         codes = [c for c in codes if _aligned(c, p.align)]
         index = {c: entry.index.apply(c) for c in codes}
@@ -325,18 +333,17 @@ class _Walk:
 _SPLIT = {"jz": "je", "jnz": "jne"}
 
 
-def _sides(
-    mn: str, f: _Flags, p: _Path
-) -> (
-    tuple[tuple[dom.Domain, tuple[tuple[dom.Lin, int], ...]], tuple[dom.Domain, tuple[tuple[dom.Lin, int], ...]]] | None
-):
+_Side = tuple[dom.Domain, tuple[_Bits, ...]]
+
+
+def _sides(mn: str, f: _Flags, p: _Path) -> tuple[_Side, _Side] | None:
     """(taken, fall-through): the codes and alignment constraints each side of ``mn`` keeps."""
     jcc = _SPLIT.get(mn, mn)
     if f.kind == "test":
         if jcc not in ("je", "jne"):
             return None
-        zero = (p.codes, (*p.align, (f.lin, f.imm)))
-        other = (p.codes, p.align)
+        zero = (p.codes, (*p.align, (f.lin, f.imm, True)))
+        other = (p.codes, (*p.align, (f.lin, f.imm, False)))
         return (zero, other) if jcc == "je" else (other, zero)
     if f.kind == "zero":
         if jcc not in ("je", "jne"):
@@ -352,7 +359,7 @@ def _sides(
     return (taken, p.align), (fall, p.align)
 
 
-def _single(codes: dom.Domain, align: tuple[tuple[dom.Lin, int], ...]) -> int | None:
+def _single(codes: dom.Domain, align: tuple[_Bits, ...]) -> int | None:
     few = dom.values(codes, 64)
     if few is None:
         return None
@@ -360,8 +367,8 @@ def _single(codes: dom.Domain, align: tuple[tuple[dom.Lin, int], ...]) -> int | 
     return few[0] if len(few) == 1 else None
 
 
-def _aligned(code: int, align: tuple[tuple[dom.Lin, int], ...]) -> bool:
-    return all(lin.apply(code) & mask == 0 for lin, mask in align)
+def _aligned(code: int, align: tuple[_Bits, ...]) -> bool:
+    return all((lin.apply(code) & mask == 0) == zero for lin, mask, zero in align)
 
 
 def _compare(

@@ -1,113 +1,15 @@
-"""IOCTL recovery from a dispatch routine's disassembly: every construct MSVC compiles a switch into.
+"""IOCTL recovery from a dispatch routine's disassembly: compare chains, MSVC's subtract cascades,
+binary-search trees and what it cannot resolve (jump tables: test_ioctl_recovery_tables.py; real
+bytes: test_ioctl_recovery_bytes.py).
 
-The routines are written as kd prints ``uf`` (label lines, ``address bytes mnemonic operands``,
-branch targets as ``sym (address)``, RIP-relative operands as ``[drv (address)]``) and read by
-the parse layer, as the tool reads kd; each instruction is 4 bytes long, so an instruction's
-fall-through is the next one. The myfault test at the end reads the simulator's real bytes.
+The routines are kd-style ``uf`` listings (tests/parse/ioctl_listing.py) read by the parse layer,
+as the tool reads kd. The myfault test at the end reads the simulator's real bytes.
 """
 
 from __future__ import annotations
 
-import re
-
-import pytest
-
-from kdmcp.parse import ioctl_domain as dom
-from kdmcp.parse.disasm import parse_disassembly
-from kdmcp.parse.ioctl_operands import Imm, Mem, Reg, operands, parse_imm
-from kdmcp.parse.ioctl_recovery import Recovery, recover
-from kdmcp.parse.models import Instruction
-
-BASE = 0xFFFFF80012340000  # drv's image base
-ENTRY = BASE + 0x1000
-HEAD = """
-    mov     qword ptr [rsp+8],rbx
-    sub     rsp,20h
-    mov     rax,qword ptr [rdx+0B8h]
-    mov     rdi,rdx
-    mov     ecx,dword ptr [rax+18h]
-"""
-TAIL = """
-Ldefault:
-    mov     ebx,0C0000010h
-    jmp     Ldone
-Ldone:
-    mov     eax,ebx
-    add     rsp,20h
-    ret
-"""
-
-
-def _fmt(a: int) -> str:
-    return f"{a >> 32:08x}`{a & 0xFFFFFFFF:08x}"
-
-
-LABELS: dict[str, int] = {}  # the last listing's labels -> addresses
-
-
-def kd(asm: str, order: list[str] | None = None) -> list[Instruction]:
-    """``asm`` (``L…:`` labels, branch operands naming them, ``[drv]`` for the image base) as kd's
-    uf text, parsed; its labels' addresses in ``LABELS``. ``order``: the labels' blocks in this
-    order (uf prints a routine's blocks out of line)."""
-    lines = [ln.strip() for ln in asm.strip().splitlines() if ln.strip()]
-    labels: dict[str, int] = {}
-    at = ENTRY
-    for ln in lines:
-        if ln.endswith(":"):
-            labels[ln[:-1]] = at
-        else:
-            at += 4
-
-    def sym(a: int) -> str:
-        return f"drv+{a - BASE:#x}"
-
-    blocks: dict[str, list[str]] = {"": []}
-    current, at = "", ENTRY
-    for ln in lines:
-        if ln.endswith(":"):
-            current = ln[:-1]
-            blocks[current] = [f"{sym(labels[current])}:"]
-            continue
-        mn, _, ops = ln.partition(" ")
-        ops = ops.strip()
-        ops = re.sub(r"\bL\w+\b", lambda m: f"{sym(labels[m.group()])} ({_fmt(labels[m.group()])})", ops)
-        ops = ops.replace("[drv]", f"[drv ({_fmt(BASE)})]")
-        blocks[current].append(f"{_fmt(at)} 90909090        {mn:<7} {ops}".rstrip())
-        at += 4
-    names = list(blocks) if order is None else ["", *order]
-    text = "\n".join([f"{sym(ENTRY)}:"] + [ln for name in names for ln in blocks[name]]) + "\n"
-    LABELS.clear()
-    LABELS.update(labels)
-    record = parse_disassembly("uf drv+0x1000", text)
-    assert record is not None
-    return record.instructions
-
-
-def off(label: str) -> str:
-    return f"drv+{LABELS[label] - BASE:#x}"
-
-
-def table_reader(table: dict[int, list[int]], calls: list[tuple[int, int]] | None = None):
-    def read(address: int, count: int) -> list[int] | None:
-        if calls is not None:
-            calls.append((address, count))
-        words = table.get(address)
-        return None if words is None else words[:count]
-
-    return read
-
-
-def no_memory(address: int, count: int) -> None:
-    raise AssertionError(f"read {count} dwords at {address:#x}: no table here")
-
-
-def codes(r: Recovery) -> dict[int, tuple[int, str]]:
-    return {c.code: (c.handler - BASE, c.how) for c in r.codes}
-
-
-def handler_offsets(r: Recovery) -> list[int]:
-    return [c.handler - BASE for c in r.codes]
-
+from kdmcp.parse.ioctl_recovery import recover
+from tests.parse.ioctl_listing import BASE, ENTRY, HEAD, LABELS, TAIL, codes, kd, no_memory, off
 
 # ---------------------------------------------------------------- compare chains
 
@@ -391,78 +293,6 @@ Lc:
     assert sorted(codes(r)) == [0x83362000, 0x83366000]
 
 
-# ---------------------------------------------------------------- jump tables
-
-TABLE = BASE + 0x3000
-
-
-def _table_routine(bound: str = "    cmp     eax,4\n    ja      Ldefault\n") -> str:
-    return (
-        HEAD
-        + """
-    lea     eax,[rcx+7FFDDFF0h]
-    test    al,3
-    jne     Ldefault
-    shr     eax,2
-"""
-        + bound
-        + """
-    lea     rdx,[drv]
-    mov     ecx,dword ptr [rdx+rax*4+3000h]
-    add     rcx,rdx
-    jmp     rcx
-"""
-        + TAIL
-    )
-
-
-def test_a_bounds_checked_jump_table_is_read_and_indices_to_the_default_are_dropped() -> None:
-    # codes 0x80022010 + 4*i (the lea adds -0x80022010), i = 0..4; index 2 goes to the default
-    listing = kd(_table_routine())
-    default_rva = LABELS["Ldefault"] - BASE
-    calls: list[tuple[int, int]] = []
-    read = table_reader({TABLE: [0x2000, 0x2010, default_rva, 0x2030, 0x2040]}, calls)
-    r = recover(listing, read)
-    assert calls == [(TABLE, 5)]
-    assert codes(r) == {
-        0x80022010: (0x2000, "jump_table"),
-        0x80022014: (0x2010, "jump_table"),
-        0x8002201C: (0x2030, "jump_table"),
-        0x80022020: (0x2040, "jump_table"),
-    }
-    assert [c.index for c in r.codes] == [0, 1, 3, 4] and r.codes[0].handler_symbol == "drv+0x2000"
-    assert r.tables == [TABLE] and r.defaults == [LABELS["Ldefault"]]
-
-
-def test_without_the_alignment_test_every_code_an_index_covers_is_routed() -> None:
-    asm = _table_routine().replace("    test    al,3\n    jne     Ldefault\n", "")
-    r = recover(kd(asm), table_reader({TABLE: [0x2000, 0x2010, 0x2020, 0x2030, 0x2040]}))
-    assert len(r.codes) == 20 and codes(r)[0x80022013] == (0x2000, "jump_table")
-
-
-def test_a_table_whose_index_is_not_bounded_is_unresolved() -> None:
-    listing = kd(_table_routine(bound=""))
-    r = recover(listing, no_memory)
-    assert not r.codes
-    (u,) = r.unresolved
-    jmp = next(i for i in listing if i.mnemonic == "jmp" and i.operands == "rcx")
-    assert u.at == int(jmp.address, 16) and "bound" in u.reason
-
-
-def test_a_table_that_cannot_be_read_is_unresolved() -> None:
-    r = recover(kd(_table_routine()), table_reader({}))
-    assert not r.codes and "could not read the jump table" in r.unresolved[0].reason
-
-
-def test_a_chain_then_a_table_excludes_the_chained_codes_from_the_table() -> None:
-    asm = _table_routine().replace(
-        "    lea     eax,[rcx+7FFDDFF0h]\n",
-        "    cmp     ecx,80022014h\n    je      Ldone\n    lea     eax,[rcx+7FFDDFF0h]\n",
-    )
-    r = recover(kd(asm), table_reader({TABLE + 0x0: [0x2000, 0x2010, 0x2020, 0x2030, 0x2040]}))
-    assert codes(r)[0x80022014][1] == "compare" and len(r.codes) == 5
-
-
 # ---------------------------------------------------------------- what it cannot resolve
 
 
@@ -519,45 +349,53 @@ Lloop:
     assert not recover([], no_memory).codes
 
 
-# ---------------------------------------------------------------- the pieces
+def test_a_tail_call_through_the_import_table_is_where_unmatched_codes_go_not_unresolved() -> None:
+    # a filter driver: one code handled, the others passed down (return IoCallDriver(...))
+    r = recover(
+        kd(
+            HEAD
+            + """
+    cmp     ecx,222000h
+    je      Lmine
+    jmp     qword ptr [drv+0x5000 (fffff800`12345000)]
+Lmine:
+    ret
+"""
+        ),
+        no_memory,
+    )
+    assert [c.code for c in r.codes] == [0x222000] and not r.unresolved
+    assert r.defaults == [ENTRY + 0x1C]  # the jmp to nt!IofCallDriver
 
 
-def test_operands_as_kd_prints_them() -> None:
-    assert operands("ecx,8336E00Bh") == [Reg("rcx", 32), Imm(0x8336E00B)]
-    m = operands("ecx,dword ptr [rdx+rax*4+3000h]")[1]
-    assert isinstance(m, Mem) and (m.base, m.index, m.scale, m.disp, m.size) == ("rdx", "rax", 4, 0x3000, 4)
-    lea = operands("rdx,[myfault (fffff800`60da0000)]")[1]
-    assert isinstance(lea, Mem) and lea.absolute == 0xFFFFF80060DA0000 and lea.symbol == "myfault"
-    assert operands("al,3") == [Reg("rax", 8), Imm(3)] and operands("ch,1")[0] == Reg("rcx", 8, True)
-    neg = operands("eax,[rcx-7CC95FEEh]")[1]
-    assert isinstance(neg, Mem) and neg.disp == -0x7CC95FEE
-    assert [parse_imm(t) for t in ("0B8h", "3", "-1", "0x10", "ah", "zz")] == [0xB8, 3, -1, 16, 0xA, None]
-    assert isinstance(operands("qword ptr gs:[188h]")[0], Mem)
-
-
-@pytest.mark.parametrize(
-    ("lin", "lo", "hi", "want"),
-    [
-        (dom.Lin(), 5, 5, ((5, 5),)),
-        (dom.Lin(bias=0x7CC95FEE, shift=2), 0, 3, ((0x8336A012, 0x8336A021),)),
-        (dom.Lin(bias=-0x10 & dom.MASK), 0, 0x1F, ((0x10, 0x2F),)),
-        (dom.Lin(bias=0x10), 0, 0x1F, ((0, 0xF), (0xFFFFFFF0, dom.MASK))),  # wraps
-    ],
-)
-def test_preimages(lin: dom.Lin, lo: int, hi: int, want: dom.Domain) -> None:
-    assert lin.preimage(lo, hi) == want
-    assert all(lo <= lin.apply(c) <= hi for a, b in want for c in (a, b))
-
-
-def test_conditions_signed_and_unsigned() -> None:
-    assert dom.condition("ja", 3) == ([(4, dom.MASK)], True)
-    assert dom.condition("jbe", 3) == ([(4, dom.MASK)], False)
-    assert dom.condition("jg", 0xFFFFFFFF) == ([(0, 0x7FFFFFFF)], True)  # > -1
-    assert dom.condition("jl", 5) == ([(5, 0x7FFFFFFF)], False)
-    assert dom.condition("js", 0) is None
-    inside, outside = dom.cut(dom.FULL, ((10, 20),))
-    assert inside == ((10, 20),) and outside == ((0, 9), (21, dom.MASK)) and dom.count(outside) == dom.MASK - 10
-    assert dom.values(inside, 5) is None and dom.values(((1, 2),), 5) == [1, 2]
+def test_what_a_bit_test_said_holds_on_both_sides() -> None:
+    # test cl,3 / jne: on the taken side the code is not a multiple of 4, so 0x222000 cannot be there
+    r = recover(
+        kd(
+            HEAD
+            + """
+    test    cl,3
+    jne     Lodd
+    cmp     ecx,222000h
+    je      La
+    ret
+Lodd:
+    cmp     ecx,222000h
+    je      Lb
+    cmp     ecx,222001h
+    je      Lc
+    ret
+La:
+    ret
+Lb:
+    ret
+Lc:
+    ret
+"""
+        ),
+        no_memory,
+    )
+    assert codes(r) == {0x222000: (LABELS["La"] - BASE, "compare"), 0x222001: (LABELS["Lc"] - BASE, "compare")}
 
 
 def test_the_simulated_myfault_routine_from_its_real_bytes() -> None:
