@@ -46,6 +46,14 @@ def _kd_said(ran: typed.Ran) -> InvalidArgument:
     )
 
 
+def _module(symbol: str | None) -> str | None:
+    """``ks`` of ``ks!DispatchDeviceIoControl``, ``myfault`` of ``myfault+0x1e00``."""
+    if not symbol:
+        return None
+    head = symbol.split("!", 1)[0] if "!" in symbol else symbol.split("+", 1)[0]
+    return head or None
+
+
 def _served(ran: typed.Ran, **fields: Any) -> IoctlMapResult:
     """The result; ``command`` names every command it ran, though their outputs (long: the
     dispatch table, the routine's listing) are left out of the text and read by ``output_id``."""
@@ -83,8 +91,14 @@ def ioctl_map(app: KdMcpApp, session_id: str | None, driver: str, *, owner: str 
         return [int(w, 16) for w in words[:count]]
 
     found = ioctl_recovery.recover(instructions, read, int(entry.address, 16))
-    if (entry.symbol or "").lower().startswith("wdf01000!"):
-        fields["note"] = "a KMDF driver: its IOCTLs are in its EvtIoDeviceControl callback, not this routine"
+    owner_module = _module(getattr(drv, "fields", {}).get("driver_entry_symbol"))
+    routine_module = _module(entry.symbol)
+    if routine_module and owner_module and routine_module.lower() != owner_module.lower():
+        # corpus kernel_objects/03: sysvad's "[0e] IRP_MJ_DEVICE_CONTROL ... ks!DispatchDeviceIoControl"
+        fields["note"] = (
+            f"the routine is {routine_module}'s, not {owner_module}'s: a class, port or framework driver "
+            "(ks, portcls, Wdf01000…) dispatches for it; the driver's own IOCTLs are in callbacks it registered"
+        )
     return _served(
         ran,
         codes=[

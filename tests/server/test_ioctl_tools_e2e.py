@@ -58,6 +58,9 @@ async def test_a_driver_without_a_device_control_routine_and_the_refusals(tmp_pa
         # a routine with no IoControlCode load: nothing recovered, and said so
         ndis = await call("ioctl_map", driver="ndis")
         assert "codes" not in ndis and "IoControlCode" in ndis["unresolved"][0]["reason"]
+        # disk's device control is CLASSPNP's: the class driver dispatches for it, and the note says so
+        disk = await call("ioctl_map", driver="disk")
+        assert disk["routine_symbol"] == "CLASSPNP!ClassGlobalDispatch" and "CLASSPNP's, not disk's" in disk["note"]
         unknown = await call("ioctl_map", driver="nosuchdriver")
         assert unknown["category"] == "invalid_argument" and "not found" in unknown["message"]
         for bad in ("my fault", "a;g", 'x"y', ""):
