@@ -54,6 +54,19 @@ def _module(symbol: str | None) -> str | None:
     return head or None
 
 
+def _whole(ran: typed.Ran, command: str) -> Any:
+    """``command``'s record, parsed from all of its output: past the inline cap
+    (``inline_output_bytes``) the inline text is cut, so the rest is read from the session's store."""
+    from kdmcp import parse as parsing
+
+    record = ran.record(command, show=False)
+    out = ran.outputs[-1]
+    if out.truncated:
+        text, _ = ran.app.masked_range(ran.session, out.output_offset, out.output_end)
+        record = parsing.parse(out.command, text)
+    return record
+
+
 def _served(ran: typed.Ran, **fields: Any) -> IoctlMapResult:
     """The result; ``command`` names every command it ran, though their outputs (long: the
     dispatch table, the routine's listing) are left out of the text and read by ``output_id``."""
@@ -65,7 +78,7 @@ def ioctl_map(app: KdMcpApp, session_id: str | None, driver: str, *, owner: str 
     from kdmcp.parse import ioctl, ioctl_recovery  # at the first call, as decode_ioctl's
 
     ran = typed.open_session(app, session_id, owner, needs="kernel")
-    drv = ran.record(f"!drvobj {driver} 2", show=False)
+    drv = _whole(ran, f"!drvobj {driver} 2")
     routines = getattr(drv, "dispatch_routines", None) or []
     entry = next((r for r in routines if r.index == _DEVICE_CONTROL), None)
     if entry is None:  # "Driver object … not found", a syntax error, an unreadable object
@@ -78,10 +91,13 @@ def ioctl_map(app: KdMcpApp, session_id: str | None, driver: str, *, owner: str 
     }
     if (entry.symbol or "").lower() == _INVALID:
         return _served(ran, handles_ioctls=False, note="the driver handles no IOCTLs", **fields)
-    listing = ran.record(f"uf {entry.address}", show=False)
-    instructions = list(getattr(listing, "instructions", None) or [])[:MAX_INSTRUCTIONS]
+    listing = _whole(ran, f"uf {entry.address}")
+    instructions = list(getattr(listing, "instructions", None) or [])
     if not instructions:
         raise _kd_said(ran)
+    if len(instructions) > MAX_INSTRUCTIONS:
+        fields["listing_cut"] = True
+        instructions = instructions[:MAX_INSTRUCTIONS]
 
     def read(address: int, count: int) -> Sequence[int] | None:
         rec = ran.record(f"dd {address:#x} L{count:#x}", show=False)

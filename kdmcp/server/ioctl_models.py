@@ -69,6 +69,7 @@ class IoctlMapResult(TypedResult):
     unresolved: list[UnresolvedSite] = Field(default_factory=list, description="constructs not resolved")
     default: list[str] = Field(default_factory=list, description="where codes no case takes go")
     instructions: int = Field(default=0, description="instructions disassembled (uf)")
+    listing_cut: bool = Field(default=False, description="uf's listing was longer than the walk reads")
     truncated_walk: bool = Field(default=False, description="the path budget ran out: the map may miss codes")
 
     @classmethod
@@ -84,6 +85,8 @@ class IoctlMapResult(TypedResult):
         lines += [f"unresolved at {u['at']}: {u['reason']}" for u in data.get("unresolved", ())]
         if data.get("default"):
             lines.append("default: " + ", ".join(data["default"]))
+        if data.get("listing_cut"):
+            lines.append(f"listing cut at {data['instructions']} instructions: the map may miss codes")
         if data.get("truncated_walk"):
             lines.append("walk truncated: the map may miss codes")
         return lines

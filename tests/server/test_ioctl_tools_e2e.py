@@ -50,6 +50,15 @@ async def test_ioctl_map_recovers_every_code_myfaults_dispatch_routine_handles(t
         assert by_address["codes"] == got["codes"]
 
 
+async def test_a_listing_past_the_inline_cap_is_read_whole(tmp_path: Path) -> None:
+    # !drvobj's table (~2.6 KB) and uf's listing (~3 KB) are longer than the inline cap: both are read
+    # whole from the session's output
+    async with kernel(tmp_path, "inline_output_bytes: 1024\n") as call:
+        got = await call("ioctl_map", driver="myfault")
+        assert tuple(int(c["code"], 16) for c in got["codes"]) == drivers.IOCTLS
+        assert "listing_cut" not in got and got["instructions"] > 40
+
+
 async def test_a_driver_without_a_device_control_routine_and_the_refusals(tmp_path: Path) -> None:
     async with kernel(tmp_path) as call:
         pci = await call("ioctl_map", driver="pci")
