@@ -267,7 +267,7 @@ class _Walk:
                 continue
             one = _single(codes, align)
             if one is not None:
-                self._found(one, addr, ins if addr == target else None, f, p.ordered, at)
+                self._found(one, addr, ins if addr == target else None, f, ordered, at)
                 continue
             paths.append(
                 replace(p, at=addr, codes=codes, align=align, exit=addr, ordered=ordered)

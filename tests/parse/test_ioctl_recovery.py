@@ -262,6 +262,27 @@ L20:
     assert codes(r)[0x222018][0] == LABELS["L18"] - BASE  # pinned by jb then jbe: 0x222018 <= code <= 0x222018
 
 
+def test_a_code_pinned_by_an_ordered_split_alone_is_binary_search() -> None:
+    # jb not taken: code >= 0x222003; jbe taken: code <= 0x222003 -- one code, by order alone
+    r = recover(
+        kd(
+            HEAD
+            + """
+    cmp     ecx,222003h
+    jb      Ldefault
+    cmp     ecx,222003h
+    jbe     La
+    jmp     Ldefault
+La:
+    ret
+"""
+            + TAIL
+        ),
+        no_memory,
+    )
+    assert codes(r) == {0x222003: (LABELS["La"] - BASE, "binary_search")}
+
+
 def test_signed_splits_on_codes_with_the_top_bit_set() -> None:
     # vendor codes >= 0x80000000 are negative to jg/jl: the tree's order is signed
     r = recover(
