@@ -16,6 +16,8 @@ are for vendors; function codes below 0x800 are Microsoft's, 0x800 and up are ve
 
 from __future__ import annotations
 
+from kdmcp.parse.ioctl_names import NAMES
+
 # record_base, not the models package: the server imports this at start-up, before any record model is
 # needed (tests/server/test_tools.py, the cold start)
 from kdmcp.parse.record_base import StrictModel
@@ -72,6 +74,7 @@ class IoctlCode(StrictModel):
     vendor_device_type: bool = False  # device type 0x8000 and up
     vendor_function: bool = False  # function 0x800 and up
     fsctl: bool = False  # FILE_DEVICE_FILE_SYSTEM: a file system control code (FSCTL_*)
+    name: str | None = None  # the header's name of a well-known code (kdmcp/parse/ioctl_names.py)
 
 
 def parse_code(value: int | str) -> int:
@@ -115,4 +118,5 @@ def decode(value: int | str) -> IoctlCode:
         vendor_device_type=device >= 0x8000,
         vendor_function=function >= 0x800,
         fsctl=device == 0x09,
+        name=NAMES.get(code),
     )

@@ -26,7 +26,7 @@ from mcp_types import CallToolResult, ContentBlock, TextContent
 from pydantic import BaseModel
 
 from kdmcp.errors import KdMcpError
-from kdmcp.server import batch_models, inspect_models, models
+from kdmcp.server import batch_models, inspect_models, ioctl_models, models
 from kdmcp.server.redaction import Redactor
 
 # An error result's first text block: ``error[<category>]: <message>`` (the message may span lines).
@@ -201,6 +201,7 @@ _TEXT: dict[type[BaseModel], Callable[[Data], str]] = {
     models.HealthResult: _health,
     batch_models.BatchResult: batch_models.text,
     inspect_models.DecodeErrorResult: inspect_models.decode_error_text,
+    ioctl_models.DecodeIoctlResult: ioctl_models.decode_ioctl_text,
 }
 
 

@@ -22,8 +22,8 @@ TOOL_GROUPS: dict[str, tuple[str, ...]] = {
     "commands": ("kd_command", "set_symbol_path", "debug_batch"),
     "inspect": ("registers", "backtrace", "modules", "processes", "analyze", "vertarget", "breakpoints", "location",
                 "threads", "read_memory", "disassemble", "evaluate", "lookup_symbol", "read_type", "exception",
-                "decode_error", "driver_object", "device_object", "irp", "walk_list",
-                "handles", "pool", "pool_find", "pool_usage", "pte"),
+                "decode_error", "decode_ioctl", "ioctl_map", "driver_object", "device_object",
+                "irp", "walk_list", "handles", "pool", "pool_find", "pool_usage", "pte"),
     "output": ("read_output",),
 }
 ALL_GROUPS = tuple(TOOL_GROUPS)

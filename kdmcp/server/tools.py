@@ -60,12 +60,14 @@ __all__ = [
     "clear_breakpoints",
     "debug_batch",
     "decode_error",
+    "decode_ioctl",
     "device_object",
     "disassemble",
     "driver_object",
     "evaluate",
     "exception",
     "handles",
+    "ioctl_map",
     "irp",
     "join_remote",
     "launch",
@@ -331,6 +333,10 @@ from kdmcp.server.inspect_tools import (  # noqa: E402  (registers its tools)
     read_type,
     set_symbol_path,
     threads,
+)
+from kdmcp.server.ioctl_tools import (  # noqa: E402  (registers its tools)
+    decode_ioctl,
+    ioctl_map,
 )
 from kdmcp.server.kobject_tools import (  # noqa: E402  (registers its tools: issue 16's driver tools)
     device_object,

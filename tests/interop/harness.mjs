@@ -149,6 +149,7 @@ const SESSION_TOOLS = {
   irp: { address: "ffffe70f2ed94d70" },
   walk_list: { head: "nt!PsActiveProcessHead", type: "nt!_EPROCESS", link_field: "ActiveProcessLinks" },
   handles: {}, pool: { address: "0" }, pool_find: { tag: "Proc" }, pool_usage: {}, pte: { address: "0" },
+  ioctl_map: { driver: "myfault" },
 };
 
 /** The protocol: capabilities with content only, unknown methods and tools as JSON-RPC errors. */
@@ -260,6 +261,13 @@ async function runControl(t) {
   await inspection(t);
   await expectOk(t, "stop_kd");
   await expectOk(t, "decode_error", { code: "0xC0000005" }); // no session: the shipped table
+  const decoded = await expectOk(t, "decode_ioctl", { code: "0x222003" }); // pure: no session
+  check(`${t.label}: decode_ioctl spells the CTL_CODE`,
+    decoded.ctl_code === "CTL_CODE(FILE_DEVICE_UNKNOWN, 0x800, METHOD_NEITHER, FILE_ANY_ACCESS)", JSON.stringify(decoded));
+  const named = await expectOk(t, "decode_ioctl", { code: 2954240 });
+  check(`${t.label}: decode_ioctl names a well-known code`, named.name === "IOCTL_STORAGE_QUERY_PROPERTY",
+    JSON.stringify(named));
+  await expectError(t, "decode_ioctl", { code: "zz" }, "invalid_argument");
   await expectOk(t, "attach_process", { pid: 1234, timeout_s: 20 });
   await expectOk(t, "exception");
   await expectOk(t, "stop_kd");
@@ -310,6 +318,13 @@ async function driverTools(t) {
   await expectOk(t, "pool_usage", { tag: "Irp" });
   const pte = await expectOk(t, "pte", { address: "ffffe70f2ed94d70" });
   check(`${t.label}: pte works out the physical address`, pte.physical_address === "0xe03fad70", JSON.stringify(pte));
+  const map = await expectOk(t, "ioctl_map", { driver: "myfault" });
+  const codes = (map.codes ?? []).map((c) => c.code);
+  check(`${t.label}: ioctl_map recovers myfault's seven codes`, codes.length === 7 && codes[0] === "0x8336e00b"
+    && map.codes[3]?.how === "jump_table", JSON.stringify(map).slice(0, 600));
+  const none = await expectOk(t, "ioctl_map", { driver: "pci" });
+  check(`${t.label}: ioctl_map says pci handles no IOCTLs`, none.handles_ioctls === false, JSON.stringify(none));
+  await expectError(t, "ioctl_map", { driver: "nosuchdriver" }, "invalid_argument");
 }
 
 /** Four sessions (the default limit) and a fifth: capacity. */

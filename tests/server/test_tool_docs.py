@@ -11,11 +11,12 @@ from kdmcp.server.surface import TOOL_GROUPS
 
 DOCS = Path(__file__).resolve().parents[2] / "docs"
 # issue 15's and 16's typed tools: each page shows, per tool, a call and the result it gave on the simulator
-PAGES = ("run-control.md", "inspection.md", "drivers.md", "lists-and-handles.md", "pool-and-pte.md")
+PAGES = ("run-control.md", "inspection.md", "drivers.md", "lists-and-handles.md", "pool-and-pte.md", "ioctl.md")
 TYPED = {"set_breakpoint", "breakpoints", "clear_breakpoints", "step", "run_to", "wait_for_stop", "location",
          "threads", "read_memory", "disassemble", "evaluate", "lookup_symbol", "read_type", "set_symbol_path",
          "exception", "decode_error", "driver_object", "device_object", "irp", "walk_list", "handles", "pool",
-         "pool_find", "pool_usage", "pte"}
+         "pool_find", "pool_usage", "pte", "decode_ioctl",
+         "ioctl_map"}
 
 
 @pytest.mark.parametrize("tool", sorted(TYPED))
