@@ -84,7 +84,13 @@ async def test_share_join_mirror_leave_and_stop(tmp_path):
         # a command in the joined session runs on the sharer's debugger, and both see it
         from_client = await call(client, "kd_command", session_id=jid, command=".echo typed-by-the-client")
         assert from_client["output"].strip() == "typed-by-the-client"
-        assert "] 0: kd> .echo typed-by-the-client" in await _output(client, sid)
+        # The server printed the client's line on its own console while it ran it, before it reads
+        # its next line: once a command of the sharer's is answered, that line is in the sharer's
+        # store (read at once, it may still be in the pipe: the sharer's pump drains it on its own).
+        await call(client, "kd_command", session_id=sid, command=".echo settled")
+        sharer_side = await _output(client, sid)
+        assert "] 0: kd> .echo typed-by-the-client" in sharer_side
+        assert sharer_side.index(".echo typed-by-the-client") < sharer_side.index(".echo settled")
         # and the other way round
         from_sharer = await call(client, "kd_command", session_id=sid, command=".echo typed-by-the-sharer")
         assert from_sharer["output"].strip() == "typed-by-the-sharer"
