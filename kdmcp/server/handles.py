@@ -72,12 +72,12 @@ def handles(
         )
     rows = list(getattr(record, "handles", None) or [])
     several = len({h.process for h in rows}) > 1
-    result = typed.serve(
+    return typed.serve(
         ran,
         HandlesResult,
+        command=line,
         process=found.get("process"),
         image=found.get("image"),
         total=len(rows),
         handles=[_row(h, several) for h in rows[:limit]],
     )
-    return result.model_copy(update={"command": line})

@@ -63,12 +63,6 @@ _MEMORY = {
 }
 
 
-def _refused(ran: typed.Ran, record: Any) -> None:
-    """kd's complaint (``Couldn't resolve error at …``, a syntax error) as invalid_argument."""
-    if getattr(record, "kind", None) == "error":
-        raise InvalidArgument(f"kd: {record.message}", session_id=ran.session.session_id, state=ran.session.state)
-
-
 def threads(app: KdMcpApp, session_id: str | None, process: str | None, *, owner: str | None) -> ThreadsResult:
     ran = typed.open_session(app, session_id, owner)
     if not is_kernel(ran.session):
@@ -78,14 +72,14 @@ def threads(app: KdMcpApp, session_id: str | None, process: str | None, *, owner
                 session_id=ran.session.session_id,
             )
         record = ran.record("~")
-        _refused(ran, record)
+        typed.refuse_error(ran, record)
         rows = [
             ThreadRow(id=t.id, index=t.index, state=t.state, teb=t.teb, current=bool(t.current))
             for t in getattr(record, "threads", []) or []
         ]
         return typed.serve(ran, ThreadsResult, threads=rows)
     record = ran.record(f"!process {process or -1} 2")
-    _refused(ran, record)
+    typed.refuse_error(ran, record)
     procs = list(getattr(record, "processes", []) or [])
     current = getattr(ran.record("? @$thread", show=False), "value", None)
     rows = []
@@ -110,7 +104,7 @@ def read_memory(
     name, unit = _MEMORY[fmt]
     count = max(1, -(-length // unit))
     record = ran.record(f"{name} {address} L{count:#x}")
-    _refused(ran, record)
+    typed.refuse_error(ran, record)
     rows = []
     for r in getattr(record, "rows", []) or []:
         bad = bool(r.values) and all(set(v) <= {"?"} for v in r.values)
@@ -131,7 +125,7 @@ def disassemble(
 ) -> DisassembleResult:
     ran = typed.open_session(app, session_id, owner)
     record = ran.record(f"u {address} L{count:#x}")
-    _refused(ran, record)
+    typed.refuse_error(ran, record)
     out, last = [], None
     for i in getattr(record, "instructions", []) or []:
         out.append(
@@ -153,7 +147,7 @@ def evaluate(
     ran = typed.open_session(app, session_id, owner)
     if evaluator == "masm":
         record = ran.record(f"? {expression}")
-        _refused(ran, record)
+        typed.refuse_error(ran, record)
         if getattr(record, "kind", None) != "expression":
             raise InvalidArgument(f"kd: {ran.outputs[-1].output.strip()}", session_id=ran.session.session_id)
         return typed.serve(ran, EvaluateResult, evaluator="masm", value=record.value, decimal=record.decimal)  # type: ignore[union-attr]
@@ -181,7 +175,7 @@ def lookup_symbol(
         raise InvalidArgument("give name (x, wildcards allowed) or address (ln), not both")
     ran = typed.open_session(app, session_id, owner)
     record = ran.record(f"x {name}" if name is not None else f"ln {address}")
-    _refused(ran, record)
+    typed.refuse_error(ran, record)
     rows = [
         SymbolRow(address=s.address, name=s.name, offset=s.offset, exact=bool(s.exact))
         for s in getattr(record, "symbols", []) or []
@@ -208,7 +202,7 @@ def read_type(
     ran = typed.open_session(app, session_id, owner)
     line = "dt" + (f" -r{depth}" if depth else "") + f" {type_name}" + (f" {address}" if address else "")
     record = ran.record(line)
-    _refused(ran, record)
+    typed.refuse_error(ran, record)
     if getattr(record, "kind", None) != "type_dump":
         raise InvalidArgument(f"kd: {ran.outputs[-1].output.strip() or 'no answer'}", session_id=ran.session.session_id)
     return typed.serve(ran, ReadTypeResult, type_name=type_name, fields=_tree(list(record.fields)))  # type: ignore[union-attr]
@@ -223,7 +217,7 @@ def set_symbol_path(
     if reload:
         app.enforce_policy(".reload", owner, ran.session.session_id)
     record = ran.record(line)
-    _refused(ran, record)
+    typed.refuse_error(ran, record)
     if reload:
         ran.run(".reload")
     return typed.serve(ran, SymbolPathResult, path=getattr(record, "path", None), reloaded=reload)
@@ -238,7 +232,7 @@ def exception(app: KdMcpApp, session_id: str | None, *, owner: str | None) -> Ex
             session_id=ran.session.session_id,
         )
     exr = ran.record(".exr -1")
-    _refused(ran, exr)
+    typed.refuse_error(ran, exr)
     ran.run(".ecxr")
     stack = ran.record("kb")
     frames = [f.model_dump(exclude_none=True, exclude_defaults=True) for f in getattr(stack, "frames", []) or []]

@@ -70,8 +70,7 @@ def _whole(ran: typed.Ran, command: str) -> Any:
 def _served(ran: typed.Ran, **fields: Any) -> IoctlMapResult:
     """The result; ``command`` names every command it ran, though their outputs (long: the
     dispatch table, the routine's listing) are left out of the text and read by ``output_id``."""
-    result = typed.serve(ran, IoctlMapResult, **fields)
-    return result.model_copy(update={"command": "; ".join(o.command for o in ran.outputs)})
+    return typed.serve(ran, IoctlMapResult, command="; ".join(o.command for o in ran.outputs), **fields)
 
 
 def ioctl_map(app: KdMcpApp, session_id: str | None, driver: str, *, owner: str | None) -> IoctlMapResult:

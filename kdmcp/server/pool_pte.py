@@ -295,12 +295,6 @@ def read_pte(record: Any, address: str) -> dict[str, Any]:
 # --------------------------------------------------------------------------- the tools
 
 
-def _refused(ran: typed.Ran, record: Any) -> None:
-    """kd's complaint (``Couldn't resolve error at …``, a syntax error) as invalid_argument."""
-    if getattr(record, "kind", None) == "error":
-        raise InvalidArgument(f"kd: {record.message}", session_id=ran.session.session_id, state=ran.session.state)
-
-
 def _check_tag(tag: str) -> None:
     # "Unless an asterisk is used, TagString must be exactly four characters": a short tag is sent
     # as its TagValue or padded with "?", so only a tag longer than four without "*" is wrong
@@ -314,15 +308,13 @@ def _serve_capped(ran: typed.Ran, model: type[TypedT], command: str, count: int,
     ``!poolused`` lists every tag in use, a ``!poolfind`` of a leak every block with the tag."""
     if count > limit:
         ran.shown[-1] = False
-    result = typed.serve(ran, model, **fields)
-    result.command = command  # what ran, shown or not
-    return result
+    return typed.serve(ran, model, command=command, **fields)  # what ran, shown or not
 
 
 def pool(app: KdMcpApp, session_id: str | None, address: str, *, owner: str | None) -> PoolResult:
     ran = typed.open_session(app, session_id, owner, needs="kernel")
     record = ran.record(f"!pool {address}")
-    _refused(ran, record)
+    typed.refuse_error(ran, record)
     return typed.serve(ran, PoolResult, **read_pool(record, address))
 
 
@@ -341,7 +333,7 @@ def pool_find(
     arg, filtered = kd_tag(tag, value_form=True)
     command = f"!poolfind {arg} {_POOL_TYPE[kind]}"
     record = ran.record(command)
-    _refused(ran, record)
+    typed.refuse_error(ran, record)
     blocks = read_poolfind(record, tag, filtered)
     return _serve_capped(
         ran, PoolFindResult, command, len(blocks), limit, tag=tag, pool=kind, found=len(blocks), blocks=blocks[:limit]
@@ -357,7 +349,7 @@ def pool_usage(
     arg, filtered = kd_tag(tag, value_form=False) if tag is not None else ("", False)
     command = f"!poolused {_SORT_FLAGS[sort]}" + (f" {arg}" if arg else "")
     record = ran.record(command)
-    _refused(ran, record)
+    typed.refuse_error(ran, record)
     rows, total = read_poolused(record, tag, filtered)
     return _serve_capped(
         ran,
@@ -376,5 +368,5 @@ def pool_usage(
 def pte(app: KdMcpApp, session_id: str | None, address: str, *, owner: str | None) -> PteResult:
     ran = typed.open_session(app, session_id, owner, needs="kernel")
     record = ran.record(f"!pte {address}")
-    _refused(ran, record)
+    typed.refuse_error(ran, record)
     return typed.serve(ran, PteResult, **read_pte(record, address))

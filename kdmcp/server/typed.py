@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from kdmcp import parse as parsing
 from kdmcp.engine import DebuggerSession
 from kdmcp.engine.results import CommandOutput
+from kdmcp.errors import InvalidArgument
 from kdmcp.parse.record_base import RecordBase
 from kdmcp.server import models
 from kdmcp.server.kind_rules import Action, refuse_for_kind
@@ -22,7 +23,7 @@ from kdmcp.server.kind_rules import Action, refuse_for_kind
 if TYPE_CHECKING:
     from kdmcp.server.app import KdMcpApp
 
-__all__ = ["Ran", "open_session", "serve"]
+__all__ = ["Ran", "open_session", "refuse_error", "serve"]
 
 TypedT = TypeVar("TypedT", bound=models.TypedResult)
 
@@ -61,9 +62,19 @@ def open_session(app: KdMcpApp, session_id: str | None, owner: str | None, *, ne
     return Ran(app, session, owner, timeout_s)
 
 
-def serve(ran: Ran, model: type[TypedT], elapsed_ms: float | None = None, **fields: Any) -> TypedT:
+def refuse_error(ran: Ran, record: Any) -> None:
+    """kd's complaint (``Couldn't resolve error at …``, a syntax error: an error record) as
+    invalid_argument: the caller's words were wrong, not the debugger."""
+    if getattr(record, "kind", None) == "error":
+        raise InvalidArgument(f"kd: {record.message}", session_id=ran.session.session_id, state=ran.session.state)
+
+
+def serve(ran: Ran, model: type[TypedT], elapsed_ms: float | None = None, command: str | None = None,
+          **fields: Any) -> TypedT:
     """The served ``model``: the session's state and events now, the shown commands and their outputs,
-    one ``output_id`` from the first command's output to the last's, and the tool's ``fields``."""
+    one ``output_id`` from the first command's output to the last's, and the tool's ``fields``.
+    ``command`` names what ran when that is more than the shown commands (a tool whose long
+    outputs are left to ``output_id`` still says it ran them)."""
     session = ran.session
     outs = ran.outputs
     shown = [o for o, s in zip(outs, ran.shown, strict=True) if s]
@@ -74,7 +85,7 @@ def serve(ran: Ran, model: type[TypedT], elapsed_ms: float | None = None, **fiel
         prompt=session.prompt.text if session.prompt is not None else None,
         events=ran.app.new_events(session),
         elapsed_ms=sum(o.elapsed_ms for o in outs) if elapsed_ms is None else elapsed_ms,
-        command="; ".join(o.command for o in shown),
+        command=command if command is not None else "; ".join(o.command for o in shown),
         output="\n".join(o.output.rstrip("\r\n") for o in shown if o.output.strip()),
         truncated=any(o.truncated for o in shown),
         output_id=models.output_id(session.session_id, start, end), output_bytes=end - start,
