@@ -55,9 +55,9 @@ def _epilog() -> str:
 
 def _groups_help() -> str:
     """The ``--tools`` help, from the one list of groups (kdmcp.server.surface)."""
-    from kdmcp.server.surface import TOOL_GROUPS
+    from kdmcp.server.registry import tool_groups
 
-    parts = [f"{group} ({', '.join(tools)})" for group, tools in TOOL_GROUPS.items()]
+    parts = [f"{group} ({', '.join(tools)})" for group, tools in tool_groups().items()]
     return ("tool groups to serve, comma-separated; session is always served. Groups: " + "; ".join(parts)
             + " (default: all)")
 
@@ -287,7 +287,7 @@ def _serve(parsed: argparse.Namespace) -> int:
 
     from kdmcp.server import KdMcpApp, build_server
     from kdmcp.server.logs import configure_logging
-    from kdmcp.server.surface import ALL_GROUPS, tools_for
+    from kdmcp.server.registry import ALL_GROUPS, tools_for
     from kdmcp.transcript_files import ENV_TRANSCRIPT
 
     options = _options(parsed)
@@ -376,9 +376,11 @@ def _doctor(parsed: argparse.Namespace) -> int:
     from rich.table import Table
 
     from kdmcp.server import KdMcpApp
+    from kdmcp.server.call import Call
+    from kdmcp.server.tools.sessions.lifecycle import health_check
 
     app = KdMcpApp(_options(parsed))
-    health = app.health_check()
+    health = health_check(Call(app, None))
     console = Console(stderr=True)
     table = Table(title=f"kd-mcp {__version__} doctor" + (" (simulated)" if health.simulated else ""))
     table.add_column("check")

@@ -1,4 +1,8 @@
-"""The MCP surface of kd-mcp: tools over the session engine (module map: docs/architecture.md)."""
+"""The MCP surface of kd-mcp: tools over the session engine (module map: docs/architecture.md).
+
+Importing the package registers every tool (``kdmcp.server.tools``), so whatever reads the
+registry — the listener, the CLI's help, a test — sees all of them.
+"""
 
 from kdmcp.server.app import KdMcpApp
 from kdmcp.server.mcp_server import KdMcpServer

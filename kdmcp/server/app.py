@@ -1,19 +1,20 @@
-"""The tools' logic, synchronous and transport-free: what each tool does to the sessions.
+"""The server's state and the rules every tool shares, synchronous and transport-free.
 
-Tool handlers (``kdmcp/server/tools.py``) run these in worker threads; the engine blocks,
-with bounds, and this layer turns its results into the served models (``models.py``). Every
-served byte is masked on the way out by the server's ``Redactor`` (``redaction.py``).
+The sessions (the engine's manager), the caller's policy, the events each result reports once,
+the bounded start of a debugger, the session logs, the masked byte ranges, and the shutdown.
+What each tool does is its family's (``kdmcp/server/tools/``); the tools run in worker threads
+(``call.py``) and every served byte is masked on the way out by the server's ``Redactor``.
 """
 
 from __future__ import annotations
 
 import threading
-import time
+import typing
 from pathlib import Path
+from typing import Any, TypeVar
 
 # The parsers and record models are built on the first command, not at start-up (kdmcp.parse's
 # lazy attributes; docs/performance.md, "Cold start").
-from kdmcp import parse as parsing
 from kdmcp.command import DEFAULT_NETWORK_ROOTS, Profile, check, launch_flags
 from kdmcp.discovery import find_debugger
 from kdmcp.engine import (
@@ -26,24 +27,21 @@ from kdmcp.engine import (
     build_plan,
     simulator_command,
 )
-from kdmcp.engine.commands import command_kind, validate
+from kdmcp.engine.commands import validate
 from kdmcp.engine.kinds import KINDS
 from kdmcp.engine.launch import Flavor, Target, flavor_for, kdnet_target
-from kdmcp.engine.results import CommandOutput
 from kdmcp.engine.results import StartResult as EngineStart
 from kdmcp.errors import DebuggerError, InvalidArgument, NotConnected, PolicyDenied
-from kdmcp.parse.record_base import RecordBase
 from kdmcp.secret import Secret
-from kdmcp.server import health, models, output_reads, run_control
-from kdmcp.server.bp_book import BreakpointBook
-from kdmcp.server.kind_rules import Action, refuse_for_kind
+from kdmcp.server import models
 from kdmcp.server.options import ServerOptions, demo_state
 from kdmcp.server.redaction import Redactor
-from kdmcp.server.shares import Shares
 from kdmcp.server.transcript import Transcript
 from kdmcp.statefile import LoadedState, load_state, resolve_state_path
 
 __all__ = ["KdMcpApp"]
+
+StateT = TypeVar("StateT")
 
 
 class KdMcpApp:
@@ -70,10 +68,19 @@ class KdMcpApp:
         self.transcript = (Transcript(options.transcript, self.redactor.transcript_line)
                            if options.transcript else None)
         self._log_pos: dict[str, int] = {}
-        self.shares = Shares()
-        self.breakpoint_book = BreakpointBook()
+        self._family_state: dict[type[Any], Any] = {}
 
     # -------------------------------------------------------------- helpers
+
+    def state_of(self, kind: type[StateT]) -> StateT:
+        """The app's one ``kind()``, made on first use: what a tool family keeps across calls (the
+        breakpoints it set, the sessions it shared) lives as long as the app, without the core
+        knowing the families."""
+        with self._lock:
+            state = self._family_state.get(kind)
+            if state is None:
+                state = self._family_state[kind] = kind()
+            return typing.cast(StateT, state)
 
     def debugger_argv(self, flavor: Flavor) -> list[str]:
         """How to run kd/cdb: the simulator with ``--simulate``, else the discovered binary."""
@@ -310,121 +317,7 @@ class KdMcpApp:
         if not verdict.allowed:
             raise PolicyDenied(verdict.message, session_id=session_id)
 
-    def kd_command(
-        self, command: str, session_id: str | None, timeout_s: float | None, *, owner: str | None = None
-    ) -> models.CommandResult:
-        session = self.session(session_id, owner)
-        self.enforce_policy(command, owner, session.session_id)
-        if command_kind(command) in ("go", "reboot"):
-            refuse_for_kind(session, "run")
-        result = session.execute(command, timeout_s)
-        record = parsing.parse(result.command, result.output) if result.kind == "immediate" else None
-        return self._served_command(models.CommandResult, session, result, record)
-
-    def _served_command(
-        self,
-        model: type[models.CommandT],
-        session: DebuggerSession,
-        result: CommandOutput,
-        record: RecordBase | None,
-        **own: object,
-    ) -> models.CommandT:
-        return model.serve(
-            result, session_id=session.session_id, prompt=result.prompt, events=self.new_events(session),
-            output_id=models.output_id(session.session_id, result.output_offset, result.output_end),
-            output_bytes=result.output_end - result.output_offset,
-            record=record, record_partial=record is not None and result.truncated, **own,
-        )
-
-    def inspect(
-        self,
-        command: str,
-        session_id: str | None,
-        limit: int,
-        timeout_s: float | None = None,
-        *,
-        owner: str | None = None,
-        needs: Action | None = None,
-    ) -> models.InspectResult:
-        """Run one read command and return its typed record, each list cut to ``limit`` items;
-        ``needs``: what the target must allow for it (``kind_rules``)."""
-        session = self.session(session_id, owner)
-        self.enforce_policy(command, owner, session.session_id)
-        if needs is not None:
-            refuse_for_kind(session, needs)
-        result = session.execute(command, timeout_s)
-        record = parsing.parse(result.command, result.output) if result.kind == "immediate" else None
-        lists: dict[str, models.ListCount] = {}
-        if record is not None:
-            cut: dict[str, list[object]] = {}
-            for name in type(record).model_fields:
-                value = getattr(record, name)
-                if isinstance(value, list) and value:
-                    lists[name] = models.ListCount(total=len(value), returned=min(len(value), limit))
-                    cut[name] = value[:limit]
-            record = record.model_copy(update=cut)
-        return self._served_command(models.InspectResult, session, result, record, lists=lists)
-
-    def break_in(
-        self, session_id: str | None, timeout_s: float | None, *, owner: str | None = None
-    ) -> models.BreakResult:
-        session = self.session(session_id, owner)
-        refuse_for_kind(session, "break_in")
-        result = session.break_in(timeout_s)
-        return models.BreakResult.serve(
-            result, session_id=session.session_id, prompt=session.prompt, events=self.new_events(session)
-        )
-
-    def continue_go(self, session_id: str | None, command: str, *, owner: str | None = None) -> models.ContinueResult:
-        session = self.session(session_id, owner)
-        self.enforce_policy(command, owner, session.session_id)
-        refuse_for_kind(session, "run")
-        result = session.go(command)
-        return models.ContinueResult.serve(
-            result, session_id=session.session_id, prompt=session.prompt, events=self.new_events(session)
-        )
-
-    def resume_for_winrm(
-        self,
-        session_id: str | None,
-        wait_s: float | None,
-        cancel: threading.Event | None = None,
-        *,
-        owner: str | None = None,
-    ) -> models.ResumeResult:
-        """Continue, confirm running, then watch the target for ``wait_s`` before handing back.
-
-        WinRM on the guest cannot answer while the kernel is broken in; after this returns
-        ``running``, the caller's WinRM call should succeed. The wait ends early if the target
-        stops again (breakpoint, bugcheck), which the hint then says.
-        """
-        t0 = time.monotonic()
-        session = self.session(session_id, owner)
-        self.enforce_policy("g", owner, session.session_id)
-        refuse_for_kind(session, "resume_for_winrm")
-        wait = self.options.config.timeouts.continue_wait_sec if wait_s is None else wait_s
-        # Already running: nothing to resume.
-        confirmed = "running" if session.state == SessionState.running else session.go("g").confirmed
-        waited = run_control.watch(session, wait, cancel)  # the wait wait_for_stop does, ended by any change
-        state = session.state
-        return models.ResumeResult(
-            session_id=session.session_id,
-            state=state,
-            prompt=session.prompt.text if session.prompt is not None else None,
-            events=self.new_events(session),
-            elapsed_ms=round((time.monotonic() - t0) * 1000, 3),
-            confirmed=confirmed,
-            waited_s=round(waited, 3),
-            hint=_resume_hint(state),
-        )
-
     # --------------------------------------------------------------- output
-
-    def read_output(
-        self, session_id: str | None, output_id: str | None, offset: int, limit: int, *, owner: str | None = None
-    ) -> models.OutputChunk:
-        """Any byte range of a session's output, masked (``output_reads.read``)."""
-        return output_reads.read(self, session_id, output_id, offset, limit, owner=owner)
 
     def masked_range(self, session: DebuggerSession, offset: int, end: int) -> tuple[str, int]:
         """Bytes ``[offset, end)`` of the session's output, masked (``Redactor.byte_range``)."""
@@ -432,44 +325,6 @@ class KdMcpApp:
         return self.redactor.byte_range(session.read_output, session.store.size, offset, end, final=final)
 
     # ----------------------------------------------------------------- stop
-
-    def stop_kd(self, session_id: str | None, resume: bool, *, owner: str | None = None) -> models.StopResult:
-        session = self.session(session_id, owner)
-        result = self.manager.stop(session.session_id, resume=resume, owner=owner)
-        share = self.shares.remove(session.session_id)
-        if share is not None and result.state == SessionState.exited:
-            # The server lives in the debugger's process: it ended with it, and its clients were dropped.
-            result = result.model_copy(update={"actions": [*result.actions,
-                                                           f"closed the debugging server on {share.listener}"]})
-        if self.transcript is not None:
-            self.transcript.record("session", event="stopped", session_id=session.session_id,
-                                   actions=result.actions, exit_code=result.exit_code)
-        return models.StopResult(session_id=session.session_id, **models.served_fields(models.StopResult, result))
-
-    def list_sessions(self, *, owner: str | None = None) -> models.SessionList:
-        return models.SessionList(sessions=self._summaries(owner), max_sessions=self.manager.max_sessions)
-
-    def _summaries(self, owner: str | None) -> list[models.SessionSummary]:
-        infos = self.manager.infos(owner=owner)
-        live = {s.session_id for s in infos if s.state != SessionState.exited}
-        return [
-            models.SessionSummary(live=info.session_id in live, shared=self.shared(info.session_id),
-                                  **models.served_fields(models.SessionSummary, info))
-            for info in infos
-        ]
-
-    def shared(self, session_id: str) -> str | None:
-        """The connection of the session's debugging server while it is open: the server lives in
-        the debugger's process, so a session that ended (even on its own) shares nothing."""
-        share = self.shares.of(session_id)
-        session = self.manager.session_of(session_id)
-        if share is None or session is None or session.state == SessionState.exited:
-            return None
-        return share.connection
-
-    def health_check(self, *, owner: str | None = None) -> models.HealthResult:
-        """The debuggers found, the config and state file checked, the caller's sessions."""
-        return health.check(self, self._summaries(owner))
 
     def shutdown(self) -> None:
         """Stop every session (resuming live kernel targets) as the server exits."""
@@ -480,17 +335,3 @@ class KdMcpApp:
             self.transcript.record("stop")
             self.transcript.close()
             self.manager.stop_all()  # the session logs are copied: free the ended sessions' spill files
-
-
-
-def _resume_hint(state: SessionState) -> str:
-    """What the caller of ``resume_for_winrm`` does next, by the state the wait ended in."""
-    if state == SessionState.running:
-        return ("The target is running: retry the WinRM call now. Call break_in when you need the "
-                "debugger again (WinRM stops answering while the target is broken in).")
-    if state in (SessionState.rebooting, SessionState.reconnecting, SessionState.waiting_for_target):
-        return "The guest is rebooting: wait for it to come back (the session reconnects), then retry WinRM."
-    if state == SessionState.broken:
-        return ("The target stopped again (see events: breakpoint, exception or bugcheck): WinRM will not "
-                "answer until it runs. Inspect it with kd_command, then resume_for_winrm again.")
-    return f"The session is {state.value}: WinRM cannot be relied on; see events."

@@ -1,41 +1,46 @@
 """The one wrapper every tool call goes through: owner, worker thread, progress, errors, cancellation.
 
-Handlers are async and run the blocking engine calls in worker threads, so a ``break_in`` is
-served while a ``kd_command`` waits on a hung debugger. What the work returns or raises leaves
-through ``render.py``; a client's cancellation sets ``Call.cancel`` and runs the tool's own
-``on_cancel`` (stop the debugger a start waits on, break off a command).
+A tool's function (``registry.py``) runs in a worker thread, so a ``break_in`` is served while a
+``kd_command`` waits on a hung debugger. What the work returns or raises leaves through
+``render.py``; a client's cancellation sets ``Call.cancel`` and runs what the work registered
+with ``Call.on_cancel`` (stop the debugger a start waits on, break off a command).
 """
 
 from __future__ import annotations
 
 import asyncio
+import functools
+import inspect
 import logging
 import threading
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
 from typing import Any
 
 import anyio
 from mcp.server.mcpserver import Context
+from mcp.server.mcpserver.tools import Tool as ServedTool
 from mcp_types import CallToolResult
 from pydantic import BaseModel, ValidationError
 
 from kdmcp.errors import InvalidArgument, KdMcpError
 from kdmcp.server.app import KdMcpApp
 from kdmcp.server.mcp_server import KdMcpServer, owner_of
+from kdmcp.server.registry import TOOLS, Tool
 from kdmcp.server.render import from_exception, ok_result
+from kdmcp.server.schema import compact_schema, served_annotations
 from kdmcp.validation import validation_problems
 
 log = logging.getLogger(__name__)
 
 PROGRESS_EVERY_S = 1.0
+# Transitional: the context parameter of a tool written the old way.
+Ctx = Context[Any, Any] | None
 
 
-def _every_second(
-    ctx: Context[Any, Any], progress: str, total_s: float | None, app: KdMcpApp
-) -> Callable[[], Awaitable[None]]:
-    """Report progress every PROGRESS_EVERY_S from now until the returned function is awaited
-    (which also waits for a report being sent: none may follow the call's answer).
+def _every_second(ctx: Context[Any, Any], call: Call) -> Callable[[], Awaitable[None]]:
+    """Report the call's progress every PROGRESS_EVERY_S from now until the returned function is
+    awaited (which also waits for a report being sent: none may follow the call's answer); a
+    tick before the work named its progress sends nothing.
 
     A timer on the event loop, not a task beside the work: a task group with a progress task
     cost two loop iterations per call, ~0.5 ms of a 6 ms ``r`` round trip over stdio, for a
@@ -47,18 +52,19 @@ def _every_second(
     elapsed = 0.0
     handle: asyncio.TimerHandle | None = None
 
-    async def send(seconds: float) -> None:
+    async def send(seconds: float, progress: str, total_s: float | None) -> None:
         try:
-            await ctx.report_progress(seconds, total_s, app.redactor.text(f"{progress} ({seconds:.0f}s)"))
+            await ctx.report_progress(seconds, total_s, call.app.redactor.text(f"{progress} ({seconds:.0f}s)"))
         except Exception as exc:  # the call may have answered meanwhile; progress is best effort
             log.debug("progress not sent: %s", exc)
 
     def tick() -> None:
         nonlocal elapsed, handle
         elapsed += PROGRESS_EVERY_S
-        task = loop.create_task(send(elapsed))
-        sending.add(task)
-        task.add_done_callback(sending.discard)
+        if call.progress_text is not None:
+            task = loop.create_task(send(elapsed, call.progress_text, call.progress_total))
+            sending.add(task)
+            task.add_done_callback(sending.discard)
         handle = loop.call_later(PROGRESS_EVERY_S, tick)
 
     handle = loop.call_later(PROGRESS_EVERY_S, tick)
@@ -72,13 +78,45 @@ def _every_second(
     return stop
 
 
-@dataclass(frozen=True)
 class Call:
-    """One tool call as its work sees it: the app, the calling client, and the call's cancel flag."""
+    """One tool call as its work sees it: the app, the calling client, the call's cancel flag, and
+    what the work says of itself while it runs (its progress line, what stops it if the client
+    gives up)."""
 
-    app: KdMcpApp
-    owner: str | None
-    cancel: threading.Event = field(default_factory=threading.Event)
+    def __init__(self, app: KdMcpApp, owner: str | None, ctx: Context[Any, Any] | None = None) -> None:
+        self.app = app
+        self.owner = owner
+        self.ctx = ctx
+        self.cancel = threading.Event()
+        self.progress_text: str | None = None
+        self.progress_total: float | None = None
+        self._lock = threading.Lock()
+        self._cancellers: list[Callable[[], object]] = []
+
+    def progress(self, text: str, total_s: float | None = None) -> None:
+        """Report ``text (Ns)`` to the client every second while the work runs (``total_s``: its bound)."""
+        self.progress_text, self.progress_total = text, total_s
+
+    def on_cancel(self, stop: Callable[[], object]) -> None:
+        """What stops the work if the client cancels the call (Ctrl+C to kd, the debugger a start
+        waits on). Registered after the cancellation came, it runs at once."""
+        with self._lock:
+            cancelled = self.cancel.is_set()
+            if not cancelled:
+                self._cancellers.append(stop)
+        if cancelled:
+            stop()
+
+    def cancelled(self) -> None:
+        """The client gave up: set the flag and run what the work registered (in this thread)."""
+        with self._lock:
+            self.cancel.set()
+            stops, self._cancellers = self._cancellers, []
+        for stop in stops:
+            try:
+                stop()
+            except KdMcpError as exc:
+                log.info("could not cancel: %s", exc.message)
 
 
 def app_of(ctx: Context[Any, Any] | None) -> KdMcpApp:
@@ -89,6 +127,64 @@ def app_of(ctx: Context[Any, Any] | None) -> KdMcpApp:
     return server.app
 
 
+Outcome = BaseModel | KdMcpError
+
+
+def _caught(work: Callable[[], BaseModel]) -> Outcome:
+    try:
+        return work()
+    except KdMcpError as exc:
+        return exc
+    except ValidationError as exc:  # a model built from the caller's values refused them
+        return InvalidArgument("; ".join(validation_problems(exc)))
+    except Exception:
+        log.exception("tool work failed")
+        return KdMcpError("the tool failed unexpectedly; see the server log")
+
+
+async def invoke(ctx: Context[Any, Any] | None, fn: Callable[..., Any], arguments: dict[str, Any]) -> Outcome:
+    """Call a tool's function with validated ``arguments``: the one path of every call, a
+    client's or a ``debug_batch`` step's. A plain function runs in a worker thread (the engine
+    blocks, with bounds, and a ``break_in`` must be served meanwhile); a coroutine function on
+    the loop. Progress is sent while it runs; a client's cancellation sets ``call.cancel`` and
+    runs what the work registered with ``call.on_cancel``."""
+    app = app_of(ctx)
+    call = Call(app, owner_of(app.options, ctx.headers if ctx is not None else None), ctx)
+    if inspect.iscoroutinefunction(fn):
+        try:
+            result: BaseModel = await fn(call, **arguments)
+        except KdMcpError as exc:
+            return exc
+        return result
+    outcome: list[Outcome] = []
+    stop_progress = _every_second(ctx, call) if ctx is not None else None
+    try:
+        await anyio.to_thread.run_sync(lambda: outcome.append(_caught(lambda: fn(call, **arguments))),
+                                       abandon_on_cancel=True)
+    except anyio.get_cancelled_exc_class():
+        with anyio.CancelScope(shield=True):
+            await anyio.to_thread.run_sync(call.cancelled)
+        raise
+    finally:
+        if stop_progress is not None:
+            with anyio.CancelScope(shield=True):
+                await stop_progress()
+    return outcome[0]
+
+
+def rendered(outcome: Outcome, app: KdMcpApp) -> CallToolResult:
+    """What a client receives for ``outcome`` (``render.py``)."""
+    if isinstance(outcome, KdMcpError):
+        return from_exception(outcome, app.redactor)
+    return ok_result(outcome, app.redactor)
+
+
+async def serve_call(ctx: Context[Any, Any] | None, fn: Callable[..., Any],
+                     arguments: dict[str, Any]) -> CallToolResult:
+    """A client's call: ``invoke``, then rendered."""
+    return rendered(await invoke(ctx, fn, arguments), app_of(ctx))
+
+
 async def run_tool(
     ctx: Context[Any, Any] | None,
     work: Callable[[Call], BaseModel],
@@ -97,36 +193,53 @@ async def run_tool(
     total_s: float | None = None,
     on_cancel: Callable[[Call], None] | None = None,
 ) -> CallToolResult:
-    """Run blocking ``work`` in a thread; send progress meanwhile; map errors; honour cancellation."""
-    app = app_of(ctx)
-    call = Call(app, owner_of(app.options, ctx.headers if ctx is not None else None))
-    outcome: list[BaseModel | KdMcpError] = []
-
-    def target() -> None:
-        try:
-            outcome.append(work(call))
-        except KdMcpError as exc:
-            outcome.append(exc)
-        except ValidationError as exc:  # a model built from the caller's values refused them
-            outcome.append(InvalidArgument("; ".join(validation_problems(exc))))
-        except Exception:
-            log.exception("tool work failed")
-            outcome.append(KdMcpError("the tool failed unexpectedly; see the server log"))
-
-    stop_progress = _every_second(ctx, progress, total_s, app) if progress is not None and ctx is not None else None
-    try:
-        await anyio.to_thread.run_sync(target, abandon_on_cancel=True)
-    except anyio.get_cancelled_exc_class():
-        call.cancel.set()
+    """Transitional: a tool written the old way (an async function with ``ctx``, its work a lambda)."""
+    def fn(call: Call) -> BaseModel:
+        if progress is not None:
+            call.progress(progress, total_s)
         if on_cancel is not None:
-            with anyio.CancelScope(shield=True):
-                await anyio.to_thread.run_sync(on_cancel, call)
-        raise
-    finally:
-        if stop_progress is not None:
-            with anyio.CancelScope(shield=True):
-                await stop_progress()
-    (result,) = outcome
-    if isinstance(result, KdMcpError):
-        return from_exception(result, app.redactor)
-    return ok_result(result, app.redactor)
+            call.on_cancel(lambda: on_cancel(call))
+        return work(call)
+    return await serve_call(ctx, fn, {})
+
+
+# --------------------------------------------------------------------- the tools as the SDK serves them
+
+def _served(entry: Tool) -> ServedTool:
+    """One tool as ``tools/list`` serves it: the docstring without its indentation, the compact
+    argument schema (from the function's own signature, ``call`` left out), the hints that say
+    something (``schema.py``), and no ``outputSchema``; calling it goes through ``serve_call``.
+
+    No output schema, by choice (docs/results.md): a command's record is an open object (one of
+    some sixty kinds), so a schema could not describe it; the parts it could describe (the
+    state, the events) would be repeated in every tool, as MCP has no schema shared between
+    tools — 73 % of the surface once; and a published schema makes every client validate every
+    result. The results' fields are documented from the models instead (``Tool.result_model``).
+    """
+    if "ctx" in inspect.signature(entry.fn).parameters:  # transitional: an async function served as it is
+        served = ServedTool.from_function(entry.fn, description=inspect.cleandoc(entry.fn.__doc__ or ""),
+                                          annotations=served_annotations(entry.annotations), structured_output=False)
+        served.parameters = compact_schema(served.parameters)
+        return served
+    served = ServedTool.from_function(entry.fn, name=entry.name, description=inspect.cleandoc(entry.fn.__doc__ or ""),
+                                      context_kwarg="call", annotations=served_annotations(entry.annotations),
+                                      structured_output=False)
+    served.parameters = compact_schema(served.parameters)
+
+    async def answer(call: Context[Any, Any], **arguments: Any) -> CallToolResult:
+        return await serve_call(call, entry.fn, arguments)
+
+    served.fn = answer
+    served.is_async = True
+    return served
+
+
+@functools.cache
+def served_tools() -> tuple[ServedTool, ...]:
+    """The SDK's tool objects, built once per process.
+
+    Building them (an argument model and schemas per tool) cost 60-90 ms on every server; they
+    hold the module-level functions and their schemas only (each call finds its app through its
+    context), so every server of the process can share them.
+    """
+    return tuple(_served(entry) for entry in TOOLS.values())

@@ -21,7 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from kdmcp.errors import ConfigError
 from kdmcp.secret import Secret
-from kdmcp.server.surface import ALL_GROUPS, tools_for
+from kdmcp.server.registry import ALL_GROUPS, tools_for
 from kdmcp.validation import validation_problems
 
 ENV_TOKEN = "KDMCP_LISTEN_TOKEN"  # noqa: S105 (a variable name)

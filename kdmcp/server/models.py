@@ -18,6 +18,7 @@ from kdmcp.engine.kinds import SessionKind
 from kdmcp.errors import ErrorCategory
 from kdmcp.parse.prompt import Prompt
 from kdmcp.parse.record_base import SERVED, RecordBase
+from kdmcp.server.text import Data, command_text, event_lines, fallback_text, header, join
 
 # Milliseconds as served: a tenth is what a reader can use; more digits are noise to pay for.
 Millis = Annotated[float, PlainSerializer(lambda ms: round(ms, 1), return_type=float)]
@@ -78,6 +79,102 @@ ServedRecord = Annotated[
 ]
 
 
+class Served(BaseModel):
+    """A served result: its text block is its own (``render_text``, from its masked dump)."""
+
+    @classmethod
+    def render_text(cls, data: Data) -> str:
+        return fallback_text(data)
+
+
+# ------------------------------------------------------------------- text blocks
+
+def _start(data: Data, *first: str) -> str:
+    """A start: the header, ``first`` lines (a kind's own summary), the command line, the banner."""
+    extra = [data["kind"]] if "kind" in data else []  # left out: kdnet, the default
+    extra += ["banner truncated"] if data.get("truncated") else []
+    lines = [*first, f"command line: {data['command_line']}"]
+    if "state_file" in data:
+        lines.append(f"state file: {data['state_file']}")
+    lines += [f"warning: {w}" for w in data.get("warnings", ())]
+    return join(header(data, *extra), "\n".join([*lines, data.get("banner", "")]), event_lines(data))
+
+
+def _dump(data: Data) -> str:
+    """A start, with the dump's summary on one line before the banner."""
+    d = data.get("dump", {})
+    what = ", ".join(str(v) for v in (d.get("os"), d.get("build_lab")) if v)
+    if "bugcheck" in d:
+        what += f"; bugcheck {d['bugcheck'].get('code')} ({', '.join(d['bugcheck'].get('args', []))})"
+    if "exception" in d:
+        e = d["exception"]
+        what += f"; exception {e.get('code')} {e.get('description', '')} at {e.get('symbol') or e.get('address')}"
+    if "modules" in d:
+        what += f"; {d['modules']} modules"
+    return _start(data, f"dump: {what.strip('; ')}")
+
+
+def _share(data: Data) -> str:
+    lines = [f"listening on {data['listener']}; join with:", *data["join"]]
+    return join(header(data), "\n".join(lines), event_lines(data))
+
+
+def _break(data: Data) -> str:
+    return join(header(data, "already broken in" if data["already_broken"] else ""), None, event_lines(data))
+
+
+def _continue(data: Data) -> str:
+    return join(header(data, f"confirmed {data['confirmed']}"), None, event_lines(data))
+
+
+def _resume(data: Data) -> str:
+    head = header(data, f"confirmed {data['confirmed']}", f"waited {data['waited_s']} s")
+    return join(head, data["hint"], event_lines(data))
+
+
+def _chunk(data: Data) -> str:
+    where = f"bytes {data['offset']}-{data['next_offset']} of {data['total_bytes']}"
+    more = "eof" if data["eof"] else f"more at offset {data['next_offset']}"
+    return join(header(data, where, more), data["text"], [])
+
+
+def _stop(data: Data) -> str:
+    code = f"exit code {data['exit_code']}" if "exit_code" in data else ""
+    return join(header(data, code), ", ".join(data["actions"]), [])
+
+
+def _summary_line(s: Data) -> str:
+    live = "live" if s["live"] else "ended"
+    pid = f" pid {s['pid']}" if "pid" in s else ""
+    shared = f" shared {s['shared']}" if "shared" in s else ""
+    # what it is attached to says the target; the full command line is in structuredContent
+    return f"{s['session_id']} {s['state']} {live} {s['kind']}{pid} {s['output_bytes']} B: {s['attached_to']}{shared}"
+
+
+def _sessions(data: Data) -> str:
+    sessions = data.get("sessions", [])
+    lines = [_summary_line(s) for s in sessions]
+    return "\n".join([f"[{len(sessions)} sessions, at most {data['max_sessions']}]", *lines])
+
+
+def _health(data: Data) -> str:
+    lines = [f"[{'ok' if data['ok'] else 'not ok'}{' simulated' if data.get('simulated') else ''}]"]
+    for d in data["debuggers"]:
+        if d["found"]:
+            version = f" {d['version']}" if "version" in d else ""
+            lines.append(f"{d['name']}: {d.get('path', '')}{version}")
+        else:
+            lines.append(f"{d['name']}: not found (looked in: {', '.join(d.get('looked_in', [])) or 'nothing'})")
+    config = data.get("config_path", "none")
+    lines.append(f"config {config}: " + ("ok" if data["config_ok"] else data.get("config_error", "invalid")))
+    state = data.get("state_file", "none")
+    lines.append(f"state file {state}: " + ("ok" if data["state_file_ok"] else data.get("state_file_error", "invalid")))
+    lines += [f"warning: {w}" for w in data.get("state_file_warnings", ())]
+    lines += [f"local kernel: {p}" for p in data.get("local_kernel", ())]
+    lines += [_summary_line(s) for s in data.get("sessions", ())]
+    return "\n".join(lines)
+
+
 class ErrorResult(BaseModel):
     """An ``isError`` result: branch on ``category``, show ``message``.
 
@@ -96,7 +193,7 @@ class ErrorResult(BaseModel):
     exit_code: int | None = None
 
 
-class SessionResult(BaseModel):
+class SessionResult(Served):
     """Fields every session-bound result carries."""
 
     session_id: str
@@ -126,6 +223,10 @@ class StartResult(SessionResult):
     state_file: str | None = None
     warnings: list[str] = Field(default_factory=list)
 
+    @classmethod
+    def render_text(cls, data: Data) -> str:
+        return _start(data)
+
 
 StartT = TypeVar("StartT", bound=StartResult)
 
@@ -145,11 +246,19 @@ class DumpSummary(BaseModel):
 class DumpResult(StartResult):
     dump: DumpSummary
 
+    @classmethod
+    def render_text(cls, data: Data) -> str:
+        return _dump(data)
+
 
 class ShareResult(SessionResult):
     connection: str = Field(description="what a debugging client passes to -remote")
     join: list[str] = Field(description="command lines a person runs to join: windbg, then kd or cdb")
     listener: str = Field(description="where the debugging server listens (local machine only)")
+
+    @classmethod
+    def render_text(cls, data: Data) -> str:
+        return _share(data)
 
 
 class CommandResult(SessionResult):
@@ -165,6 +274,10 @@ class CommandResult(SessionResult):
         description="the output parsed into a typed record (kind + fields, docs/parsing.md); raw text is in output",
     )
     record_partial: bool = Field(default=False, description="the record covers only the inline (capped) output")
+
+    @classmethod
+    def render_text(cls, data: Data) -> str:
+        return command_text(data)
 
 
 CommandT = TypeVar("CommandT", bound=CommandResult)
@@ -194,21 +307,37 @@ class TypedResult(CommandResult):
         """Lines shown before the raw output in the text block (``data``: the served dump)."""
         return []
 
+    @classmethod
+    def render_text(cls, data: Data) -> str:
+        return command_text(data, cls.text_lines(data))
+
 
 class BreakResult(SessionResult):
     already_broken: bool
 
+    @classmethod
+    def render_text(cls, data: Data) -> str:
+        return _break(data)
+
 
 class ContinueResult(SessionResult):
     confirmed: str = Field(description="'running', or 'stopped' when the target stopped again at once")
+
+    @classmethod
+    def render_text(cls, data: Data) -> str:
+        return _continue(data)
 
 
 class ResumeResult(ContinueResult):
     waited_s: float
     hint: str
 
+    @classmethod
+    def render_text(cls, data: Data) -> str:
+        return _resume(data)
 
-class OutputChunk(BaseModel):
+
+class OutputChunk(Served):
     # ``text`` comes masked from ``Redactor.byte_range`` (judged against the whole store).
     MASKED: ClassVar[tuple[str, ...]] = ("text",)
 
@@ -221,13 +350,21 @@ class OutputChunk(BaseModel):
     eof: bool = Field(description="no more bytes stored yet past next_offset")
     text: str
 
+    @classmethod
+    def render_text(cls, data: Data) -> str:
+        return _chunk(data)
 
-class StopResult(BaseModel):
+
+class StopResult(Served):
     session_id: str
     state: SessionState
     actions: list[str] = Field(description="what was done, in order: resumed target, sent q, terminated, killed")
     exit_code: int | None
     elapsed_ms: Millis
+
+    @classmethod
+    def render_text(cls, data: Data) -> str:
+        return _stop(data)
 
 
 class SessionSummary(BaseModel):
@@ -243,9 +380,13 @@ class SessionSummary(BaseModel):
     started_at_unix: float
 
 
-class SessionList(BaseModel):
+class SessionList(Served):
     sessions: list[SessionSummary] = Field(default_factory=list)
     max_sessions: int
+
+    @classmethod
+    def render_text(cls, data: Data) -> str:
+        return _sessions(data)
 
 
 class DebuggerCheck(BaseModel):
@@ -257,7 +398,7 @@ class DebuggerCheck(BaseModel):
     looked_in: list[str] = Field(default_factory=list)
 
 
-class HealthResult(BaseModel):
+class HealthResult(Served):
     ok: bool
     simulated: bool
     debuggers: list[DebuggerCheck]
@@ -271,3 +412,7 @@ class HealthResult(BaseModel):
     local_kernel: list[str] = Field(default_factory=list,
                                     description="what stands in the way of attach_local_kernel (kd -kl) here")
     sessions: list[SessionSummary] = Field(default_factory=list)
+
+    @classmethod
+    def render_text(cls, data: Data) -> str:
+        return _health(data)

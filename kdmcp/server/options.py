@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from kdmcp.config import Config
 from kdmcp.secret import Secret
 from kdmcp.server.clients import ClientRegistry
-from kdmcp.server.surface import ALL_TOOLS
+from kdmcp.server.registry import all_tools
 from kdmcp.statefile import KdSessionState
 
 # The simulator's default target accepts any well-formed key; this one is for demos only.
@@ -25,7 +25,7 @@ class ServerOptions:
     # HTTP listener clients (None on stdio, where the one client is whoever started us).
     clients: ClientRegistry | None = None
     # The tools a stdio client may use (--tools); listener clients carry their own.
-    tools: frozenset[str] = ALL_TOOLS
+    tools: frozenset[str] = field(default_factory=all_tools)
     transcript: str | None = None  # JSONL transcript path (--transcript / KDMCP_TRANSCRIPT)
 
 

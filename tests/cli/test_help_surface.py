@@ -1,4 +1,4 @@
-"""Help texts and docs that list the tool groups say what kdmcp.server.surface says, in full."""
+"""Help texts and docs that list the tool groups say what the registry (kdmcp.server.registry) says, in full."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from kdmcp.cli import build_parser
-from kdmcp.server.surface import TOOL_GROUPS
+from kdmcp.server.registry import tool_groups
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -19,7 +19,7 @@ def test_serve_help_lists_every_group_and_its_tools(capsys: pytest.CaptureFixtur
     text = " ".join(capsys.readouterr().out.split())
     listed = text.split("Groups: ", 1)[1].split(" (default: all)", 1)[0]
     groups = {name: tuple(tools.split(", ")) for name, tools in re.findall(r"(\w+) \(([^)]*)\)", listed)}
-    assert groups == TOOL_GROUPS
+    assert groups == tool_groups()
 
 
 def test_remote_listener_doc_lists_every_group_and_its_tools() -> None:
@@ -29,4 +29,4 @@ def test_remote_listener_doc_lists_every_group_and_its_tools() -> None:
         name: tuple(re.findall(r"`(\w+)`", tools))
         for name, tools in re.findall(r"`(\w+)` \(((?:always: )?`[^)]*)\)", listed)
     }
-    assert groups == TOOL_GROUPS
+    assert groups == tool_groups()

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from kdmcp.server.surface import TOOL_GROUPS
+from kdmcp.server.registry import tool_groups
 
 pytestmark = pytest.mark.process  # starts processes (tests/tiers.py)
 
@@ -47,7 +47,7 @@ def node() -> str:
 def test_typescript_sdk_client_reads_every_result(node: str, transport: str) -> None:
     done = subprocess.run(
         [node, str(HERE / "harness.mjs"), "--python", sys.executable, "--root", str(ROOT), "--transport", transport,
-         "--groups", json.dumps(TOOL_GROUPS)],
+         "--groups", json.dumps(tool_groups())],
         cwd=ROOT, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=360, check=False,
     )
     lines = done.stdout.splitlines()

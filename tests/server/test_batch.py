@@ -10,13 +10,13 @@ from typing import Any
 import pytest
 
 from kdmcp.errors import InvalidArgument, PolicyDenied
-from kdmcp.server import batch
-from kdmcp.server.batch_models import BatchResult, Expect, StepRecord, text
-from kdmcp.server.surface import ALL_TOOLS, TOOL_GROUPS
+from kdmcp.server.registry import all_tools, tool_groups
+from kdmcp.server.tools.batch import steps as batch
+from kdmcp.server.tools.batch.models import BatchResult, Expect, StepRecord, text
 
 
 def _plan(
-    steps: list[dict[str, Any]], always: list[dict[str, Any]] | None = None, surface: frozenset[str] = ALL_TOOLS
+    steps: list[dict[str, Any]], always: list[dict[str, Any]] | None = None, surface: frozenset[str] = all_tools()
 ) -> list[batch.PlannedStep]:
     return batch.plan(batch.parse_request(steps, always, None), "s1", surface)
 
@@ -37,7 +37,7 @@ def test_a_command_step_is_kd_command_and_the_session_is_forced_into_every_step(
     assert planned[0].step.what == "`bp nt!NtCreateFile`" and planned[1].step.what == "registers"
 
 
-@pytest.mark.parametrize("tool", [*TOOL_GROUPS["session"], "debug_batch"])
+@pytest.mark.parametrize("tool", [*tool_groups()["session"], "debug_batch"])
 def test_session_tools_and_the_batch_itself_are_not_steps(tool):
     with pytest.raises(InvalidArgument, match=r"steps\[2\]: .*not a step"):
         _plan([{"command": "bl"}, {"tool": tool}])

@@ -28,8 +28,9 @@ async def test_stopping_waits_for_every_report_in_flight(monkeypatch):
             assert message == f"waiting ({progress:.0f}s)"
             finished.append(progress)
 
-    app = types.SimpleNamespace(redactor=Redactor())
-    stop = call._every_second(Ctx(), "waiting", 10.0, app)
+    work = call.Call(types.SimpleNamespace(redactor=Redactor()), None)
+    work.progress("waiting", 10.0)
+    stop = call._every_second(Ctx(), work)
     with anyio.fail_after(10):
         await first.wait()
         release.set()

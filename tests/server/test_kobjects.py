@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from kdmcp.parse import io_names
 from kdmcp.parse.models.objects import IrpStackLocation
-from kdmcp.server import kobjects
-from kdmcp.server.kobject_models import DeviceObjectResult, DriverObjectResult, IrpResult
+from kdmcp.server.tools.kobjects import logic as kobjects
+from kdmcp.server.tools.kobjects.models import DeviceObjectResult, DriverObjectResult, IrpResult
 
 
 def test_majors_in_the_named_and_the_old_layout() -> None:

@@ -19,7 +19,7 @@ import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
-from kdmcp.server.surface import TOOL_GROUPS
+from kdmcp.server.registry import tool_groups
 from tests.server.helpers import CANARY_KEY, CANARY_WORD, result_data
 
 pytestmark = [pytest.mark.anyio, pytest.mark.process]  # process: starts processes (tests/tiers.py)
@@ -188,6 +188,6 @@ async def test_stdio_tool_groups_limit_the_surface(tmp_path):
     with anyio.fail_after(60):
         async with Client(params, read_timeout_seconds=30) as client:
             names = {t.name for t in (await client.list_tools()).tools}
-            assert names == {*TOOL_GROUPS["session"], "read_output"}
+            assert names == {*tool_groups()["session"], "read_output"}
             refused = await call(client, "kd_command", command="r")
             assert refused["category"] == "policy_denied"

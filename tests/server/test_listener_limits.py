@@ -24,7 +24,7 @@ from kdmcp.secret import Secret
 from kdmcp.server import KdMcpApp, ServerOptions
 from kdmcp.server.clients import ClientRegistry, ListenerClient
 from kdmcp.server.listener import ListenerLimits, deadline_protocol, http_server
-from kdmcp.server.surface import ALL_TOOLS
+from kdmcp.server.registry import all_tools
 
 pytestmark = pytest.mark.process  # listens on loopback (tests/tiers.py)
 
@@ -40,8 +40,8 @@ INITIALIZE = json.dumps({
 @contextmanager
 def listening(limits: ListenerLimits) -> Iterator[int]:
     """A listener on 127.0.0.1:<free port> for alice and bob; yields the port, stops it after."""
-    clients = ClientRegistry([ListenerClient("alice", Secret(TOKEN_A), ALL_TOOLS, "standard"),
-                              ListenerClient("bob", Secret(TOKEN_B), ALL_TOOLS, "standard")])
+    clients = ClientRegistry([ListenerClient("alice", Secret(TOKEN_A), all_tools(), "standard"),
+                              ListenerClient("bob", Secret(TOKEN_B), all_tools(), "standard")])
     app = KdMcpApp(ServerOptions(config=Config(), simulate=True, clients=clients))
     server = http_server(app, "127.0.0.1", 0, limits)
     started = threading.Event()

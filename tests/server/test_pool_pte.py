@@ -1,4 +1,4 @@
-"""``kdmcp.server.pool_pte`` without a debugger: tag encoding and matching, the ``!pte`` flag
+"""``kdmcp.server.tools.pool.logic`` without a debugger: tag encoding and matching, the ``!pte`` flag
 letters decoded (the "!pte" docs' table, checked against the bits of each entry kd printed), and
 kd's own ``!pool`` / ``!poolfind`` / ``!poolused`` / ``!pte`` answers read from the corpus."""
 
@@ -7,8 +7,7 @@ from __future__ import annotations
 import pytest
 
 from kdmcp import parse
-from kdmcp.server.pool_models import PoolFindResult, PoolResult, PoolUsageResult, PteResult
-from kdmcp.server.pool_pte import (
+from kdmcp.server.tools.pool.logic import (
     decode_pte_flags,
     kd_tag,
     read_pool,
@@ -18,6 +17,7 @@ from kdmcp.server.pool_pte import (
     tag_matches,
     tag_value,
 )
+from kdmcp.server.tools.pool.models import PoolFindResult, PoolResult, PoolUsageResult, PteResult
 from tests.parse.samples.corpus import Corpus
 
 CORPUS = Corpus()

@@ -25,8 +25,7 @@ from mcp_types import INVALID_PARAMS, METHOD_NOT_FOUND, TextContent
 
 from kdmcp.command.policy import check
 from kdmcp.server.prompts import PROMPTS
-from kdmcp.server.surface import ALL_TOOLS, tools_for
-from kdmcp.server.tools import TOOLS
+from kdmcp.server.registry import TOOLS, all_tools, tools_for
 from tests.server.helpers import in_memory, make_app
 
 pytestmark = pytest.mark.anyio
@@ -36,7 +35,7 @@ DOC = Path(__file__).resolve().parents[2] / "docs" / "clients.md"
 PROMPT_BUDGET = 900  # bytes of one recipe's text
 
 KNOWN_TOOLS = frozenset(TOOLS)
-EVERY_TOOL = ALL_TOOLS  # a client that may call everything
+EVERY_TOOL = all_tools()  # a client that may call everything
 
 # Each recipe's argument sets: every branch of its text.
 SAMPLES: dict[str, list[dict[str, str]]] = {
@@ -196,7 +195,7 @@ async def test_a_bad_argument_is_a_json_rpc_error_naming_it_without_its_value(ca
 
 SURFACES = {
     "everything": EVERY_TOOL,
-    "today's --tools default": ALL_TOOLS,
+    "today's --tools default": all_tools(),
     "no launch": EVERY_TOOL - {"launch"},
     "session only": tools_for(["session"]),
     "session,control,commands,inspect": tools_for(["session", "control", "commands", "inspect"]),

@@ -16,8 +16,10 @@ from kdmcp.config import Config
 from kdmcp.engine import DebuggerSession, KdnetTarget, SessionConfig, build_plan, simulator_command
 from kdmcp.secret import MASK, Secret
 from kdmcp.server import KdMcpApp, ServerOptions
+from kdmcp.server.call import Call
 from kdmcp.server.clients import ClientRegistry, ListenerClient
-from kdmcp.server.surface import ALL_TOOLS
+from kdmcp.server.registry import all_tools
+from kdmcp.server.tools.output.reads import read_output
 from tests.server.helpers import CANARY_KEY, CANARY_WORD, in_memory, make_app
 
 pytestmark = [pytest.mark.anyio, pytest.mark.process]  # process: starts processes (tests/tiers.py)
@@ -93,7 +95,7 @@ def expected_read(full: bytes, secrets: tuple[str, ...], start: int, end: int, *
 
 def store_app() -> tuple[KdMcpApp, DebuggerSession]:
     """An app knowing KEY and TOKEN, with one never-started session whose store the test fills."""
-    clients = ClientRegistry([ListenerClient("t", Secret(TOKEN), ALL_TOOLS, "standard")])
+    clients = ClientRegistry([ListenerClient("t", Secret(TOKEN), all_tools(), "standard")])
     app = KdMcpApp(ServerOptions(config=Config(), simulate=True, clients=clients))
     app.redactor.remember(Secret(CANARY_KEY))
     plan = build_plan(simulator_command("kd"), KdnetTarget(port=50000, key=Secret(CANARY_KEY)))
@@ -166,13 +168,14 @@ def test_every_window_masks_every_byte_of_every_secret(layout, data):
             start, length = data.draw(windows(full))
             end = min(len(full), start + length)
             forged = f"{session.session_id}:{start}-{end}"  # the window as a forged output_id
-            chunk = app.read_output(None, forged, 0, 10 * len(full) + 1)
+            chunk = read_output(Call(app, None), None, forged, 0, 10 * len(full) + 1)
             text, next_offset = expected_read(full, (CANARY_KEY, TOKEN), start, end, final=False)
             # Offsets answer in the request's frame: from the output_id's start.
             assert (chunk.text, start + chunk.next_offset) == (text, next_offset), (start, end)
             assert (chunk.offset, chunk.total_bytes) == (0, end - start)
             assert chunk.eof == (next_offset == end)
-            plain = app.read_output(session.session_id, None, start, length)  # the same by offset and limit
+            # the same by offset and limit
+            plain = read_output(Call(app, None), session.session_id, None, start, length)
             assert (plain.text, plain.next_offset) == (text, next_offset)
             # Once the debugger has ended nothing can finish a key: the window is served whole.
             ended = app.redactor.byte_range(session.read_output, len(full), start, end, final=True)
@@ -210,7 +213,7 @@ def test_paging_an_output_id_by_next_offset_reads_exactly_that_output():
         start, end = 7, 7 + 26 * 40
         offset, pieces = 0, []
         while True:
-            chunk = app.read_output(None, f"{session.session_id}:{start}-{end}", offset, 100)
+            chunk = read_output(Call(app, None), None, f"{session.session_id}:{start}-{end}", offset, 100)
             assert chunk.offset == offset and chunk.total_bytes == end - start
             pieces.append(chunk.text)
             offset = chunk.next_offset

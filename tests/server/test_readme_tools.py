@@ -7,8 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from kdmcp.server.surface import ALL_TOOLS as TOOL_GROUPS_ALL
-from kdmcp.server.surface import TOOL_GROUPS
+from kdmcp.server.registry import all_tools, tool_groups
 from tests.server.helpers import in_memory, make_app
 
 pytestmark = pytest.mark.anyio
@@ -27,7 +26,7 @@ async def test_served_tools_match_the_readme_table():
     async with in_memory(make_app()) as client:
         served = [tool.name for tool in (await client.list_tools()).tools]
     documented = readme_tools()
-    assert len(documented) == len(TOOL_GROUPS_ALL)
+    assert len(documented) == len(all_tools())
     assert sorted(served) == sorted(documented)
 
 
@@ -40,7 +39,7 @@ async def test_every_tool_has_a_description_schema_and_honest_annotations():
         assert tool.output_schema is None, tool.name
         assert tool.annotations is not None and tool.annotations.title
     read_only = {name for name, tool in tools.items() if hint(tool, "read_only_hint")}
-    assert read_only == {"read_output", "list_sessions", "health_check", *TOOL_GROUPS["inspect"]}
+    assert read_only == {"read_output", "list_sessions", "health_check", *tool_groups()["inspect"]}
     assert hint(tools["stop_kd"], "destructive_hint") and hint(tools["kd_command"], "destructive_hint")
     assert not hint(tools["break_in"], "destructive_hint") and hint(tools["break_in"], "idempotent_hint")
     connects = {name for name, tool in tools.items() if hint(tool, "open_world_hint")}

@@ -23,7 +23,7 @@ from kdmcp.secret import MASK, Secret, redact
 from kdmcp.server import KdMcpApp, ServerOptions, models
 from kdmcp.server.clients import ClientRegistry, ListenerClient
 from kdmcp.server.logs import RedactingFilter
-from kdmcp.server.surface import ALL_TOOLS
+from kdmcp.server.registry import all_tools
 from kdmcp.server.transcript import FIELD_LIMIT, read_records
 from tests.server.helpers import CANARY_KEY, CANARY_WORD, in_memory, make_app
 
@@ -34,7 +34,8 @@ NASTY_TOKENS = ('t0k"en\\q.*+?()[]{}|^$', '", "category": "internal', "\\u0041\\
 
 
 def token_app(*tokens: str, transcript: str | None = None) -> KdMcpApp:
-    clients = ClientRegistry([ListenerClient(f"c{i}", Secret(t), ALL_TOOLS, "standard") for i, t in enumerate(tokens)])
+    clients = ClientRegistry([ListenerClient(f"c{i}", Secret(t), all_tools(), "standard")
+                              for i, t in enumerate(tokens)])
     return KdMcpApp(ServerOptions(config=Config(), simulate=True, clients=clients, transcript=transcript))
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from kdmcp.server import results_doc
-from kdmcp.server.tools import TOOLS, result_model
+from kdmcp.server.registry import TOOLS
 from tests.server.helpers import in_memory, make_app
 
 pytestmark = pytest.mark.anyio
@@ -25,4 +25,4 @@ async def test_the_measured_tools_are_the_ones_tools_list_sends():
 
 def test_every_tool_names_its_result_model():
     for name in TOOLS:
-        assert result_model(name).model_fields, name
+        assert TOOLS[name].result_model.model_fields, name

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from kdmcp.errors import InvalidArgument
-from kdmcp.server.bp_book import BreakpointBook, BreakpointNote
-from kdmcp.server.run_control import _CONDITIONAL_RE, _check_strings
-from kdmcp.server.run_models import RunToResult, SetBreakpointResult, StepResult, WaitResult
+from kdmcp.server.tools.run.bp_book import BreakpointBook, BreakpointNote
+from kdmcp.server.tools.run.control import _CONDITIONAL_RE, _check_strings
+from kdmcp.server.tools.run.models import RunToResult, SetBreakpointResult, StepResult, WaitResult
 
 
 @pytest.mark.parametrize(("condition", "command", "process"), [

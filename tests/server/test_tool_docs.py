@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from kdmcp.server.surface import TOOL_GROUPS
+from kdmcp.server.registry import tool_groups
 
 DOCS = Path(__file__).resolve().parents[2] / "docs"
 # issue 15's and 16's typed tools: each page shows, per tool, a call and the result it gave on the simulator
@@ -21,7 +21,7 @@ TYPED = {"set_breakpoint", "breakpoints", "clear_breakpoints", "step", "run_to",
 
 @pytest.mark.parametrize("tool", sorted(TYPED))
 def test_each_typed_tool_has_an_example_with_its_text_block_and_structured_content(tool):
-    assert any(tool in TOOL_GROUPS[g] for g in ("control", "inspect", "commands")), tool
+    assert any(tool in tool_groups()[g] for g in ("control", "inspect", "commands")), tool
     pages = [(DOCS / name).read_text(encoding="utf-8") for name in PAGES]
     sections = [s for page in pages for s in re.split(r"^### ", page, flags=re.M) if s.startswith(f"`{tool}`")]
     assert sections, f"no ### `{tool}` section in {', '.join(PAGES)}"

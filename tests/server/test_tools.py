@@ -1,29 +1,33 @@
-"""The tools module (kdmcp/server/tools.py): one registry, the groups' names, found by name from outside."""
+"""The registry (kdmcp/server/registry.py): one registration per tool, the groups, found by name from outside."""
 
 from __future__ import annotations
 
 import inspect
+import sys
 
 import pytest
 
-from kdmcp.server import tools
-from kdmcp.server.surface import ALL_TOOLS, TOOL_GROUPS
+from kdmcp.server import registry as tools
+from kdmcp.server.registry import all_tools, tool_groups
 
 
 def test_every_tool_is_in_one_group_and_every_grouped_name_is_a_tool():
-    grouped = [name for names in TOOL_GROUPS.values() for name in names]
-    assert sorted(grouped) == sorted(set(grouped)) == sorted(tools.TOOLS) == sorted(ALL_TOOLS)
+    grouped = [name for names in tool_groups().values() for name in names]
+    assert sorted(grouped) == sorted(set(grouped)) == sorted(tools.TOOLS) == sorted(all_tools())
 
 
-def test_each_tool_is_a_module_level_coroutine_under_its_own_name():
+def test_each_tool_is_its_modules_function_under_its_own_name():
     for name, tool in tools.TOOLS.items():
-        assert getattr(tools, name) is tool.fn and inspect.iscoroutinefunction(tool.fn), name
+        module = sys.modules[tool.fn.__module__]
+        assert tool.name == name == tool.fn.__name__ and getattr(module, name) is tool.fn, name
+        assert module.__name__.startswith("kdmcp.server.tools."), name
         assert tool.fn.__doc__ and tool.annotations.title, name
+        assert next(iter(inspect.signature(tool.fn).parameters)) == "call", name
 
 
 def test_read_tools_are_marked_read_only_and_idempotent():
     read = {name for name, tool in tools.TOOLS.items() if tool.annotations.read_only_hint}
-    assert read == {*TOOL_GROUPS["inspect"], "read_output", "list_sessions", "health_check"}
+    assert read == {*tool_groups()["inspect"], "read_output", "list_sessions", "health_check"}
     assert all(tools.TOOLS[name].annotations.idempotent_hint for name in read)
 
 

@@ -4,7 +4,7 @@ Blink checks, and the dt lines a node's fields and links come from."""
 from __future__ import annotations
 
 from kdmcp.parse import parse
-from kdmcp.server.walk_list import Node, _links, _paths, _value, walk
+from kdmcp.server.tools.lists.walk import Node, _links, _paths, _value, walk
 
 HEAD = 0x1000
 

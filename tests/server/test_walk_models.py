@@ -3,7 +3,7 @@ and kd's output left to output_id -- never the rows' JSON again."""
 
 from __future__ import annotations
 
-from kdmcp.server.walk_models import HandlesResult, WalkListResult
+from kdmcp.server.tools.lists.models import HandlesResult, WalkListResult
 
 
 def test_a_walks_text_says_why_it_stopped_and_marks_each_entry() -> None:

@@ -1,0 +1,42 @@
+"""The tools, one package per family; importing this registers them all (``registry.py``).
+
+The order of the imports below is the order of ``tools/list``: the session starts first, then
+commands and reads, run control, output, the sessions' ends, then the typed families. Families
+import the core (``kdmcp/server/*.py``), never each other; ``debug_batch`` reaches the other
+tools only through the registry.
+"""
+
+from __future__ import annotations
+
+from kdmcp.server.app import KdMcpApp
+from kdmcp.server.call import served_tools
+from kdmcp.server.mcp_server import KdMcpServer
+from kdmcp.server.registry import TOOLS
+
+# The order of these imports is the order of tools/list.
+# isort: off
+from kdmcp.server.tools.sessions import starts
+from kdmcp.server.tools.commands import commands
+from kdmcp.server.tools.run import target
+from kdmcp.server.tools.output import reads
+from kdmcp.server.tools.sessions import lifecycle
+from kdmcp.server.tools.batch import tool as batch
+from kdmcp.server.tools.inspect import tools as inspect
+from kdmcp.server.tools.ioctl import tools as ioctl
+from kdmcp.server.tools.kobjects import tools as kobjects
+from kdmcp.server.tools.pool import tools as pool
+from kdmcp.server.tools.run import tools as run
+from kdmcp.server.tools.lists import tools as lists
+# isort: on
+
+__all__ = ["FAMILIES", "build_server"]
+
+# The modules that registered tools, in registration order.
+FAMILIES = (starts, commands, target, reads, lifecycle, batch, inspect, ioctl, kobjects, pool, run, lists)
+
+
+def build_server(app: KdMcpApp) -> KdMcpServer:
+    """The MCP server with kd-mcp's tools registered on ``app``."""
+    server = KdMcpServer(app, tools=list(served_tools()))
+    server.tool_names = frozenset(TOOLS)
+    return server

@@ -1,0 +1,1 @@
+"""The batch family of tools."""

@@ -1,0 +1,1 @@
+"""The commands family: any debugger command (``kd_command``) and the fixed one-command typed reads."""

@@ -1,0 +1,151 @@
+"""``kd_command`` and the fixed typed reads: one command line, its output, its parsed record.
+
+``kd_command`` runs whatever the caller's policy allows; the reads (``registers``, ``backtrace``,
+``modules``, ``processes``, ``analyze``, ``vertarget``) each compose one fixed command from
+checked arguments and cut each list of its record to ``limit`` (the counts say how many there
+were). Both serve the raw output beside the record, and an ``output_id`` for all of it.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import Field
+
+# The parsers and record models are built on the first command, not at start-up (kdmcp.parse's
+# lazy attributes; docs/performance.md, "Cold start").
+from kdmcp import parse as parsing
+from kdmcp.engine import DebuggerSession
+from kdmcp.engine.commands import command_kind
+from kdmcp.engine.results import CommandOutput
+from kdmcp.parse.record_base import RecordBase
+from kdmcp.server import models
+from kdmcp.server.args import LIST_LIMIT, Limit, SessionId, Timeout
+from kdmcp.server.call import Call
+from kdmcp.server.kind_rules import Action, refuse_for_kind
+from kdmcp.server.registry import destroys, reads, tool
+
+__all__ = ["analyze", "backtrace", "kd_command", "modules", "processes", "registers", "vertarget"]
+
+
+def _served(call: Call, model: type[models.CommandT], session: DebuggerSession, result: CommandOutput,
+            record: RecordBase | None, **own: object) -> models.CommandT:
+    return model.serve(
+        result, session_id=session.session_id, prompt=result.prompt, events=call.app.new_events(session),
+        output_id=models.output_id(session.session_id, result.output_offset, result.output_end),
+        output_bytes=result.output_end - result.output_offset,
+        record=record, record_partial=record is not None and result.truncated, **own,
+    )
+
+
+@tool("commands", destroys("Run one debugger command"))
+def kd_command(
+    call: Call,
+    command: Annotated[str, Field(description="one kd/cdb command line, e.g. 'k', 'lm', '!analyze -v'",
+                                  min_length=1, max_length=4000)],
+    session_id: SessionId = None,
+    timeout_s: Timeout = None,
+) -> models.CommandResult:
+    """Run one command at the debugger's prompt and return its output (capped; see read_output).
+
+    The target must be broken in (else target_running). Go-class commands (g, gu, p, t…)
+    return as soon as the target is confirmed running or stopped again.
+    """
+    app = call.app
+    call.progress(f"running {command!r}", timeout_s or app.options.config.timeouts.command)
+    session = app.session(session_id, call.owner)
+    call.on_cancel(session.break_in)  # the client gave up: stop kd working on it (Ctrl+C)
+    app.enforce_policy(command, call.owner, session.session_id)
+    if command_kind(command) in ("go", "reboot"):
+        refuse_for_kind(session, "run")
+    result = session.execute(command, timeout_s)
+    record = parsing.parse(result.command, result.output) if result.kind == "immediate" else None
+    return _served(call, models.CommandResult, session, result, record)
+
+
+def _inspect(call: Call, command: str, session_id: str | None, limit: int, timeout_s: float | None = None,
+             needs: Action | None = None) -> models.InspectResult:
+    """A typed read: one fixed command, its record, each list cut to ``limit`` items; ``needs``:
+    what the target must allow for it (``kind_rules``)."""
+    app = call.app
+    call.progress(f"running {command!r}", timeout_s or app.options.config.timeouts.command)
+    session = app.session(session_id, call.owner)
+    app.enforce_policy(command, call.owner, session.session_id)
+    if needs is not None:
+        refuse_for_kind(session, needs)
+    result = session.execute(command, timeout_s)
+    record = parsing.parse(result.command, result.output) if result.kind == "immediate" else None
+    lists: dict[str, models.ListCount] = {}
+    if record is not None:
+        cut: dict[str, list[object]] = {}
+        for name in type(record).model_fields:
+            value = getattr(record, name)  # every field of whichever record kind came back
+            if isinstance(value, list) and value:
+                lists[name] = models.ListCount(total=len(value), returned=min(len(value), limit))
+                cut[name] = value[:limit]
+        record = record.model_copy(update=cut)
+    return _served(call, models.InspectResult, session, result, record, lists=lists)
+
+
+@tool("inspect", reads("Registers"))
+def registers(
+    call: Call,
+    session_id: SessionId = None,
+    register: Annotated[str | None, Field(description="one register (rip, rsp, eax, efl…); default all",
+                                          pattern=r"^[A-Za-z][A-Za-z0-9]{0,15}$")] = None,
+) -> models.InspectResult:
+    """The register context as a typed record (`r`): values, flags, segments, current instruction."""
+    return _inspect(call, f"r {register}" if register else "r", session_id, LIST_LIMIT)
+
+
+@tool("inspect", reads("Call stack"))
+def backtrace(
+    call: Call,
+    session_id: SessionId = None,
+    variant: Annotated[Literal["k", "kb", "kv", "kn", "kp", "kP", "kc", "kL", "knL"],
+                       Field(description="the k command: kb/kv add arguments, kn numbers frames")] = "kn",
+    limit: Limit = LIST_LIMIT,
+) -> models.InspectResult:
+    """The current thread's stack as frames (module, function, offset, addresses, source)."""
+    return _inspect(call, variant, session_id, limit)
+
+
+@tool("inspect", reads("Loaded modules"))
+def modules(
+    call: Call,
+    session_id: SessionId = None,
+    pattern: Annotated[str | None, Field(description="module name pattern, e.g. nt or win32k*",
+                                         pattern=r"^[A-Za-z0-9_*?.\-]{1,64}$")] = None,
+    verbose: Annotated[bool, Field(description="lmv: image path, timestamp, checksum, versions")] = False,
+    limit: Limit = LIST_LIMIT,
+) -> models.InspectResult:
+    """Loaded modules (`lm`, `lm m PATTERN`, `lmv …`) with ranges and symbol status."""
+    command = "lmv" if verbose else "lm"
+    if pattern:
+        command += f" m {pattern}"
+    return _inspect(call, command, session_id, limit)
+
+
+@tool("inspect", reads("Processes"))
+def processes(
+    call: Call,
+    session_id: SessionId = None,
+    name: Annotated[str | None, Field(description="only processes with this image name, e.g. lsass.exe",
+                                      pattern=r"^[A-Za-z0-9_.\-]{1,64}$")] = None,
+    limit: Limit = LIST_LIMIT,
+) -> models.InspectResult:
+    """Processes (`!process 0 0 [name]`): address, cid, parent, DirBase, handle count, image."""
+    return _inspect(call, f"!process 0 0 {name}" if name else "!process 0 0", session_id, limit, needs="processes")
+
+
+@tool("inspect", reads("Crash analysis"))
+def analyze(call: Call, session_id: SessionId = None, timeout_s: Timeout = None) -> models.InspectResult:
+    """`!analyze -v` as a record: bugcheck code and arguments, faulting module, bucket, stack."""
+    return _inspect(call, "!analyze -v", session_id, LIST_LIMIT,
+                    timeout_s or max(call.app.options.config.timeouts.command, 300.0))
+
+
+@tool("inspect", reads("Target version"))
+def vertarget(call: Call, session_id: SessionId = None) -> models.InspectResult:
+    """The target's OS, build, architecture, processors, kernel base and uptime (`vertarget`)."""
+    return _inspect(call, "vertarget", session_id, LIST_LIMIT)

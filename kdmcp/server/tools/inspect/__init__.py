@@ -1,0 +1,1 @@
+"""The inspect family of tools."""

@@ -1,0 +1,1 @@
+"""The ioctl family of tools."""

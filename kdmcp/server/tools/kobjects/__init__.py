@@ -1,0 +1,1 @@
+"""The kobjects family of tools."""

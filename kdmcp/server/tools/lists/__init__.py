@@ -1,0 +1,1 @@
+"""The lists family of tools."""

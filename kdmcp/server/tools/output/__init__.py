@@ -1,0 +1,1 @@
+"""The output family of tools."""

@@ -1,0 +1,65 @@
+"""``read_output``: any byte range of a session's output, by offset or by an ``output_id``.
+
+An ``output_id`` (``SESSION:START-END``) names where one result's output lies in the session's
+store; offsets then count from its start, so ``next_offset`` is what the caller sends back.
+Every byte goes out masked (``Redactor.byte_range``, judged against the whole store).
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from pydantic import Field
+
+from kdmcp.errors import InvalidArgument
+from kdmcp.server import models
+from kdmcp.server.args import SessionId
+from kdmcp.server.call import Call
+from kdmcp.server.registry import reads, tool
+
+__all__ = ["read_output"]
+
+OUTPUT_READ_MAX = 1024 * 1024
+
+
+@tool("output", reads("Read a session's output"))
+def read_output(
+    call: Call,
+    session_id: SessionId = None,
+    output_id: Annotated[str | None, Field(description="an output_id from a result: reads that output",
+                                           max_length=128)] = None,
+    offset: Annotated[int, Field(description="byte offset (within output_id's output, if given)", ge=0)] = 0,
+    limit: Annotated[int, Field(description="bytes to read at most", ge=1, le=OUTPUT_READ_MAX)] = 65536,
+) -> models.OutputChunk:
+    """Read any part of a session's output by offset; nothing is ever dropped (ended sessions too)."""
+    app = call.app
+    end_cap: int | None = None
+    base = 0  # where the caller's offsets count from: an output_id's start, else the session's
+    if output_id is not None:
+        sid, _, span = output_id.partition(":")
+        start_text, _, end_text = span.partition("-")
+        if not sid or not start_text.isdigit() or not end_text.isdigit():
+            raise InvalidArgument(f"malformed output_id {output_id!r} (expected SESSION:START-END)")
+        if session_id is not None and session_id != sid:
+            raise InvalidArgument(f"output_id {output_id!r} belongs to session {sid}, not {session_id}")
+        session_id = sid
+        base = int(start_text)
+        offset += base
+        end_cap = int(end_text)
+    session = app.session(session_id, call.owner, include_ended=True)
+    total = session.store.size
+    if offset > total:
+        raise InvalidArgument(f"offset {offset} is past the end of the output ({total} bytes)")
+    stop = total if end_cap is None else min(end_cap, total)
+    end = min(stop, offset + min(limit, OUTPUT_READ_MAX))
+    text, next_offset = app.masked_range(session, offset, end)
+    # Offsets answer in the frame the caller asked in, so next_offset is what to send back.
+    return models.OutputChunk(
+        session_id=session.session_id,
+        state=session.state,
+        offset=offset - base,
+        next_offset=next_offset - base,
+        total_bytes=stop - base,
+        eof=next_offset >= stop,
+        text=text,
+    )
