@@ -26,6 +26,7 @@ if TYPE_CHECKING:
 __all__ = ["Ran", "open_session", "refuse_error", "serve"]
 
 TypedT = TypeVar("TypedT", bound=models.TypedResult)
+RecordT = TypeVar("RecordT", bound=RecordBase)
 
 
 @dataclass
@@ -52,6 +53,16 @@ class Ran:
         out = self.run(command, show=show, timeout_s=timeout_s)
         return parsing.parse(out.command, out.output) if out.kind == "immediate" else None
 
+    def read(self, command: str, kind: type[RecordT], *, show: bool = True,
+             timeout_s: float | None = None) -> RecordT | None:
+        """Run ``command``: its record if it is a ``kind`` (None if kd answered otherwise), and kd's
+        complaint as invalid_argument (``refuse_error``). ``kind`` is one of the parse layer's
+        record models, named at call time (``parsing.BreakpointsRecord``: kdmcp.parse builds its
+        models on first use, not at server start)."""
+        record = self.record(command, show=show, timeout_s=timeout_s)
+        refuse_error(self, record)
+        return record if isinstance(record, kind) else None
+
 
 def open_session(app: KdMcpApp, session_id: str | None, owner: str | None, *, needs: Action | None = None,
                  timeout_s: float | None = None) -> Ran:
@@ -62,10 +73,11 @@ def open_session(app: KdMcpApp, session_id: str | None, owner: str | None, *, ne
     return Ran(app, session, owner, timeout_s)
 
 
-def refuse_error(ran: Ran, record: Any) -> None:
+def refuse_error(ran: Ran, record: RecordBase | None) -> None:
     """kd's complaint (``Couldn't resolve error at …``, a syntax error: an error record) as
-    invalid_argument: the caller's words were wrong, not the debugger."""
-    if getattr(record, "kind", None) == "error":
+    invalid_argument: the caller's words were wrong, not the debugger. The one reading of "kd
+    refused this" every typed tool uses."""
+    if record is not None and isinstance(record, parsing.ErrorRecord):
         raise InvalidArgument(f"kd: {record.message}", session_id=ran.session.session_id, state=ran.session.state)
 
 
