@@ -312,7 +312,7 @@ def _serve(parsed: argparse.Namespace) -> int:
         flusher.start()
     try:
         if parsed.listen:
-            return serve_http(app, parsed.listen, parsed.allow_remote_bind)
+            return serve_http(build_server(app), parsed.listen, parsed.allow_remote_bind)
         if sys.stdin.isatty():
             return _serve_terminal(app, parsed.simulate)
         anyio.run(build_server(app).run_stdio_async)

@@ -31,9 +31,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from kdmcp.errors import ConfigError
-from kdmcp.server.app import KdMcpApp
 from kdmcp.server.clients import ClientRegistry
-from kdmcp.server.tools import build_server
+from kdmcp.server.mcp_server import KdMcpServer
 
 if TYPE_CHECKING:
     import uvicorn
@@ -209,13 +208,13 @@ def is_loopback(host: str) -> bool:
         return False
 
 
-def build_http_app(app: KdMcpApp, host: str, port: int, limits: ListenerLimits | None = None) -> ASGIApp:
-    """The MCP Streamable HTTP app behind bearer-token auth and the per-client request cap."""
+def build_http_app(server: KdMcpServer, host: str, port: int, limits: ListenerLimits | None = None) -> ASGIApp:
+    """The MCP Streamable HTTP app of ``server`` (``kdmcp.server.build_server``) behind bearer-token
+    auth and the per-client request cap."""
     limits = limits or ListenerLimits()
-    clients = app.options.clients
+    clients = server.app.options.clients
     if clients is None:
         raise ConfigError("the HTTP listener needs clients (tokens)")
-    server = build_server(app)
     names = {host, "localhost", "127.0.0.1", "[::1]"} if is_loopback(host) else {host}
     # Port 0 binds any free port, unknown until then: accept any port on the allowed names
     # (the names are what stops DNS rebinding).
@@ -234,13 +233,13 @@ def build_http_app(app: KdMcpApp, host: str, port: int, limits: ListenerLimits |
     return BearerAuth(inner, clients, limits.max_requests_per_client)
 
 
-def http_server(app: KdMcpApp, host: str, port: int, limits: ListenerLimits | None = None) -> uvicorn.Server:
-    """The uvicorn server for ``app`` with ``limits`` applied, not yet running."""
+def http_server(served: KdMcpServer, host: str, port: int, limits: ListenerLimits | None = None) -> uvicorn.Server:
+    """The uvicorn server for ``served`` with ``limits`` applied, not yet running."""
     import uvicorn
 
     limits = limits or ListenerLimits()
     config = uvicorn.Config(
-        build_http_app(app, host, port, limits),
+        build_http_app(served, host, port, limits),
         host=host,
         port=port,
         log_level="warning",
@@ -258,7 +257,7 @@ def http_server(app: KdMcpApp, host: str, port: int, limits: ListenerLimits | No
     return uvicorn.Server(config)
 
 
-def serve_http(app: KdMcpApp, listen: str, allow_remote_bind: bool, limits: ListenerLimits | None = None) -> int:
+def serve_http(served: KdMcpServer, listen: str, allow_remote_bind: bool, limits: ListenerLimits | None = None) -> int:
     """Run the listener until interrupted; refuse unsafe starts with a clear message."""
     host, port = parse_listen(listen)
     if not is_loopback(host):
@@ -272,7 +271,7 @@ def serve_http(app: KdMcpApp, listen: str, allow_remote_bind: bool, limits: List
             "token controls the debugger (and the guest). Use TLS in front of it.\n"
         )
     listening = bind_socket(host, port)
-    server = http_server(app, host, port, limits)
+    server = http_server(served, host, port, limits)
 
     original_startup = server.startup
 

@@ -21,7 +21,7 @@ import pytest
 
 from kdmcp.config import Config
 from kdmcp.secret import Secret
-from kdmcp.server import KdMcpApp, ServerOptions
+from kdmcp.server import KdMcpApp, ServerOptions, build_server
 from kdmcp.server.clients import ClientRegistry, ListenerClient
 from kdmcp.server.listener import ListenerLimits, deadline_protocol, http_server
 from kdmcp.server.registry import all_tools
@@ -43,7 +43,7 @@ def listening(limits: ListenerLimits) -> Iterator[int]:
     clients = ClientRegistry([ListenerClient("alice", Secret(TOKEN_A), all_tools(), "standard"),
                               ListenerClient("bob", Secret(TOKEN_B), all_tools(), "standard")])
     app = KdMcpApp(ServerOptions(config=Config(), simulate=True, clients=clients))
-    server = http_server(app, "127.0.0.1", 0, limits)
+    server = http_server(build_server(app), "127.0.0.1", 0, limits)
     started = threading.Event()
     original = server.startup
 
