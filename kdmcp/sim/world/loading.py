@@ -161,7 +161,7 @@ def map_image(world: World, a: Arrival) -> None:
     world.kernel.absorb(a.image)
     world.modules.append(a.module)
     world.drivers.append(a.driver)
-    world.__post_init__()  # the symbol table now holds the driver's symbols (x, ln, bp)
+    world.reindex()  # the symbol table now holds the driver's symbols (x, ln, bp)
     mem = world.kernel
     # pool and object headers as the builder lays them ("Driv" / "Devi", nonpaged)
     mem.load(_OBJECTS, struct.pack("<I4s", (0x190 // 16) << 16 | 3 << 24, b"Driv"))

@@ -109,6 +109,11 @@ class World:
     arriving: list[Arrival] = field(default_factory=list)  # drivers that load while it runs
 
     def __post_init__(self) -> None:
+        self.reindex()
+
+    def reindex(self) -> None:
+        """The symbol table and the thread and process indexes follow the model again, after a
+        module arrived (a driver loads, a launch maps its images) or a thread joined or left."""
         self.symbols = SymbolTable(self.modules + self.user_modules)
         self._threads = {t.address: t for p in [self.idle_process, *self.processes] for t in p.threads}
         self._processes = {p.address: p for p in [self.idle_process, *self.processes]}

@@ -26,7 +26,7 @@ def set_current(world: World, address: int) -> None:
         cpu.current_thread = cpu.idle_thread = address
     world.context_thread = None
     world.context_process = None
-    world.__post_init__()  # the symbol table and thread index follow the new modules and threads
+    world.reindex()  # the thread index follows the threads that joined or left
 
 
 def fault(world: World) -> str:
@@ -81,7 +81,7 @@ def load_pending(world: World) -> str:
     lay_loader(mem, world.modules, {m.name: b.facts[m.name] for m in world.modules})
     out = "".join(f"ModLoad: {_tick(m.base)} {_tick(m.end)}   {m.path}\n" for m in state.pending)
     state.pending = []
-    world.__post_init__()
+    world.reindex()  # the symbol table holds the images' symbols
     return out
 
 
