@@ -132,7 +132,7 @@ class _Builder:
             mod = Module(
                 name, image, path, start, end - start, value, checksum, pdb=None, third_party=name == "myfault"
             )
-            mod.brepro = m is not None  # type: ignore[attr-defined]
+            mod.brepro = m is not None
             if name == "nt":
                 mod.pdb = "C:\\ProgramData\\Dbg\\sym\\ntkrnlmp.pdb\\3844DBB920174967BE7AA4A2C20430FA1\\ntkrnlmp.pdb"
                 mod.deferred = False
@@ -148,7 +148,7 @@ class _Builder:
         user = []
         for name, base, size, syms in cat.USER_MODULES:
             mod = Module(name, f"{name}.dll", f"C:\\Windows\\System32\\{name}.dll", base, size, 0, 0)
-            mod.brepro = True  # type: ignore[attr-defined]
+            mod.brepro = True
             for sym, (off, sz) in syms.items():
                 mod.symbols.append(Symbol(sym, base + off, sz))
                 self.routines[f"{name}!{sym}"] = (base + off, sz)

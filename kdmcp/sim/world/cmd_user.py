@@ -208,8 +208,7 @@ def _lm(world: World, name: str, args: str) -> str | None:
     out = "Browse full module list\n" if pattern is not None else ""
     out += "start             end                 module name\n"
     for m in mods:
-        status = str(getattr(m, "status", "(deferred)"))
-        tail = m.path if full else f"{status:<23}{m.pdb or ''}"
+        tail = m.path if full else f"{m.symbol_status:<23}{m.pdb or ''}"
         out += f"{fmt_addr(m.base)} {fmt_addr(m.end)}   {m.name:<8}   {tail}\n"
     return out
 

@@ -130,7 +130,7 @@ class _Builder:
             mod = Module(name, ntpath.basename(path), path, facts.base, facts.size, facts.timestamp, 0)
             mod.pdb = facts.pdb or None
             mod.deferred = facts.status == "(deferred)"
-            mod.status = facts.status  # type: ignore[attr-defined]
+            mod.symbol_status = facts.status
             for sym, (off, size) in cat.ROUTINES.get(facts.name, {}).items():
                 mod.symbols.append(Symbol(sym, facts.base + off, size))
                 self.routines[f"{name}!{sym}"] = (facts.base + off, size)
@@ -229,7 +229,7 @@ class _Builder:
             stack_limit=limit,
             stack_init=base,
         )
-        t.role = role  # type: ignore[attr-defined]
+        t.role = role
         self.set_stack(t, stack)
         proc.threads.append(t)
         return t
@@ -258,7 +258,7 @@ class _Builder:
         self.mem.map(t.stack_limit, t.stack_base - t.stack_limit)
         for f in t.frames[1:]:
             self.mem.load(f.child_sp - 8, struct.pack("<Q", f.site))
-        if getattr(t, "role", "") == "break_in":  # the canned dq: DbgUiRemoteBreakin's home slot
+        if t.role == "break_in":  # the canned dq: DbgUiRemoteBreakin's home slot
             self.mem.load(t.frames[1].child_sp + 0x20, struct.pack("<Q", self.routines["ntdll!DbgUiRemoteBreakin"][0]))
 
     def lay_teb(self, t: Thread, tls: int) -> None:

@@ -103,7 +103,7 @@ START = UserEvent(
 
 
 def _thread(world: World, role: str) -> Thread | None:
-    return next((t for t in world.processes[0].threads if getattr(t, "role", "") == role), None)
+    return next((t for t in world.processes[0].threads if t.role == role), None)
 
 
 def _frame_size(name: str) -> int:
@@ -130,8 +130,8 @@ def go(world: World) -> None:
     resume(world)
     state = user_state(world)
     proc = world.processes[0]
-    if state is not None and any(getattr(t, "role", "") == "break_in" for t in proc.threads):
-        proc.threads = [t for t in proc.threads if getattr(t, "role", "") != "break_in"]
+    if state is not None and any(t.role == "break_in" for t in proc.threads):
+        proc.threads = [t for t in proc.threads if t.role != "break_in"]
         set_current(world, proc.threads[0].address)
 
 

@@ -44,7 +44,7 @@ def fault(world: World) -> str:
     main = proc.threads[0]
     if state.faults == 0:
         # the break-in thread of an attach has returned and exited; the main thread runs on
-        proc.threads = [t for t in proc.threads if getattr(t, "role", "") != "break_in"]
+        proc.threads = [t for t in proc.threads if t.role != "break_in"]
         b.set_stack(main, "fault")
         b.lay_stack(main)
         main.state = "RUNNING"
@@ -107,7 +107,7 @@ def break_in(world: World) -> str:
     if world.name(main.frames[0].site).startswith("ntdll!LdrpDoDebuggerBreak"):
         b.set_stack(main, "main_wait")  # past the loader, a launched app waits in wmain
         b.lay_stack(main)
-    thread = next((t for t in proc.threads if getattr(t, "role", "") == "break_in"), None)
+    thread = next((t for t in proc.threads if t.role == "break_in"), None)
     if thread is None:
         thread = b.thread(proc, len(proc.threads), "break_in", "break_in")
         b.lay_teb(thread, cat.TLS_STORAGE)

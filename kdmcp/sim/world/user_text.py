@@ -18,7 +18,7 @@ def source_of(world: World, site: int) -> str:
     from kdmcp.sim.world import user_catalog as cat
 
     mod, sym, off = world.symbols.nearest(site)
-    if mod is None or sym is None or getattr(mod, "status", "") != "(private pdb symbols)":
+    if mod is None or sym is None or mod.symbol_status != "(private pdb symbols)":
         return ""
     lines = cat.SOURCE.get(sym.name)
     if lines is None:
