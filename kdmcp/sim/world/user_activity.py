@@ -176,7 +176,7 @@ def _walk(world: World, event: UserEvent, from_depth: int) -> tuple[Stop | None,
 
 def _stop_at(world: World, event: UserEvent, routines: list[tuple[int, int | None]]) -> Stop | None:
     address = routines[-1][0]
-    run = activity.state(world)
+    run = world.run
     if any(at == address for _, at in run.go_to):
         # g BreakAddress: a one-time breakpoint; only where the process stopped is printed
         _stop_in(world, event, routines, None)
@@ -243,7 +243,7 @@ def _stop_in(world: World, event: UserEvent, routines: list[tuple[int, int | Non
     regs.update(rip=t.frames[0].site, rsp=t.frames[0].child_sp)
     t.registers = regs
     t.state = "RUNNING"
-    run = activity.state(world)
+    run = world.run
     if run.saved_current is None:
         run.saved_current = [p.current_thread for p in world.processors]
         run.saved_cpu = world.cpu

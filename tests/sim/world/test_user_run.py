@@ -159,4 +159,4 @@ def test_g_address_stops_there_without_a_breakpoint_number(attach: World) -> Non
     events, stop = _run(attach)
     assert events == 2
     assert stop.text == "ucrtbase!wprintf:\n00007ffc`7f44f2a0 48895c2408      mov     qword ptr [rsp+8],rbx\n"
-    assert activity.state(attach).go_to == []  # the one-time breakpoint is gone
+    assert attach.run.go_to == []  # the one-time breakpoint is gone
