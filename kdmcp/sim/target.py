@@ -210,10 +210,10 @@ class TargetRun(ConsoleIO):
                 if self.kernel:
                     self.out(texts.kernel_break_in(self.sc))
                 elif self.user_world():
+                    from kdmcp.sim.world import user_activity
                     from kdmcp.sim.world.cmd_user import current_index
-                    from kdmcp.sim.world.user_events import break_in
 
-                    self.out(break_in(self.world))  # cdb's break-in thread joins the process
+                    self.out(user_activity.break_in(self.world))  # cdb's break-in thread joins the process
                     self.thread = current_index(self.world)
                 else:
                     self.out(texts.user_break_in(self.pid, 0x5D0))
