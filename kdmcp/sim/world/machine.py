@@ -121,8 +121,9 @@ class World:
     bugcheck: tuple[int, tuple[int, int, int, int]] | None = None  # a stop the world is in
     temps: dict[int, int] = field(default_factory=dict)
     registers_written: dict[tuple[int, str], int] = field(default_factory=dict)  # r rax=...
-    # What a command family remembers between commands (where a bare ``u`` or ``d`` goes on, the
-    # symbol path), one object per family's state class: ``state_of``.
+    # What a command family or a module of the world remembers between calls (where a bare ``u``
+    # or ``d`` goes on, the symbol path, the pool's pages, the handle tables laid), one object per
+    # state class, declared beside its module: ``state_of``.
     command_state: dict[type, object] = field(default_factory=dict)
     arriving: list[Arrival] = field(default_factory=list)  # drivers that load while it runs
     run: RunState = field(default_factory=RunState)  # what the running world changed (activity)
