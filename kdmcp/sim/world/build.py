@@ -32,6 +32,7 @@ from kdmcp.sim.world.layouts import put
 from kdmcp.sim.world.machine import World
 from kdmcp.sim.world.memory import KERNEL_SPACE, Memory
 from kdmcp.sim.world.model import Frame, Module, PoolBlock, Process, Processor, Symbol, Thread
+from kdmcp.sim.world.pool import defer_fillers
 
 __all__ = ["build", "object_header"]
 
@@ -486,7 +487,5 @@ def build(seed: int = 0, processors: int = 4) -> World:
     pool = sorted(b.pool, key=lambda blk: blk.address)
     world = World(seed, b.mem, kernel, user, cat.UNLOADED, procs, idle, cpus, drivers, devices, irps, pool)
     world.arriving = [arrival]  # sampledrv.sys, not loaded at connect
-    from kdmcp.sim.world.pool import defer_fillers  # pool reads the built world
-
-    defer_fillers(world)
+    defer_fillers(world)  # a pool page's other blocks appear on its first read
     return world
