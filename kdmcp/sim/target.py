@@ -21,6 +21,7 @@ from kdmcp.sim.console_io import ConsoleIO, _Exit
 from kdmcp.sim.dump_files import open_error
 from kdmcp.sim.minidump_target import MinidumpTarget, is_minidump
 from kdmcp.sim.options import KDNET_KEY_RE, SimOptions
+from kdmcp.sim.remoting import ServerError
 from kdmcp.sim.scenario import RunEvent, Scenario
 
 if TYPE_CHECKING:
@@ -105,8 +106,6 @@ class TargetRun(ConsoleIO):
     def start_server(self, spec: str) -> None:
         """``-server`` / ``.server``: open a debugging server, or say why not (the session goes
         on either way: "Unable to start server, <status>" is an error line, not an exit)."""
-        from kdmcp.sim.remoting import ServerError
-
         try:
             self.out(self.remoting.start(spec))
         except ServerError as exc:
