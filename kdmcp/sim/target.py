@@ -6,6 +6,11 @@ transport fails ("Retry sending the same data packet for 64 times"). :class:`Tar
 plays those transitions -- the start-up banners per connection mode, the scenario's
 scripted events while the target runs, Ctrl+C as a break-in -- and leaves what happens at
 a prompt to :class:`~kdmcp.sim.debugger.SimDebugger`.
+
+The world's run (:mod:`~kdmcp.sim.world.activity`, :mod:`~kdmcp.sim.world.user_activity`) is
+imported inside the methods that drive it, for start-up alone, as the debugger imports the rest
+of the world (:mod:`~kdmcp.sim.debugger`): those modules add some 60 ms of imports (iced-x86,
+the type layouts) to a start that may never run the world.
 """
 
 from __future__ import annotations
