@@ -2,7 +2,9 @@
 
 ``-remote`` runs no debugger of its own: the process is a client of a debugging server
 (:mod:`kdmcp.sim.remote_client`), whatever the scenario says -- and imports nothing of the
-debugger, so a client reaches its prompt without building one.
+debugger, so a client reaches its prompt without building one. Hence the imports inside
+:func:`main`, for start-up alone: the client's modules load in about 10 ms, the debugger and
+the scenario reader in some 50 ms (``python -X importtime -c "import kdmcp.sim.debugger"``).
 """
 
 from __future__ import annotations

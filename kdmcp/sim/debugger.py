@@ -6,6 +6,14 @@ what it does with a line at the prompt -- the reader's tree runs on the
 :class:`~kdmcp.sim.interpreter.Interpreter`, which calls :meth:`SimDebugger.execute` for each
 command: built-in commands (``.echo``, ``.outmask``, ``r $t0=``, ``~Ns``, ``.effmach``, ``q``,
 ``g``), then the scenario's canned responses, then kd's syntax error.
+
+The world (:mod:`kdmcp.sim.world`) and the minidump readers (:mod:`~kdmcp.sim.minidump_reports`,
+:mod:`~kdmcp.sim.minidump_context`) are imported inside the methods that use them, for start-up
+alone: a process that imports this module is up in about 85 ms, the world's modules (iced-x86,
+the type layouts, the command table) take some 150 ms more, and a start needs none of it until
+a command asks -- a phrasebook scenario or a real minidump never loads the world at all
+(``python -X importtime -c "import kdmcp.sim.debugger, kdmcp.sim.world.commands"`` shows the
+split). None of them imports this module or :mod:`~kdmcp.sim.target` back.
 """
 
 from __future__ import annotations

@@ -87,18 +87,15 @@ def _filetime(when: dt.datetime) -> int:
 
 
 def kernel_header(world: World) -> bytes:
-    """The ``DUMP_HEADER64`` of ``world`` in its D1 bugcheck (:func:`.cmd_report.crash` first):
+    """The ``DUMP_HEADER64`` of ``world`` in its D1 bugcheck (the caller's :func:`.cmd_report.crash`):
     build 19041 (``MajorVersion`` 0xF, a free build), its processors, ``PsLoadedModuleList`` and
     ``PsActiveProcessHead`` from nt's symbols, ``MmPfnDatabase``'s value, the System process's
     DirBase, the bugcheck and its four parameters, processor 0's context in ``KeBugCheckEx``,
     the breakpoint exception KeBugCheckEx raises, the session's time and uptime. Fields the
     world does not model (``KdDebuggerDataBlock``, the physical memory runs, the comment) keep
     the ``PAGE`` fill."""
-    from kdmcp.sim.world.cmd_report import crash
-
     if world.bugcheck is None or world.bugcheck[0] != 0xD1:
-        crash(world)
-    assert world.bugcheck is not None
+        raise ValueError("the world is not in its D1 bugcheck: cmd_report.crash(world) first")
     code, args = world.bugcheck
     header = bytearray(_FILL * (HEADER64_SIZE // len(_FILL)))
     symbol = world.symbols.lookup

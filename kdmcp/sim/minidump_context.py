@@ -40,6 +40,7 @@ from iced_x86 import (
     Register,
     RegisterExt,
 )
+from minidump.streams.ContextStream import CONTEXT, WOW64_CONTEXT
 
 from kdmcp.sim.minidump_target import MemoryView, MinidumpTarget
 
@@ -99,8 +100,6 @@ class Context:
 
 def read_context(data: bytes, location: tuple[int, int], x64: bool) -> Context:
     """The CONTEXT at ``(rva, size)`` of the dump's bytes, parsed by the ``minidump`` package."""
-    from minidump.streams.ContextStream import CONTEXT, WOW64_CONTEXT
-
     rva, size = location
     raw = (CONTEXT if x64 else WOW64_CONTEXT).parse(io.BytesIO(data[rva : rva + size]))
     names = _X64_NAMES if x64 else _X86_NAMES

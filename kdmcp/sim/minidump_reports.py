@@ -28,6 +28,7 @@ from pathlib import PureWindowsPath
 
 from kdmcp.sim import texts
 from kdmcp.sim.minidump_context import Context, DumpContexts
+from kdmcp.sim.minidump_inspect import DumpInspector  # ?, ~., |., ln, x, u, dps, d* on expressions
 from kdmcp.sim.minidump_target import ACCESS, CODE_NAMES, DumpModule, MinidumpTarget
 from kdmcp.sim.scenario import Scenario
 
@@ -91,8 +92,6 @@ def answer(t: MinidumpTarget, view: DumpContexts, command: str, thread: int, sc:
         return last_event(t)
     if low == ["!analyze", "-v"]:
         return analysis(t, view, thread)
-    from kdmcp.sim.minidump_inspect import DumpInspector  # ?, ~., |., ln, x, u, dps, d* on expressions
-
     return DumpInspector(t, view, thread).answer(command)
 
 

@@ -6,6 +6,11 @@ transport fails ("Retry sending the same data packet for 64 times"). :class:`Tar
 plays those transitions -- the start-up banners per connection mode, the scenario's
 scripted events while the target runs, Ctrl+C as a break-in -- and leaves what happens at
 a prompt to :class:`~kdmcp.sim.debugger.SimDebugger`.
+
+The world's run (:mod:`~kdmcp.sim.world.activity`, :mod:`~kdmcp.sim.world.user_activity`) is
+imported inside the methods that drive it, for start-up alone, as the debugger imports the rest
+of the world (:mod:`~kdmcp.sim.debugger`): those modules add some 60 ms of imports (iced-x86,
+the type layouts) to a start that may never run the world.
 """
 
 from __future__ import annotations
@@ -21,6 +26,7 @@ from kdmcp.sim.console_io import ConsoleIO, _Exit
 from kdmcp.sim.dump_files import open_error
 from kdmcp.sim.minidump_target import MinidumpTarget, is_minidump
 from kdmcp.sim.options import KDNET_KEY_RE, SimOptions
+from kdmcp.sim.remoting import ServerError
 from kdmcp.sim.scenario import RunEvent, Scenario
 
 if TYPE_CHECKING:
@@ -105,8 +111,6 @@ class TargetRun(ConsoleIO):
     def start_server(self, spec: str) -> None:
         """``-server`` / ``.server``: open a debugging server, or say why not (the session goes
         on either way: "Unable to start server, <status>" is an error line, not an exit)."""
-        from kdmcp.sim.remoting import ServerError
-
         try:
             self.out(self.remoting.start(spec))
         except ServerError as exc:
@@ -210,10 +214,10 @@ class TargetRun(ConsoleIO):
                 if self.kernel:
                     self.out(texts.kernel_break_in(self.sc))
                 elif self.user_world():
+                    from kdmcp.sim.world import user_activity
                     from kdmcp.sim.world.cmd_user import current_index
-                    from kdmcp.sim.world.user_events import break_in
 
-                    self.out(break_in(self.world))  # cdb's break-in thread joins the process
+                    self.out(user_activity.break_in(self.world))  # cdb's break-in thread joins the process
                     self.thread = current_index(self.world)
                 else:
                     self.out(texts.user_break_in(self.pid, 0x5D0))

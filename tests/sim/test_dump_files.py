@@ -13,7 +13,7 @@ import kdmcp.sim.world.commands  # noqa: F401  (the command table, with the worl
 from kdmcp.parse import parse
 from kdmcp.sim.dump_files import HEADER64_SIZE, dump_kind, kernel_header, open_error
 from kdmcp.sim.world.build import build
-from kdmcp.sim.world.cmd_report import D1_ARGS
+from kdmcp.sim.world.cmd_report import D1_ARGS, crash
 from kdmcp.sim.world.commands import answer
 
 DUMPS = Path(__file__).resolve().parents[2] / "fixtures" / "dumps"
@@ -54,7 +54,14 @@ def test_the_vendored_dumps_are_of_their_kinds() -> None:
 
 
 def test_the_fixture_is_what_the_world_writes() -> None:
-    assert FIXTURE.read_bytes() == kernel_header(build(0, 4))
+    world = build(0, 4)
+    crash(world)  # the D1 bugcheck the header records
+    assert FIXTURE.read_bytes() == kernel_header(world)
+
+
+def test_a_world_in_no_d1_bugcheck_has_no_header() -> None:
+    with pytest.raises(ValueError, match="D1 bugcheck"):
+        kernel_header(build(0, 4))
 
 
 def test_the_fixture_header_fields() -> None:

@@ -23,8 +23,7 @@ import copy
 import dataclasses
 import struct
 import zlib
-from dataclasses import dataclass, field
-from typing import cast
+from dataclasses import dataclass
 
 from kdmcp.sim.world import catalog as cat
 from kdmcp.sim.world import loading
@@ -39,7 +38,6 @@ __all__ = [
     "FIXED_CODE",
     "Event",
     "RunBreakpoint",
-    "RunState",
     "Stop",
     "break_in",
     "events",
@@ -49,7 +47,6 @@ __all__ = [
     "resume",
     "save_thread",
     "scripted_stop",
-    "state",
 ]
 
 EVENT_MS = 25  # one event every 25 ms of target time (and of wall time while the target runs)
@@ -89,30 +86,6 @@ class Stop:
     commands: str = ""
 
 
-@dataclass
-class RunState:
-    """The running world's own state, kept beside the world (never in its model)."""
-
-    cursor: int = 0  # the next event
-    saved_threads: dict[int, Thread] = field(default_factory=dict)  # originals, by address
-    saved_current: list[int] | None = None  # processors' current threads
-    saved_cpu: int | None = None
-    saved_bytes: dict[int, bytes] = field(default_factory=dict)  # stack slots written
-    saved_irp_args: tuple[int, int, int, int] | None = None
-    last_event: tuple[str, int, int] = ("break", 0, 0)  # kind, breakpoint id, thread
-    played: int = 0  # events played since connect (a driver loads at a fixed count: loading.py)
-    load_depth: int = 0  # a load event stopped part-way resumes below the frame it stopped in
-    go_to: list[tuple[str, int | None]] = field(default_factory=list)  # g BreakAddress: expression, address
-
-
-def state(world: World) -> RunState:
-    """The world's run state, made on first use (the world's dataclass has no field for it)."""
-    got = world.__dict__.get("_run_state")
-    if got is None:
-        got = world.__dict__["_run_state"] = RunState()
-    return cast(RunState, got)
-
-
 # ----------------------------------------------------------------- kd's text
 
 
@@ -125,7 +98,7 @@ def play(world: World) -> tuple[str, Stop | None]:
 
     A driver's load (loading.py) is played first in the tick it is due in; when nothing stops
     it, the cycle's event follows in the same tick, so the cycle keeps its order and pace."""
-    run = state(world)
+    run = world.run
     if world.bugcheck is not None:
         return "", None  # a machine in a bugcheck runs nothing
     arrival = loading.due(world, run.played)
@@ -151,7 +124,7 @@ def play(world: World) -> tuple[str, Stop | None]:
 def _play_load(world: World, arrival: Arrival) -> Stop | None:
     """The load event, from the frame a stop left it at: the image maps when the chain reaches
     nt!PnpCallDriverEntry; the object is initialised when DriverEntry returns (the chain's end)."""
-    run = state(world)
+    run = world.run
     event = load_event(world)
     routines: list[tuple[int, int | None]] = []
     for depth, (name, ret) in enumerate(event.chain):
@@ -171,7 +144,7 @@ def _play_load(world: World, arrival: Arrival) -> Stop | None:
 
 def _stop_at(world: World, event: Event, routines: list[tuple[int, int | None]]) -> Stop | None:
     """The stop at the innermost of ``routines`` (an event's chain so far), if anything stops there."""
-    run = state(world)
+    run = world.run
     address = routines[-1][0]
     if any(at == address for _, at in run.go_to):
         # g BreakAddress: kd's one-time breakpoint prints only where the target stopped, no
@@ -206,7 +179,7 @@ def _data_stop(world: World, event: Event, routines: list[tuple[int, int | None]
 
 def _hit(world: World, event: Event, routines: list[tuple[int, int | None]], bp: Breakpoint) -> Stop | None:
     """Breakpoint ``bp`` reached at the innermost of ``routines``: the stop, once its passes are spent."""
-    run = state(world)
+    run = world.run
     address = routines[-1][0]
     if isinstance(bp, RunBreakpoint) and bp.passed + 1 < bp.pass_count:
         bp.passed += 1  # kd: the breakpoint is passed by "Passes - 1" times, then breaks
@@ -249,7 +222,7 @@ def resolve_deferred(world: World) -> None:
             module = world.symbols.module_at(bp.address)
             if module is not None:
                 module.deferred = False  # kd loads the module's symbols to resolve the name
-    run = state(world)
+    run = world.run
     for i, (expr, at) in enumerate(run.go_to):
         if at is None:
             try:
@@ -261,7 +234,7 @@ def resolve_deferred(world: World) -> None:
 def go_to(world: World, targets: list[str]) -> None:
     """``g BreakAddress ...``: where the run stops (up to ten addresses; a name whose module is
     not loaded is kept unresolved, "stored as an unresolved breakpoint", g (Go))."""
-    run = state(world)
+    run = world.run
     run.go_to = []
     for expr in targets:
         try:
@@ -281,7 +254,7 @@ def scripted_stop(world: World, number: int) -> str:
     address = _address(world, "nt!NtCreateFile")
     if event is not None:
         _stop_in(world, dataclasses.replace(event, cpu=0), [(address, None)])
-        state(world).last_event = ("breakpoint", number, event.thread)
+        world.run.last_event = ("breakpoint", number, event.thread)
     return f"Breakpoint {number} hit\n" + location(world, address, note=False)
 
 
@@ -341,7 +314,7 @@ def _stop_in(world: World, event: Event, routines: list[tuple[int, int | None]])
 
 
 def _run_on(world: World, t: Thread, cpu: int) -> None:
-    run = state(world)
+    run = world.run
     if run.saved_current is None:
         run.saved_current = [p.current_thread for p in world.processors]
         run.saved_cpu = world.cpu
@@ -375,7 +348,7 @@ def _freeze(world: World, address: int) -> None:
 def _write_return_slots(world: World, t: Thread) -> None:
     """Each return address where the callee's frame ends (``rsp - 8`` of the caller; build.py)."""
     space = world.space(world.owner(t))
-    run = state(world)
+    run = world.run
     for nxt in t.frames[1:]:
         slot = nxt.child_sp - 8
         if not t.stack_limit <= slot < t.stack_base:
@@ -390,7 +363,7 @@ def _write_return_slots(world: World, t: Thread) -> None:
 
 def _set_irp_code(world: World, code: int) -> None:
     """The client's IRP carries the event's control code (Parameters.DeviceIoControl.IoControlCode)."""
-    run = state(world)
+    run = world.run
     irp = world.irps[0]
     stack = irp.stacks[irp.current - 1]
     if run.saved_irp_args is None:
@@ -402,14 +375,14 @@ def _set_irp_code(world: World, code: int) -> None:
 
 def save_thread(world: World, t: Thread) -> None:
     """Keep ``t`` as it was before the first change a stop or a step makes to it."""
-    run = state(world)
+    run = world.run
     if t.address not in run.saved_threads:
         run.saved_threads[t.address] = copy.deepcopy(t)
 
 
 def resume(world: World) -> None:
     """The target runs again: every thread a stop or a step changed goes back to what it was."""
-    run = state(world)
+    run = world.run
     for address, original in run.saved_threads.items():
         t = world.thread(address)
         if t is not None:
@@ -439,5 +412,5 @@ def break_in(world: World) -> None:
     resume(world)
     world.cpu = 0
     world.context_thread = world.context_process = None
-    state(world).last_event = ("break", 0, 0)
-    state(world).go_to = []
+    world.run.last_event = ("break", 0, 0)
+    world.run.go_to = []

@@ -32,6 +32,7 @@ from kdmcp.sim.world.layouts import put
 from kdmcp.sim.world.machine import World
 from kdmcp.sim.world.memory import KERNEL_SPACE, Memory
 from kdmcp.sim.world.model import Frame, Module, PoolBlock, Process, Processor, Symbol, Thread
+from kdmcp.sim.world.pool import defer_fillers
 
 __all__ = ["build", "object_header"]
 
@@ -132,7 +133,7 @@ class _Builder:
             mod = Module(
                 name, image, path, start, end - start, value, checksum, pdb=None, third_party=name == "myfault"
             )
-            mod.brepro = m is not None  # type: ignore[attr-defined]
+            mod.brepro = m is not None
             if name == "nt":
                 mod.pdb = "C:\\ProgramData\\Dbg\\sym\\ntkrnlmp.pdb\\3844DBB920174967BE7AA4A2C20430FA1\\ntkrnlmp.pdb"
                 mod.deferred = False
@@ -148,7 +149,7 @@ class _Builder:
         user = []
         for name, base, size, syms in cat.USER_MODULES:
             mod = Module(name, f"{name}.dll", f"C:\\Windows\\System32\\{name}.dll", base, size, 0, 0)
-            mod.brepro = True  # type: ignore[attr-defined]
+            mod.brepro = True
             for sym, (off, sz) in syms.items():
                 mod.symbols.append(Symbol(sym, base + off, sz))
                 self.routines[f"{name}!{sym}"] = (base + off, sz)
@@ -486,7 +487,5 @@ def build(seed: int = 0, processors: int = 4) -> World:
     pool = sorted(b.pool, key=lambda blk: blk.address)
     world = World(seed, b.mem, kernel, user, cat.UNLOADED, procs, idle, cpus, drivers, devices, irps, pool)
     world.arriving = [arrival]  # sampledrv.sys, not loaded at connect
-    from kdmcp.sim.world.pool import defer_fillers  # pool reads the built world
-
-    defer_fillers(world)
+    defer_fillers(world)  # a pool page's other blocks appear on its first read
     return world

@@ -21,7 +21,7 @@ import struct
 
 from kdmcp.sim.world import catalog as cat
 from kdmcp.sim.world import drivers as drv
-from kdmcp.sim.world.activity import resume, state
+from kdmcp.sim.world.activity import resume
 from kdmcp.sim.world.code import fmt_addr
 from kdmcp.sim.world.layouts import put
 from kdmcp.sim.world.machine import World
@@ -123,7 +123,7 @@ def crash(world: World) -> None:
         s = irp.stacks[irp.current - 1]
         s.args = (s.args[0], s.args[1], drv.BUG_CODE, s.args[3])
         world.kernel.write(irp.address + 0xD0 + 0x48 * (irp.current - 1) + 0x18, struct.pack("<Q", drv.BUG_CODE))
-    state(world).last_event = ("bugcheck", 0, t.address)
+    world.run.last_event = ("bugcheck", 0, t.address)
 
 
 # ------------------------------------------------------------------- the clock
@@ -233,7 +233,7 @@ def _lastevent(world: World, name: str, args: str) -> str | None:
     """``Last event: Hit breakpoint 0`` after a breakpoint, the break instruction exception after
     a break-in or a bugcheck's break (the user-mode form without cdb's ``pid.tid:`` prefix)."""
     del name, args
-    kind, number, _thread = state(world).last_event
+    kind, number, _thread = world.run.last_event
     if kind == "breakpoint":
         what = f"Hit breakpoint {number}"
     else:

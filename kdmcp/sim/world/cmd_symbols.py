@@ -237,7 +237,7 @@ def _row(mod: Module, opts: set[str]) -> str:
 
 
 def _timestamp(mod: Module) -> str:
-    if getattr(mod, "brepro", False):
+    if mod.brepro:
         return f"{mod.timestamp:08X} (This is a reproducible build file hash, not a timestamp)"
     return f"{ctime(mod.timestamp)} ({mod.timestamp:08X})"
 
@@ -248,7 +248,7 @@ def _verbose(mod: Module) -> list[str]:
     if mod.pdb is not None and not mod.deferred:
         lines.append(f"Loaded symbol image file: {mod.image}")
     lines += [f"Image path: {mod.path}", f"Image name: {mod.image}", "Browse all global symbols  functions  data"]
-    if getattr(mod, "brepro", False):
+    if mod.brepro:
         lines.append("Image was built with /Brepro flag.")
     lines += [
         f"Timestamp:        {_timestamp(mod)}",

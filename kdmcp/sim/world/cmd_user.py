@@ -16,6 +16,7 @@ from __future__ import annotations
 import re
 import time
 
+from kdmcp.sim.world import user_catalog as cat
 from kdmcp.sim.world.code import fmt_addr
 from kdmcp.sim.world.layouts import offset_of
 from kdmcp.sim.world.machine import World
@@ -23,6 +24,7 @@ from kdmcp.sim.world.model import Thread
 from kdmcp.sim.world.registry import command
 from kdmcp.sim.world.regtext import pc_location, register_block
 from kdmcp.sim.world.user import UserState, user_state
+from kdmcp.sim.world.user_address import address_text
 from kdmcp.sim.world.user_text import stack_text, thread_row
 
 __all__ = ["current_index"]
@@ -208,8 +210,7 @@ def _lm(world: World, name: str, args: str) -> str | None:
     out = "Browse full module list\n" if pattern is not None else ""
     out += "start             end                 module name\n"
     for m in mods:
-        status = str(getattr(m, "status", "(deferred)"))
-        tail = m.path if full else f"{status:<23}{m.pdb or ''}"
+        tail = m.path if full else f"{m.symbol_status:<23}{m.pdb or ''}"
         out += f"{fmt_addr(m.base)} {fmt_addr(m.end)}   {m.name:<8}   {tail}\n"
     return out
 
@@ -404,8 +405,6 @@ def _heap(world: World, name: str, args: str) -> str | None:
     state = _state(world)
     if state is None:
         return None
-    from kdmcp.sim.world import user_catalog as cat
-
     words = args.split()
     if not words:
         # the heap list of 10.0.1xxxx+ (a published cdb session: address right-aligned in 20
@@ -433,6 +432,4 @@ def _heap(world: World, name: str, args: str) -> str | None:
 def _address(world: World, name: str, args: str) -> str | None:
     if _state(world) is None or not args.strip() or args.strip().startswith("-"):
         return None
-    from kdmcp.sim.world.user_address import address_text
-
     return address_text(world, world.evaluate(args))

@@ -33,6 +33,8 @@ from iced_x86 import (
     Instruction,
     MemoryOperand,
     MemorySizeOptions,
+    Mnemonic,
+    OpKind,
     Register,
 )
 
@@ -224,27 +226,15 @@ def decode(data: bytes, address: int, symbolize: Callable[[int], str]) -> Decode
     )
 
 
-def _immediate_kinds() -> frozenset[int]:
-    from iced_x86 import OpKind
-
-    return frozenset(
-        {
-            OpKind.IMMEDIATE8,
-            OpKind.IMMEDIATE16,
-            OpKind.IMMEDIATE32,
-            OpKind.IMMEDIATE64,
-            OpKind.IMMEDIATE8TO32,
-            OpKind.IMMEDIATE8TO64,
-            OpKind.IMMEDIATE32TO64,
-        }
-    )
-
-
-def _ret_mnemonics() -> frozenset[int]:
-    from iced_x86 import Mnemonic
-
-    return frozenset({Mnemonic.RET, Mnemonic.IRET, Mnemonic.IRETQ})
-
-
-_IMMEDIATE_KINDS = _immediate_kinds()
-_RET_MNEMONICS = _ret_mnemonics()
+_IMMEDIATE_KINDS: frozenset[int] = frozenset(
+    {
+        OpKind.IMMEDIATE8,
+        OpKind.IMMEDIATE16,
+        OpKind.IMMEDIATE32,
+        OpKind.IMMEDIATE64,
+        OpKind.IMMEDIATE8TO32,
+        OpKind.IMMEDIATE8TO64,
+        OpKind.IMMEDIATE32TO64,
+    }
+)
+_RET_MNEMONICS: frozenset[int] = frozenset({Mnemonic.RET, Mnemonic.IRET, Mnemonic.IRETQ})

@@ -16,17 +16,14 @@ from __future__ import annotations
 import itertools
 import struct
 from collections.abc import Callable
-from typing import TYPE_CHECKING
 
 from iced_x86 import Code, Encoder, Instruction, MemoryOperand, Register
 
 from kdmcp.sim.world import catalog as cat
 from kdmcp.sim.world.code import pad
+from kdmcp.sim.world.laying import Builder
 from kdmcp.sim.world.layouts import put
 from kdmcp.sim.world.model import Device, Driver, Irp, IrpStack, Module, Process
-
-if TYPE_CHECKING:
-    from kdmcp.sim.world.build import _Builder
 
 __all__ = ["BODIES", "IOCTLS", "MYFAULT_ROUTINES", "Filler", "lay", "lay_module_list"]
 
@@ -255,7 +252,7 @@ _STACKS = [[0, 1, 2, 3]]  # indexes into _DEVICES, bottom (PDO) first
 
 
 def lay(
-    b: _Builder, kernel: list[Module], procs: list[Process], client: Process
+    b: Builder, kernel: list[Module], procs: list[Process], client: Process
 ) -> tuple[list[Driver], list[Device], list[Irp]]:
     """DRIVER_OBJECTs, DEVICE_OBJECTs and IRPs, in the model and in memory."""
     for off, (_role, size) in MYFAULT_ROUTINES.items():
@@ -398,13 +395,13 @@ def lay(
     return drivers, devices, irps
 
 
-def _wide(b: _Builder, text: str) -> int:
+def _wide(b: Builder, text: str) -> int:
     buf = b.block("ObNm", 2 * len(text) + 2, header=0, paged=True)
     b.mem.load(buf, text.encode("utf-16-le") + b"\0\0")
     return buf
 
 
-def lay_module_list(b: _Builder, kernel: list[Module]) -> None:
+def lay_module_list(b: Builder, kernel: list[Module]) -> None:
     """``nt!PsLoadedModuleList``: a KLDR_DATA_TABLE_ENTRY per module, in load order (nt first)."""
     order = sorted(kernel, key=lambda m: (m.name != "nt", m.name != "hal", m.base))
     entries = []

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import struct
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Literal
 
 from kdmcp.sim.world.handles import (
@@ -87,19 +88,26 @@ def object_blocks_in_page(world: World, page: int) -> tuple[list[PoolBlock], boo
     return (blocks, paged) if blocks else None
 
 
+@dataclass
+class _Objects:
+    """What the handle objects derive from a world once (its ``state_of``)."""
+
+    blocks: list[PoolBlock] | None = None  # every handle object's block
+    laid: bool = False  # the slot regions are mapped (lay_objects)
+
+
 def all_object_blocks(world: World) -> list[PoolBlock]:
     """Every handle object's block, every table (what ``!poolused`` and ``!poolfind`` count)."""
-    cached: list[PoolBlock] | None = world.__dict__.get("_object_blocks")
-    if cached is None:
-        cached = []
+    objects = world.state_of(_Objects)
+    if objects.blocks is None:
+        objects.blocks = []
         for proc in _tables(world):
             for value in range(4, 4 * (proc.handle_count + 1), 4):
                 h = handle(world, proc, value)
                 blk = _block(h) if h is not None else None
                 if blk is not None:
-                    cached.append(blk)
-        world.__dict__["_object_blocks"] = cached
-    return cached
+                    objects.blocks.append(blk)
+    return objects.blocks
 
 
 def _region_maker(world: World, proc: Process, paged: bool) -> Callable[[], bytes]:
@@ -124,9 +132,10 @@ def _region_maker(world: World, proc: Process, paged: bool) -> Callable[[], byte
 
 def lay_objects(world: World) -> None:
     """Map the slot regions, each made on its first read. Once per world."""
-    if world.__dict__.get("_objects_laid"):
+    objects = world.state_of(_Objects)
+    if objects.laid:
         return
-    world.__dict__["_objects_laid"] = True
+    objects.laid = True
     for i, proc in enumerate(_tables(world)):
         for paged, base in OBJECT_REGIONS.items():
             world.kernel.defer(base + REGION_SIZE * i, REGION_SIZE, _region_maker(world, proc, paged))

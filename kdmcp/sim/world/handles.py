@@ -175,15 +175,22 @@ REGION_SIZE, SLOT = 0x200000, 0x200
 PAGED_TYPES = frozenset({"Key", "Section", "Directory", "Token"})
 
 
+@dataclass
+class _Tables:
+    """What the handle tables derive from a world once (its ``state_of``)."""
+
+    index: dict[int, int] | None = None  # each table's place among the world's tables
+    laid: bool = False  # the tables are in memory (lay_tables)
+
+
 def table_index(world: World, table: int) -> int:
     """The table's place among the world's tables (the Idle process shares System's)."""
-    index: dict[int, int] | None = world.__dict__.get("_table_index")
-    if index is None:
-        index = {}
+    tables = world.state_of(_Tables)
+    if tables.index is None:
+        tables.index = {}
         for p in world.processes:
-            index.setdefault(p.object_table, len(index))
-        world.__dict__["_table_index"] = index
-    return index.get(table, 0)
+            tables.index.setdefault(p.object_table, len(tables.index))
+    return tables.index.get(table, 0)
 
 
 def slot_object(world: World, table: int, value: int, paged: bool) -> int:
@@ -310,9 +317,10 @@ def table_allocations(world: World) -> list[int]:
 def lay_tables(world: World) -> None:
     """Put every process's handle table into memory: the HANDLE_TABLE fields ``dt`` shows and
     the entry pages, made when first read. Once per world; the builder may call it at build."""
-    if world.__dict__.get("_handle_tables_laid"):
+    tables = world.state_of(_Tables)
+    if tables.laid:
         return
-    world.__dict__["_handle_tables_laid"] = True
+    tables.laid = True
     done: set[int] = set()
     for proc in world.processes:  # the Idle process shares System's table
         if proc.object_table in done:

@@ -3,18 +3,36 @@
 Kept apart from :mod:`~kdmcp.sim.world.build` (which decides *what* the world holds) because
 these are the byte-level conventions Windows uses and every builder shares -- the kernel world's
 and the user world's: a ``LIST_ENTRY`` ring through a head, a return address where the callee's
-frame ends, the DOS/PE header at an image base.
+frame ends, the DOS/PE header at an image base. :class:`Builder` is what the kernel world's
+builder hands the modules that lay parts of the machine for it (:mod:`~kdmcp.sim.world.drivers`,
+:mod:`~kdmcp.sim.world.loading`), so they need not import the builder that imports them.
 """
 
 from __future__ import annotations
 
 import struct
 from collections.abc import Callable
+from typing import Protocol
 
 from kdmcp.sim.world.memory import Memory
 from kdmcp.sim.world.model import Module, Thread
 
-__all__ = ["link", "pe_header", "stack_bytes"]
+__all__ = ["Builder", "link", "pe_header", "stack_bytes"]
+
+
+class Builder(Protocol):
+    """The kernel builder as its parts use it: the memory being laid, the routines and the calls
+    and fixed bytes the assembler will lay, a site by name, a pool block for an object."""
+
+    mem: Memory
+    routines: dict[str, tuple[int, int]]  # qualified name -> (address, size)
+    calls: dict[str, dict[int, int]]  # routine -> return offset -> callee
+    fixed: dict[str, dict[int, bytes]]  # routine -> offset -> bytes
+
+    def site(self, text: str) -> int: ...
+
+    def block(self, tag: str, body_size: int, *, at: int | None = None, header: int = ..., paged: bool = False) -> int:
+        """The body's address of a new pool block (a plain buffer with ``header=0``)."""
 
 
 def link(mem: Memory, head: int, entries: list[int]) -> None:

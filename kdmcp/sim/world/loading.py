@@ -30,17 +30,13 @@ from __future__ import annotations
 
 import functools
 import struct
-from typing import TYPE_CHECKING
 
 from kdmcp.sim.world.code import Routine, assemble
-from kdmcp.sim.world.laying import pe_header
+from kdmcp.sim.world.laying import Builder, pe_header
 from kdmcp.sim.world.layouts import put
+from kdmcp.sim.world.machine import World
 from kdmcp.sim.world.memory import Memory
 from kdmcp.sim.world.model import Arrival, Device, Driver, Module, Symbol
-
-if TYPE_CHECKING:
-    from kdmcp.sim.world.build import _Builder
-    from kdmcp.sim.world.machine import World
 
 __all__ = [
     "BASE",
@@ -100,7 +96,7 @@ _IRP_MJ_CREATE, _IRP_MJ_CLOSE, _IRP_MJ_DEVICE_CONTROL = 0x0, 0x2, 0xE
 FILE_DEVICE_UNKNOWN = 0x22
 
 
-def prepare(b: _Builder, kernel: list[Module], invalid: int, create_device: int) -> Arrival:
+def prepare(b: Builder, kernel: list[Module], invalid: int, create_device: int) -> Arrival:
     """nt's loader routines (symbols and the calls their code makes) and the driver, unmapped."""
     nt = next(m for m in kernel if m.name == "nt")
     for sym, (addr, size) in LOADER_ROUTINES.items():
@@ -161,7 +157,7 @@ def map_image(world: World, a: Arrival) -> None:
     world.kernel.absorb(a.image)
     world.modules.append(a.module)
     world.drivers.append(a.driver)
-    world.__post_init__()  # the symbol table now holds the driver's symbols (x, ln, bp)
+    world.reindex()  # the symbol table now holds the driver's symbols (x, ln, bp)
     mem = world.kernel
     # pool and object headers as the builder lays them ("Driv" / "Devi", nonpaged)
     mem.load(_OBJECTS, struct.pack("<I4s", (0x190 // 16) << 16 | 3 << 24, b"Driv"))

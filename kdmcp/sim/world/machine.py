@@ -17,7 +17,7 @@ from kdmcp.sim.world.memory import AddressSpace, Memory
 from kdmcp.sim.world.model import Arrival, Device, Driver, Irp, Module, PoolBlock, Process, Processor, Thread
 from kdmcp.sim.world.symbols import ExprError, SymbolTable, evaluate
 
-__all__ = ["Breakpoint", "World"]
+__all__ = ["Breakpoint", "RunState", "World"]
 
 # x64 registers kd's r prints, in its order
 S = TypeVar("S")
@@ -78,6 +78,24 @@ class Breakpoint:
 
 
 @dataclass
+class RunState:
+    """The running world's own state (:mod:`~kdmcp.sim.world.activity`): where its cycle of
+    events is, and what a stop or a step changed, kept to be put back when the target runs
+    again -- bookkeeping of the run, never part of the machine's model."""
+
+    cursor: int = 0  # the next event
+    saved_threads: dict[int, Thread] = field(default_factory=dict)  # originals, by address
+    saved_current: list[int] | None = None  # processors' current threads
+    saved_cpu: int | None = None
+    saved_bytes: dict[int, bytes] = field(default_factory=dict)  # stack slots written
+    saved_irp_args: tuple[int, int, int, int] | None = None
+    last_event: tuple[str, int, int] = ("break", 0, 0)  # kind, breakpoint id, thread
+    played: int = 0  # events played since connect (a driver loads at a fixed count: loading.py)
+    load_depth: int = 0  # a load event stopped part-way resumes below the frame it stopped in
+    go_to: list[tuple[str, int | None]] = field(default_factory=list)  # g BreakAddress: expression, address
+
+
+@dataclass
 class World:
     """The machine: built once per debugger process, deterministic from its seed."""
 
@@ -103,12 +121,19 @@ class World:
     bugcheck: tuple[int, tuple[int, int, int, int]] | None = None  # a stop the world is in
     temps: dict[int, int] = field(default_factory=dict)
     registers_written: dict[tuple[int, str], int] = field(default_factory=dict)  # r rax=...
-    # What a command family remembers between commands (where a bare ``u`` or ``d`` goes on, the
-    # symbol path), one object per family's state class: ``state_of``.
+    # What a command family or a module of the world remembers between calls (where a bare ``u``
+    # or ``d`` goes on, the symbol path, the pool's pages, the handle tables laid), one object per
+    # state class, declared beside its module: ``state_of``.
     command_state: dict[type, object] = field(default_factory=dict)
     arriving: list[Arrival] = field(default_factory=list)  # drivers that load while it runs
+    run: RunState = field(default_factory=RunState)  # what the running world changed (activity)
 
     def __post_init__(self) -> None:
+        self.reindex()
+
+    def reindex(self) -> None:
+        """The symbol table and the thread and process indexes follow the model again, after a
+        module arrived (a driver loads, a launch maps its images) or a thread joined or left."""
         self.symbols = SymbolTable(self.modules + self.user_modules)
         self._threads = {t.address: t for p in [self.idle_process, *self.processes] for t in p.threads}
         self._processes = {p.address: p for p in [self.idle_process, *self.processes]}

@@ -57,6 +57,8 @@ class Module:
     pdb: str | None = None  # a symbol file path once symbols are loaded
     deferred: bool = True  # lm: "(deferred)" until .reload or first use loads them
     third_party: bool = False
+    brepro: bool = False  # built with /Brepro: the timestamp is a hash (lmv says so)
+    symbol_status: str = ""  # cdb's lm column, fixed by the user world's catalogue: "(pdb symbols)"...
 
     @property
     def end(self) -> int:
@@ -96,6 +98,7 @@ class Thread:
     user_ms: int = 0
     wait_ticks: int = 0
     registers: dict[str, int] = field(default_factory=dict)  # a captured context (broken-in thread)
+    role: str = ""  # a user process's thread: "main", "worker", "break_in" (cdb's break-in thread)
 
 
 @dataclass

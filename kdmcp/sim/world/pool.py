@@ -19,7 +19,7 @@ from __future__ import annotations
 import functools
 import random
 import struct
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal
 
 from kdmcp.sim.world.handle_objects import all_object_blocks, lay_objects, object_blocks_in_page
@@ -82,19 +82,28 @@ class PageView:
     blocks: list[PoolBlock]
 
 
+@dataclass
+class _PoolIndex:
+    """What the pool derives from a world once (its ``state_of``): the builder's blocks by page,
+    the pages made full so far, the large allocations."""
+
+    pages: dict[int, list[PoolBlock]] | None = None
+    views: dict[int, PageView] = field(default_factory=dict)
+    large: list[PoolBlock] | None = None
+
+
 def tag_text(tag: str) -> str:
     """The tag as kd prints it: unprintable bytes as dots (families/pool/03's ``.r."``)."""
     return "".join(c if 0x20 <= ord(c) < 0x7F else "." for c in tag)
 
 
 def _by_page(world: World) -> dict[int, list[PoolBlock]]:
-    cache: dict[int, list[PoolBlock]] | None = getattr(world, "_pool_pages", None)
-    if cache is None:
-        cache = {}
+    index = world.state_of(_PoolIndex)
+    if index.pages is None:
+        index.pages = {}
         for blk in world.pool:
-            cache.setdefault(blk.address & ~(PAGE - 1), []).append(blk)
-        world._pool_pages = cache  # type: ignore[attr-defined]
-    return cache
+            index.pages.setdefault(blk.address & ~(PAGE - 1), []).append(blk)
+    return index.pages
 
 
 def _fill(rng: random.Random, start: int, size: int, paged: bool) -> list[PoolBlock]:
@@ -114,7 +123,7 @@ def _fill(rng: random.Random, start: int, size: int, paged: bool) -> list[PoolBl
 def page_view(world: World, addr: int) -> PageView | None:
     """The pool page holding ``addr``, full; ``None`` if the world has no pool there."""
     page = addr & ~(PAGE - 1)
-    views: dict[int, PageView] = world.__dict__.setdefault("_pool_views", {})
+    views = world.state_of(_PoolIndex).views
     if page in views:
         return views[page]
     own = _by_page(world).get(page)
@@ -168,11 +177,10 @@ def all_blocks(world: World) -> list[PoolBlock]:
 
 def large_blocks(world: World) -> list[PoolBlock]:
     """The large (whole-page, header-less) allocations: the handle tables' pages, tag Obtb."""
-    cached: list[PoolBlock] | None = world.__dict__.get("_large_blocks")
-    if cached is None:
-        cached = [PoolBlock(page, PAGE, "Obtb", "Paged pool") for page in table_allocations(world)]
-        world.__dict__["_large_blocks"] = cached
-    return cached
+    index = world.state_of(_PoolIndex)
+    if index.large is None:
+        index.large = [PoolBlock(page, PAGE, "Obtb", "Paged pool") for page in table_allocations(world)]
+    return index.large
 
 
 def large_block(world: World, addr: int) -> PoolBlock | None:

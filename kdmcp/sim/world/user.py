@@ -7,13 +7,15 @@ process's images (app.exe, ntdll, KERNEL32, KERNELBASE, ucrtbase -- the canned c
 (``world.user_memory[process.address]``; the kernel half is empty). What only a user-mode target
 has -- the PEB, the TEBs, the loader's module lists, heaps, the last event -- is laid in that
 memory by the published layouts (``data/types_user_x64.txt``) and summarised in a
-:class:`UserState` the commands of :mod:`~kdmcp.sim.world.cmd_user` read.
+:class:`UserState` the commands of :mod:`~kdmcp.sim.world.cmd_user` read. A :class:`UserWorld` is
+that World with the state declared: the :class:`UserState`, and the builder, which goes on laying
+threads and stacks after the build (the events of :mod:`~kdmcp.sim.world.user_events`).
 
 Two starts: an attach (``command_line`` empty) breaks in on cdb's own thread in
 ``ntdll!DbgBreakPoint`` while the main thread waits in ``WaitForSingleObjectEx`` and a pool worker
 waits for work; a launch stops at the loader's initial breakpoint with only app.exe and ntdll
-mapped (cdb's launch banner), and :func:`fault` plays what ``g`` brings: the other images load and
-``app!wmain`` writes through a null pointer.
+mapped (cdb's launch banner), and :func:`~kdmcp.sim.world.user_events.fault` plays what ``g``
+brings: the other images load and ``app!wmain`` writes through a null pointer.
 """
 
 from __future__ import annotations
@@ -34,7 +36,7 @@ from kdmcp.sim.world.machine import World
 from kdmcp.sim.world.memory import Memory
 from kdmcp.sim.world.model import Frame, Module, Process, Processor, Symbol, Thread
 
-__all__ = ["Event", "UserState", "build_user", "fault", "user_state"]
+__all__ = ["Event", "ProcessBuilder", "UserRun", "UserState", "UserWorld", "build_user", "lay_loader", "user_state"]
 
 _SITE_RE = re.compile(r"(?P<mod>\w+)!(?P<sym>\w+)(?:\+0x(?P<off>[0-9a-f]+))?$")
 _PROCESS_KEY = 0xFFFFE70F2F1A2080  # the EPROCESS the user memory is keyed by (never shown by cdb)
@@ -76,9 +78,20 @@ class Event:
 
 
 @dataclass
+class UserRun:
+    """Where the running process is (:mod:`~kdmcp.sim.world.user_activity`), and what a stop
+    wrote into its stacks, to be put back when it runs again."""
+
+    cursor: int = 0  # the next event of the cycle
+    started: bool = False  # a launch's main thread has run into wmain
+    start_depth: int = 0  # a stop part-way through the start resumes below the frame it stopped in
+    saved_slots: dict[int, bytes] = field(default_factory=dict)  # stack slots a stop wrote
+
+
+@dataclass
 class UserState:
-    """What a user-mode target has beyond the shared World: its start, heaps, last event, and the
-    images a launch maps later."""
+    """What a user-mode target has beyond the shared World: its start, heaps, last event, the
+    images a launch maps later, and where its run is."""
 
     mode: str  # "attach" or "launch"
     image: str  # the exe's path
@@ -88,19 +101,31 @@ class UserState:
     pending: list[Module] = field(default_factory=list)  # a launch's images not mapped yet
     pending_memory: Memory = field(default_factory=Memory)
     faults: int = 0  # access violations reported so far (first chance, then second)
+    run: UserRun = field(default_factory=UserRun)
+
+
+@dataclass
+class UserWorld(World):
+    """cdb's world: the shared machine holding one process, and what only a user-mode target has."""
+
+    user: UserState = field(kw_only=True)
+    # the process's builder, kept: the events lay threads and stacks after the build (a fault's
+    # stack, cdb's break-in thread), from the same routines and the same random sequence
+    builder: ProcessBuilder = field(kw_only=True, repr=False)
 
 
 def user_state(world: World) -> UserState | None:
     """The user target's state, or ``None`` on a kernel world."""
-    got = getattr(world, "user_state", None)
-    return got if isinstance(got, UserState) else None
+    return world.user if isinstance(world, UserWorld) else None
 
 
 def _utf16(text: str) -> bytes:
     return text.encode("utf-16-le")
 
 
-class _Builder:
+class ProcessBuilder:
+    """Lays the process: its images and code, threads, stacks, TEBs, the PEB and the loader's lists."""
+
     def __init__(self, seed: int, pid: int, command_line: str) -> None:
         self.rng = random.Random(seed)
         self.pid = pid
@@ -130,7 +155,7 @@ class _Builder:
             mod = Module(name, ntpath.basename(path), path, facts.base, facts.size, facts.timestamp, 0)
             mod.pdb = facts.pdb or None
             mod.deferred = facts.status == "(deferred)"
-            mod.status = facts.status  # type: ignore[attr-defined]
+            mod.symbol_status = facts.status
             for sym, (off, size) in cat.ROUTINES.get(facts.name, {}).items():
                 mod.symbols.append(Symbol(sym, facts.base + off, size))
                 self.routines[f"{name}!{sym}"] = (facts.base + off, size)
@@ -229,7 +254,7 @@ class _Builder:
             stack_limit=limit,
             stack_init=base,
         )
-        t.role = role  # type: ignore[attr-defined]
+        t.role = role
         self.set_stack(t, stack)
         proc.threads.append(t)
         return t
@@ -258,7 +283,7 @@ class _Builder:
         self.mem.map(t.stack_limit, t.stack_base - t.stack_limit)
         for f in t.frames[1:]:
             self.mem.load(f.child_sp - 8, struct.pack("<Q", f.site))
-        if getattr(t, "role", "") == "break_in":  # the canned dq: DbgUiRemoteBreakin's home slot
+        if t.role == "break_in":  # the canned dq: DbgUiRemoteBreakin's home slot
             self.mem.load(t.frames[1].child_sp + 0x20, struct.pack("<Q", self.routines["ntdll!DbgUiRemoteBreakin"][0]))
 
     def lay_teb(self, t: Thread, tls: int) -> None:
@@ -395,9 +420,9 @@ def _image_of(command_line: str) -> str:
     return word if ntpath.isabs(word) else ntpath.join("C:\\target", word)
 
 
-def build_user(seed: int, pid: int, command_line: str) -> World:
+def build_user(seed: int, pid: int, command_line: str) -> UserWorld:
     """The process ``cdb -p PID`` attaches to, or the one it launches with ``command_line``."""
-    b = _Builder(seed, pid, command_line)
+    b = ProcessBuilder(seed, pid, command_line)
     b.lay_modules()
     proc = Process(_PROCESS_KEY, pid, 0x0D3C, ntpath.basename(b.image), 1, cat.PEB, 0x1B2C4F002, 0, 0, 0)
     proc.command_line = b.command_line
@@ -425,14 +450,7 @@ def build_user(seed: int, pid: int, command_line: str) -> World:
     idle = Process(0, 0, 0, "Idle", None, 0, 0, 0, 0, 0)
     loaded = [m for m in b.modules if m not in pending]
     cpus = [Processor(i, 0, 0, event_thread.address, event_thread.address) for i in range(2)]
-    world = World(seed, Memory(), loaded, [], [], [proc], idle, cpus, [], [], [], [], user_memory={proc.address: b.mem})
-    world.user_state = state  # type: ignore[attr-defined]
-    world.user_builder = b  # type: ignore[attr-defined]
-    return world
-
-
-def fault(world: World) -> str:
-    """What ``g`` brings the app: its access violation (:func:`~kdmcp.sim.world.user_events.fault`)."""
-    from kdmcp.sim.world.user_events import fault as play
-
-    return play(world)
+    return UserWorld(
+        seed, Memory(), loaded, [], [], [proc], idle, cpus, [], [], [], [],
+        user_memory={proc.address: b.mem}, user=state, builder=b,
+    )  # fmt: skip

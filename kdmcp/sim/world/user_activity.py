@@ -18,25 +18,25 @@ x64 stops print no registers either: connect/07's initial breakpoint)::
 
 The hitting thread becomes current (the prompt ``0:001>`` names it), with frame 0 at the
 routine, so ``k``, ``r``, ``p`` and ``gu`` work from there. What a stop changes is saved
-(:func:`.activity.save_thread`, the stack slots here) and put back when the process runs again.
+(:func:`.activity.save_thread`, the stack slots here) and put back when the process runs again,
+or when Ctrl+C breaks in (:func:`break_in`), before the event (:mod:`.user_events`) is played.
 """
 
 from __future__ import annotations
 
 import struct
 import zlib
-from dataclasses import dataclass, field
-from typing import cast
+from dataclasses import dataclass
 
-from kdmcp.sim.world import activity
+from kdmcp.sim.world import activity, user_events
 from kdmcp.sim.world import user_catalog as cat
 from kdmcp.sim.world.activity import RunBreakpoint, Stop
 from kdmcp.sim.world.machine import Breakpoint, ExprError, World
 from kdmcp.sim.world.model import Frame, Thread
 from kdmcp.sim.world.regtext import location
-from kdmcp.sim.world.user import Event, user_state
+from kdmcp.sim.world.user import Event, UserWorld
 
-__all__ = ["START", "UserEvent", "UserStep", "events", "go", "play", "resume"]
+__all__ = ["START", "UserEvent", "UserStep", "break_in", "events", "go", "play", "resume"]
 
 
 @dataclass(frozen=True)
@@ -61,21 +61,6 @@ class UserStep:
     text: str
     stopped: bool
     commands: str = ""
-
-
-@dataclass
-class _UserRun:
-    cursor: int = 0  # the next event of the cycle
-    started: bool = False  # a launch's main thread has run into wmain
-    start_depth: int = 0  # a stop part-way through the start resumes below the frame it stopped in
-    saved_slots: dict[int, bytes] = field(default_factory=dict)  # stack slots a stop wrote
-
-
-def _run(world: World) -> _UserRun:
-    got = world.__dict__.get("_user_run")
-    if got is None:
-        got = world.__dict__["_user_run"] = _UserRun()
-    return cast(_UserRun, got)
 
 
 def _chain(names: list[str]) -> tuple[tuple[str, int | None], ...]:
@@ -103,7 +88,7 @@ START = UserEvent(
 
 
 def _thread(world: World, role: str) -> Thread | None:
-    return next((t for t in world.processes[0].threads if getattr(t, "role", "") == role), None)
+    return next((t for t in world.processes[0].threads if t.role == role), None)
 
 
 def _frame_size(name: str) -> int:
@@ -111,10 +96,10 @@ def _frame_size(name: str) -> int:
     return 0x28 + 0x10 * (zlib.crc32(name.encode()) % 8)
 
 
-def resume(world: World) -> None:
+def resume(world: UserWorld) -> None:
     """The process runs again: the stack slots a stop wrote and every thread a stop or a step
     changed go back to what they were (:func:`.activity.resume` for the threads)."""
-    run = _run(world)
+    run = world.user.run
     mem = world.user_memory[world.processes[0].address]
     for slot, data in run.saved_slots.items():
         mem.write(slot, data)
@@ -125,34 +110,31 @@ def resume(world: World) -> None:
 def go(world: World) -> None:
     """``g``: the stopped threads go back to what they were doing; an attach's break-in thread
     (``ntdll!DbgUiRemoteBreakin``'s) has done its work and exits as the process resumes."""
-    from kdmcp.sim.world.user_events import set_current
-
+    assert isinstance(world, UserWorld), "not a user world"
     resume(world)
-    state = user_state(world)
     proc = world.processes[0]
-    if state is not None and any(getattr(t, "role", "") == "break_in" for t in proc.threads):
-        proc.threads = [t for t in proc.threads if getattr(t, "role", "") != "break_in"]
-        set_current(world, proc.threads[0].address)
+    if any(t.role == "break_in" for t in proc.threads):
+        proc.threads = [t for t in proc.threads if t.role != "break_in"]
+        user_events.set_current(world, proc.threads[0].address)
 
 
 def play(world: World) -> UserStep:
     """The process's next event: a launch runs into wmain (a breakpoint on the way stops it),
     then into its access violation; an attach plays the worker's cycle."""
-    from kdmcp.sim.world.user_events import fault, load_pending
-
-    state = user_state(world)
-    run = _run(world)
-    if state is not None and state.mode == "launch":
+    assert isinstance(world, UserWorld), "not a user world"
+    run = world.user.run
+    if world.user.mode == "launch":
         if run.started:
-            return UserStep(fault(world), True)
-        text = load_pending(world)  # the images load before wmain runs (corpus misc/05: ModLoad, then the hit)
+            return UserStep(user_events.fault(world), True)
+        # the images load before wmain runs (corpus misc/05: ModLoad, then the hit)
+        text = user_events.load_pending(world)
         stop, depth = _walk(world, START, run.start_depth)
         if stop is not None:
             run.start_depth = depth + 1
             return UserStep(text + stop.text, True, stop.commands)
         run.started, run.start_depth = True, 0
         resume(world)
-        return UserStep(text + fault(world), True)
+        return UserStep(text + user_events.fault(world), True)
     cycle = events()
     event = cycle[run.cursor % len(cycle)]
     run.cursor += 1
@@ -162,7 +144,15 @@ def play(world: World) -> UserStep:
     return UserStep(stop.text, True, stop.commands)
 
 
-def _walk(world: World, event: UserEvent, from_depth: int) -> tuple[Stop | None, int]:
+def break_in(world: World) -> str:
+    """Ctrl+C while the process runs: a stopped thread's stack goes back to what it was doing
+    (:func:`resume`), then cdb's break-in thread breaks in (:func:`.user_events.break_in`)."""
+    assert isinstance(world, UserWorld), "not a user world"
+    resume(world)
+    return user_events.break_in(world)
+
+
+def _walk(world: UserWorld, event: UserEvent, from_depth: int) -> tuple[Stop | None, int]:
     """Call down ``event``'s chain from ``from_depth``: the stop and the depth it happened at."""
     routines: list[tuple[int, int | None]] = []
     for depth, (name, ret) in enumerate(event.chain):
@@ -174,9 +164,9 @@ def _walk(world: World, event: UserEvent, from_depth: int) -> tuple[Stop | None,
     return None, -1
 
 
-def _stop_at(world: World, event: UserEvent, routines: list[tuple[int, int | None]]) -> Stop | None:
+def _stop_at(world: UserWorld, event: UserEvent, routines: list[tuple[int, int | None]]) -> Stop | None:
     address = routines[-1][0]
-    run = activity.state(world)
+    run = world.run
     if any(at == address for _, at in run.go_to):
         # g BreakAddress: a one-time breakpoint; only where the process stopped is printed
         _stop_in(world, event, routines, None)
@@ -205,7 +195,7 @@ def _catches(bp: Breakpoint, address: int) -> bool:
     return bp.enabled and bp.address == address and (bp.kind != "ba" or bp.access == "e")
 
 
-def _holds(world: World, event: UserEvent, routines: list[tuple[int, int | None]], bp: Breakpoint) -> bool:
+def _holds(world: UserWorld, event: UserEvent, routines: list[tuple[int, int | None]], bp: Breakpoint) -> bool:
     """``bp /w``'s condition in the hitting thread's context; one that does not evaluate stops."""
     _stop_in(world, event, routines, bp.id)
     try:
@@ -217,12 +207,11 @@ def _holds(world: World, event: UserEvent, routines: list[tuple[int, int | None]
     return bool(value)
 
 
-def _stop_in(world: World, event: UserEvent, routines: list[tuple[int, int | None]], number: int | None) -> None:
+def _stop_in(world: UserWorld, event: UserEvent, routines: list[tuple[int, int | None]], number: int | None) -> None:
     """Make ``event``'s thread current, stopped at the entry of the last of ``routines``."""
     resume(world)
     t = _thread(world, event.role)
-    state = user_state(world)
-    if t is None or state is None:
+    if t is None:
         return
     activity.save_thread(world, t)
     names = [name for name, _ in event.chain[: len(routines)]]
@@ -243,7 +232,7 @@ def _stop_in(world: World, event: UserEvent, routines: list[tuple[int, int | Non
     regs.update(rip=t.frames[0].site, rsp=t.frames[0].child_sp)
     t.registers = regs
     t.state = "RUNNING"
-    run = activity.state(world)
+    run = world.run
     if run.saved_current is None:
         run.saved_current = [p.current_thread for p in world.processors]
         run.saved_cpu = world.cpu
@@ -251,13 +240,13 @@ def _stop_in(world: World, event: UserEvent, routines: list[tuple[int, int | Non
         p.current_thread = t.address
     world.context_thread = world.context_process = None
     # .exr -1 / .lastevent: a breakpoint is a break instruction exception at its address
-    state.event = Event(t.address, 0x80000003, t.frames[0].site, (0,), breakpoint=number)
+    world.user.event = Event(t.address, 0x80000003, t.frames[0].site, (0,), breakpoint=number)
 
 
-def _write_return_slots(world: World, t: Thread) -> None:
+def _write_return_slots(world: UserWorld, t: Thread) -> None:
     """Each return address where the callee's frame ends (``Child-SP - 8`` of the caller, as the
     builder lays the stacks), so ``dps @rsp`` and ``k`` agree; the originals are kept."""
-    run = _run(world)
+    run = world.user.run
     mem = world.user_memory[world.processes[0].address]
     for nxt in t.frames[1:]:
         slot = nxt.child_sp - 8

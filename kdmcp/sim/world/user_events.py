@@ -2,22 +2,19 @@
 cdb's break-in (Ctrl+C), each changing the world as cdb then shows it.
 
 Both return the text cdb prints for the event and leave the event's thread current, its
-exception as the last event (``.exr -1``, ``.lastevent``, ``.ecxr``).
+exception as the last event (``.exr -1``, ``.lastevent``, ``.ecxr``). They are played by the
+running process (:mod:`~kdmcp.sim.world.user_activity`), which first puts back what a stop
+changed.
 """
 
 from __future__ import annotations
 
+from kdmcp.sim.world import user_catalog as cat
 from kdmcp.sim.world.machine import World
 from kdmcp.sim.world.regtext import pc_location
-from kdmcp.sim.world.user import Event, _Builder, lay_loader, user_state
+from kdmcp.sim.world.user import Event, UserWorld, lay_loader
 
 __all__ = ["break_in", "fault", "load_pending", "set_current"]
-
-
-def _builder(world: World) -> _Builder:
-    b = getattr(world, "user_builder", None)
-    assert isinstance(b, _Builder), "not a user world"
-    return b
 
 
 def set_current(world: World, address: int) -> None:
@@ -26,25 +23,23 @@ def set_current(world: World, address: int) -> None:
         cpu.current_thread = cpu.idle_thread = address
     world.context_thread = None
     world.context_process = None
-    world.__post_init__()  # the symbol table and thread index follow the new modules and threads
+    world.reindex()  # the thread index follows the threads that joined or left
 
 
-def fault(world: World) -> str:
+def fault(world: UserWorld) -> str:
     """What ``g`` brings a launched app: its other images load (cdb's ``ModLoad`` lines) and
     ``app!wmain`` writes through a null pointer on the main thread -- cdb's first-chance report,
     then (at the next ``g``, nothing handling it) the second-chance one (corpus: a published
     cdb session, "(6fd4.c30): Access violation - code c0000005 (first chance)" and
     "(!!! second chance !!!)"). The event thread becomes current; ``.exr -1`` and ``.ecxr`` read
     the exception record and context set here."""
-    state = user_state(world)
-    b = _builder(world)
-    assert state is not None
+    state, b = world.user, world.builder
     proc = world.processes[0]
     out = load_pending(world)
     main = proc.threads[0]
     if state.faults == 0:
         # the break-in thread of an attach has returned and exited; the main thread runs on
-        proc.threads = [t for t in proc.threads if getattr(t, "role", "") != "break_in"]
+        proc.threads = [t for t in proc.threads if t.role != "break_in"]
         b.set_stack(main, "fault")
         b.lay_stack(main)
         main.state = "RUNNING"
@@ -67,25 +62,23 @@ def _tick(value: int) -> str:
     return f"{value >> 32:08x}`{value & 0xFFFFFFFF:08x}"
 
 
-def load_pending(world: World) -> str:
+def load_pending(world: UserWorld) -> str:
     """Map a launch's remaining images (the app runs past the loader): cdb's ``ModLoad`` lines."""
-    state = user_state(world)
-    b = _builder(world)
-    assert state is not None
+    state = world.user
     if not state.pending:
         return ""
     proc = world.processes[0]
     mem = world.user_memory[proc.address]
     mem.absorb(state.pending_memory)
     world.modules.extend(state.pending)
-    lay_loader(mem, world.modules, {m.name: b.facts[m.name] for m in world.modules})
+    lay_loader(mem, world.modules, {m.name: world.builder.facts[m.name] for m in world.modules})
     out = "".join(f"ModLoad: {_tick(m.base)} {_tick(m.end)}   {m.path}\n" for m in state.pending)
     state.pending = []
-    world.__post_init__()
+    world.reindex()  # the symbol table holds the images' symbols
     return out
 
 
-def break_in(world: World) -> str:
+def break_in(world: UserWorld) -> str:
     """Ctrl+C while the process runs: cdb starts a thread in the process that breaks in at
     ``ntdll!DbgBreakPoint`` (``ntdll!DbgUiRemoteBreakin``'s thread, id 5d0 as the attach banner's;
     corpus connect/07, connect/08), and prints the break's banner::
@@ -94,20 +87,14 @@ def break_in(world: World) -> str:
         ntdll!DbgBreakPoint:
         00007ffc`81a986a0 cc              int     3
     """
-    from kdmcp.sim.world import user_activity
-    from kdmcp.sim.world import user_catalog as cat
-
-    user_activity.resume(world)  # a stopped thread's stack goes back to what it was doing
-    state = user_state(world)
-    b = _builder(world)
-    assert state is not None
+    state, b = world.user, world.builder
     out = load_pending(world)
     proc = world.processes[0]
     main = proc.threads[0]
     if world.name(main.frames[0].site).startswith("ntdll!LdrpDoDebuggerBreak"):
         b.set_stack(main, "main_wait")  # past the loader, a launched app waits in wmain
         b.lay_stack(main)
-    thread = next((t for t in proc.threads if getattr(t, "role", "") == "break_in"), None)
+    thread = next((t for t in proc.threads if t.role == "break_in"), None)
     if thread is None:
         thread = b.thread(proc, len(proc.threads), "break_in", "break_in")
         b.lay_teb(thread, cat.TLS_STORAGE)

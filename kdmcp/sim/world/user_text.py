@@ -1,24 +1,24 @@
-"""cdb's user-mode text for the world's threads: registers, the pc's instruction, stacks, ``~`` rows.
+"""cdb's user-mode text for the world's threads: stacks with their source lines, ``~`` rows.
 
-Shared by the user commands (:mod:`~kdmcp.sim.world.cmd_user`) and the events the user world
-reports (:func:`~kdmcp.sim.world.user.fault`), so ``r``, ``.ecxr``, ``~Ns`` and an exception's
-banner print one thread's state the same way.
+Read by the user commands (:mod:`~kdmcp.sim.world.cmd_user`: ``k``, ``~``, ``~*k``); registers and
+the pc's instruction are :mod:`~kdmcp.sim.world.regtext`'s, which the events the user world
+reports (:mod:`~kdmcp.sim.world.user_events`) print with too.
 """
 
 from __future__ import annotations
 
+from kdmcp.sim.world import user_catalog as cat
 from kdmcp.sim.world.code import fmt_addr
 from kdmcp.sim.world.machine import World
 from kdmcp.sim.world.model import Thread
 
 __all__ = ["source_of", "stack_text", "thread_row"]
 
+
 def source_of(world: World, site: int) -> str:
     """`` [C:\\src\\app\\app.cpp @ 14]`` for a site in a routine with private line information."""
-    from kdmcp.sim.world import user_catalog as cat
-
     mod, sym, off = world.symbols.nearest(site)
-    if mod is None or sym is None or getattr(mod, "status", "") != "(private pdb symbols)":
+    if mod is None or sym is None or mod.symbol_status != "(private pdb symbols)":
         return ""
     lines = cat.SOURCE.get(sym.name)
     if lines is None:

@@ -15,7 +15,8 @@ from kdmcp.parse import parse
 from kdmcp.sim.world.cmd_user import current_index
 from kdmcp.sim.world.commands import answer
 from kdmcp.sim.world.machine import World
-from kdmcp.sim.world.user import build_user, fault
+from kdmcp.sim.world.user import build_user
+from kdmcp.sim.world.user_events import fault
 
 PID = 0x1A2C
 

@@ -15,8 +15,9 @@ from kdmcp.sim.world import user_catalog as cat
 from kdmcp.sim.world.code import decode
 from kdmcp.sim.world.layouts import layout, offset_of
 from kdmcp.sim.world.machine import World
-from kdmcp.sim.world.user import build_user, fault, user_state
-from kdmcp.sim.world.user_events import break_in
+from kdmcp.sim.world.user import build_user, user_state
+from kdmcp.sim.world.user_activity import break_in
+from kdmcp.sim.world.user_events import fault
 
 PID = 0x1A2C
 

@@ -14,7 +14,6 @@ from kdmcp.sim.world.cmd_user import current_index
 from kdmcp.sim.world.commands import answer
 from kdmcp.sim.world.machine import World
 from kdmcp.sim.world.user import build_user
-from kdmcp.sim.world.user_events import break_in
 
 PID = 0x1A2C
 
@@ -124,7 +123,7 @@ def test_ctrl_c_after_a_stop_puts_the_stack_back(attach: World) -> None:
     _run(attach)
     assert "ntdll!RtlAllocateHeap" in _say(attach, "k")
     user_activity.go(attach)
-    text = break_in(attach)
+    text = user_activity.break_in(attach)
     assert text.startswith("(1a2c.5d0): Break instruction exception - code 80000003 (first chance)\n")
     assert attach.processes[0].threads[1] is worker
     assert _say(attach, "~1k") == before
@@ -159,4 +158,4 @@ def test_g_address_stops_there_without_a_breakpoint_number(attach: World) -> Non
     events, stop = _run(attach)
     assert events == 2
     assert stop.text == "ucrtbase!wprintf:\n00007ffc`7f44f2a0 48895c2408      mov     qword ptr [rsp+8],rbx\n"
-    assert activity.state(attach).go_to == []  # the one-time breakpoint is gone
+    assert attach.run.go_to == []  # the one-time breakpoint is gone
