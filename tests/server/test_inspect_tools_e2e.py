@@ -45,7 +45,8 @@ async def test_the_inspection_tools_on_a_kernel(tmp_path: Path) -> None:
         assert dx["value"] == "Idle"
         assert (await call("evaluate", expression="1;g"))["category"] == "invalid_argument"
 
-        # lookup_symbol by name (the stdio helper's own first parameter is "name"): tests/server/test_inspection.py
+        # lookup_symbol by name (the stdio helper's own first parameter is "name"):
+        # tests/server/tools/inspect/test_inspection.py
         near = await call("lookup_symbol", address="nt!NtCreateFile+5")
         assert near["symbols"][0]["offset"] == "0x5"
         assert (await call("lookup_symbol"))["category"] == "invalid_argument"

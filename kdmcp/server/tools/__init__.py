@@ -21,8 +21,8 @@ from kdmcp.server.tools.run import target
 from kdmcp.server.tools.output import reads
 from kdmcp.server.tools.sessions import lifecycle
 from kdmcp.server.tools.batch import tool as batch
-from kdmcp.server.tools.inspect import tools as inspect
-from kdmcp.server.tools.ioctl import tools as ioctl
+from kdmcp.server.tools.inspect import inspection as inspect
+from kdmcp.server.tools.ioctl import control_codes as ioctl
 from kdmcp.server.tools.kobjects import tools as kobjects
 from kdmcp.server.tools.pool import tools as pool
 from kdmcp.server.tools.run import tools as run

@@ -1,5 +1,8 @@
 """``decode_ioctl`` and ``ioctl_map``: a control code's fields, and the codes a driver handles.
 
+The driver reaches kd's command line (``!drvobj DRIVER 2``), so it is one word: a name
+(``myfault``, ``\\Driver\\myfault``) or a DRIVER_OBJECT address; no blank, ';' or '"'.
+
 ``ioctl_map`` runs, each through the caller's policy: ``!drvobj DRIVER 2`` (the dispatch table;
 "!drvobj" docs: flag bit 1 lists the dispatch routines), then ``uf`` at its
 ``[0e] IRP_MJ_DEVICE_CONTROL`` routine ("uf (Unassemble Function)": the whole routine, found by
@@ -12,24 +15,40 @@ bounds-checked jump table the routine indexes. The recovery itself is pure
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Annotated, Any, TypeVar
 
+from pydantic import Field
+
+# The record models are built on the first command, not at start-up (kdmcp.parse's lazy
+# attributes; docs/performance.md, "Cold start").
+from kdmcp import parse as parsing
 from kdmcp.errors import InvalidArgument
+from kdmcp.parse.record_base import RecordBase
 from kdmcp.server import typed
+from kdmcp.server.args import SessionId
+from kdmcp.server.call import Call
+from kdmcp.server.registry import reads, tool
 from kdmcp.server.tools.ioctl.models import DecodeIoctlResult, IoctlMapResult, MappedIoctl, UnresolvedSite
 
-if TYPE_CHECKING:
-    from kdmcp.server.app import KdMcpApp
-
 __all__ = ["MAX_INSTRUCTIONS", "decode_ioctl", "ioctl_map"]
+
+RecordT = TypeVar("RecordT", bound=RecordBase)
 
 _DEVICE_CONTROL = 0x0E
 _INVALID = "nt!iopinvaliddevicerequest"  # the I/O manager's "not handled" routine (STATUS_INVALID_DEVICE_REQUEST)
 MAX_INSTRUCTIONS = 20_000  # of uf's listing: a dispatch routine is far smaller; a bound on a bad walk
 
 
-def decode_ioctl(code: str | int) -> DecodeIoctlResult:
-    """Pure: needs no session."""
+@tool("inspect", reads("Decode an IOCTL"))
+def decode_ioctl(
+    call: Call,
+    code: Annotated[
+        Annotated[int, Field(ge=0, le=0xFFFFFFFF)]
+        | Annotated[str, Field(min_length=1, max_length=24, pattern=r"^(?:0x|0n)?[0-9a-fA-F`]+h?$")],
+        Field(description="0x222003, 222003h or 2236419"),
+    ],
+) -> DecodeIoctlResult:
+    """An I/O control code's device type, function, method, access and CTL_CODE (no session)."""
     from kdmcp.parse import ioctl  # at the first call: serving the tools builds no parse model (cold start)
 
     try:
@@ -40,6 +59,8 @@ def decode_ioctl(code: str | int) -> DecodeIoctlResult:
 
 
 def _kd_said(ran: typed.Ran) -> InvalidArgument:
+    """kd answered without the table or listing asked for, and without an error record ("Driver
+    object nosuchdriver 2 not found" is plain text): its first line is the refusal."""
     said = ran.outputs[-1].output.strip().splitlines()
     return InvalidArgument(
         f"kd: {said[0] if said else 'no output'}", session_id=ran.session.session_id, state=ran.session.state
@@ -54,17 +75,17 @@ def _module(symbol: str | None) -> str | None:
     return head or None
 
 
-def _whole(ran: typed.Ran, command: str) -> Any:
-    """``command``'s record, parsed from all of its output: past the inline cap
-    (``inline_output_bytes``) the inline text is cut, so the rest is read from the session's store."""
-    from kdmcp import parse as parsing
-
+def _whole(ran: typed.Ran, command: str, kind: type[RecordT]) -> RecordT | None:
+    """``command``'s record if it is a ``kind``, parsed from all of its output: past the inline cap
+    (``inline_output_bytes``) the inline text is cut, so the rest is read from the session's store.
+    kd's complaint is invalid_argument (``typed.refuse_error``)."""
     record = ran.record(command, show=False)
     out = ran.outputs[-1]
     if out.truncated:
         text, _ = ran.app.masked_range(ran.session, out.output_offset, out.output_end)
         record = parsing.parse(out.command, text)
-    return record
+    typed.refuse_error(ran, record)
+    return record if isinstance(record, kind) else None
 
 
 def _served(ran: typed.Ran, **fields: Any) -> IoctlMapResult:
@@ -73,25 +94,38 @@ def _served(ran: typed.Ran, **fields: Any) -> IoctlMapResult:
     return typed.serve(ran, IoctlMapResult, command="; ".join(o.command for o in ran.outputs), **fields)
 
 
-def ioctl_map(app: KdMcpApp, session_id: str | None, driver: str, *, owner: str | None) -> IoctlMapResult:
+@tool("inspect", reads("Map a driver's IOCTLs"))
+def ioctl_map(
+    call: Call,
+    driver: Annotated[
+        str,
+        Field(
+            description="myfault, \\Driver\\myfault or a DRIVER_OBJECT",
+            min_length=1,
+            max_length=256,
+            pattern=r'^[^\s;"]+$',
+        ),
+    ],
+    session_id: SessionId = None,
+) -> IoctlMapResult:
+    """The IOCTLs a driver's IRP_MJ_DEVICE_CONTROL routine handles, recovered from its code."""
     from kdmcp.parse import ioctl, ioctl_recovery  # at the first call, as decode_ioctl's
 
-    ran = typed.open_session(app, session_id, owner, needs="kernel")
-    drv = _whole(ran, f"!drvobj {driver} 2")
-    routines = getattr(drv, "dispatch_routines", None) or []
-    entry = next((r for r in routines if r.index == _DEVICE_CONTROL), None)
-    if entry is None:  # "Driver object … not found", a syntax error, an unreadable object
+    ran = typed.open_session(call.app, session_id, call.owner, needs="kernel")
+    drv = _whole(ran, f"!drvobj {driver} 2", parsing.ObjectRecord)
+    entry = next((r for r in drv.dispatch_routines if r.index == _DEVICE_CONTROL), None) if drv is not None else None
+    if drv is None or entry is None:  # "Driver object … not found", an unreadable object
         raise _kd_said(ran)
     fields: dict[str, Any] = {
-        "driver": getattr(drv, "name", None),
-        "driver_object": getattr(drv, "address", None),
+        "driver": drv.name,
+        "driver_object": drv.address,
         "routine": entry.address,
         "routine_symbol": entry.symbol,
     }
     if (entry.symbol or "").lower() == _INVALID:
         return _served(ran, handles_ioctls=False, note="the driver handles no IOCTLs", **fields)
-    listing = _whole(ran, f"uf {entry.address}")
-    instructions = list(getattr(listing, "instructions", None) or [])
+    listing = _whole(ran, f"uf {entry.address}", parsing.DisassemblyRecord)
+    instructions = list(listing.instructions) if listing is not None else []
     if not instructions:
         raise _kd_said(ran)
     if len(instructions) > MAX_INSTRUCTIONS:
@@ -99,14 +133,14 @@ def ioctl_map(app: KdMcpApp, session_id: str | None, driver: str, *, owner: str 
         instructions = instructions[:MAX_INSTRUCTIONS]
 
     def read(address: int, count: int) -> Sequence[int] | None:
-        rec = ran.record(f"dd {address:#x} L{count:#x}", show=False)
-        words = [v for row in getattr(rec, "rows", None) or [] for v in row.values]
+        rec = ran.record(f"dd {address:#x} L{count:#x}", show=False)  # unreadable: no table, not a refusal
+        words = [v for row in rec.rows for v in row.values] if isinstance(rec, parsing.MemoryRecord) else []
         if len(words) < count or any("?" in w for w in words[:count]):
             return None
         return [int(w, 16) for w in words[:count]]
 
     found = ioctl_recovery.recover(instructions, read, int(entry.address, 16))
-    owner_module = _module(getattr(drv, "fields", {}).get("driver_entry_symbol"))
+    owner_module = _module(drv.fields.get("driver_entry_symbol"))
     routine_module = _module(entry.symbol)
     if routine_module and owner_module and routine_module.lower() != owner_module.lower():
         # corpus kernel_objects/03: sysvad's "[0e] IRP_MJ_DEVICE_CONTROL ... ks!DispatchDeviceIoControl"
