@@ -1,4 +1,4 @@
-"""How long each kind of target takes to start and to stop, through the tools' own logic, on the simulator.
+"""How long each kind of target takes to start and to stop, through the tools' own functions, on the simulator.
 
 For every kind: the start tool's call until its result (``open_dump`` includes the summary's
 three commands), then ``stop_kd`` until the debugger has exited; medians of ``--runs`` runs,
@@ -22,7 +22,19 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from kdmcp.config import Config  # noqa: E402
-from kdmcp.server import KdMcpApp, ServerOptions, models, targets  # noqa: E402
+from kdmcp.server import KdMcpApp, ServerOptions, models  # noqa: E402
+from kdmcp.server.call import Call  # noqa: E402
+from kdmcp.server.tools.commands.commands import kd_command  # noqa: E402
+from kdmcp.server.tools.sessions.kdnet import start_kd  # noqa: E402
+from kdmcp.server.tools.sessions.lifecycle import stop_kd  # noqa: E402
+from kdmcp.server.tools.sessions.targets import (  # noqa: E402
+    attach_local_kernel,
+    attach_process,
+    join_remote,
+    launch,
+    open_dump,
+    share_session,
+)
 
 
 def _timed(fn: Callable[[], object]) -> tuple[float, object]:
@@ -33,17 +45,16 @@ def _timed(fn: Callable[[], object]) -> tuple[float, object]:
 
 def _share_round(app: KdMcpApp) -> dict[str, float]:
     """share_session, join_remote, then one command through the client and one on the sharer."""
-    kd = app.start_kd(50000, "1.2.3.4", None, None, True, None, owner=None)
+    kd = start_kd(Call(app, None), 50000, "1.2.3.4", None, None, True, None)
     out: dict[str, float] = {}
-    out["share_session_ms"], shared = _timed(lambda: targets.share_session(app, kd.session_id, owner=None))
+    out["share_session_ms"], shared = _timed(lambda: share_session(Call(app, None), kd.session_id))
     assert isinstance(shared, models.ShareResult)
-    out["join_remote_ms"], joined = _timed(lambda: targets.join_remote(app, shared.connection, None, None,
-                                                                         owner=None))
+    out["join_remote_ms"], joined = _timed(lambda: join_remote(Call(app, None), shared.connection, None))
     assert isinstance(joined, models.StartResult)
-    out["command_via_client_ms"], _ = _timed(lambda: app.kd_command(".echo x", joined.session_id, None, owner=None))
-    out["command_on_sharer_ms"], _ = _timed(lambda: app.kd_command(".echo x", kd.session_id, None, owner=None))
-    app.stop_kd(joined.session_id, True, owner=None)
-    app.stop_kd(kd.session_id, True, owner=None)
+    out["command_via_client_ms"], _ = _timed(lambda: kd_command(Call(app, None), ".echo x", joined.session_id, None))
+    out["command_on_sharer_ms"], _ = _timed(lambda: kd_command(Call(app, None), ".echo x", kd.session_id, None))
+    stop_kd(Call(app, None), joined.session_id, True)
+    stop_kd(Call(app, None), kd.session_id, True)
     return out
 
 
@@ -56,11 +67,11 @@ def main() -> int:
     kernel_dump = ROOT / "fixtures" / "dumps" / "kernel-header-only.dmp"
     user_dump = ROOT / "fixtures" / "dumps" / "null_read_av.dmp"
     starts: dict[str, Callable[[], models.StartResult]] = {
-        "open_dump_user": lambda: targets.open_dump(app, str(user_dump), None, None, owner=None),
-        "open_dump_kernel": lambda: targets.open_dump(app, str(kernel_dump), None, None, owner=None),
-        "attach_process": lambda: targets.attach_process(app, 4242, False, None, None, owner=None),
-        "launch": lambda: targets.launch(app, ["C:\\app.exe"], True, None, None, owner=None),
-        "attach_local_kernel": lambda: targets.attach_local_kernel(app, None, None, owner=None),
+        "open_dump_user": lambda: open_dump(Call(app, None), str(user_dump), None),
+        "open_dump_kernel": lambda: open_dump(Call(app, None), str(kernel_dump), None),
+        "attach_process": lambda: attach_process(Call(app, None), 4242, False, None),
+        "launch": lambda: launch(Call(app, None), ["C:\\app.exe"], True, None),
+        "attach_local_kernel": lambda: attach_local_kernel(Call(app, None), None),
     }
     figures: dict[str, list[float]] = {}
     try:
@@ -69,7 +80,7 @@ def main() -> int:
                 ms, started = _timed(start)
                 assert isinstance(started, models.StartResult)
                 figures.setdefault(f"{name}_start_ms", []).append(ms)
-                ms, _ = _timed(lambda s=started: app.stop_kd(s.session_id, True, owner=None))
+                ms, _ = _timed(lambda s=started: stop_kd(Call(app, None), s.session_id, True))
                 figures.setdefault(f"{name}_stop_ms", []).append(ms)
         for _ in range(args.runs):
             for name, ms in _share_round(app).items():

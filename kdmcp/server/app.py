@@ -29,10 +29,9 @@ from kdmcp.engine import (
 )
 from kdmcp.engine.commands import validate
 from kdmcp.engine.kinds import KINDS
-from kdmcp.engine.launch import Flavor, Target, flavor_for, kdnet_target
+from kdmcp.engine.launch import Flavor, Target, flavor_for
 from kdmcp.engine.results import StartResult as EngineStart
 from kdmcp.errors import DebuggerError, InvalidArgument, NotConnected, PolicyDenied
-from kdmcp.secret import Secret
 from kdmcp.server import models
 from kdmcp.server.options import ServerOptions, demo_state
 from kdmcp.server.redaction import Redactor
@@ -157,67 +156,6 @@ class KdMcpApp:
             return LoadedState(state=demo_state(), path=Path("<embedded demo state>"), source="default",
                                warnings=["--simulate: no state file given, using the simulator's demo state"])
         return load_state(state_file, cfg.state_file, cfg.state_file_max_age_hours * 3600)
-
-    def start_from_state(
-        self,
-        state_file: str | None,
-        initial_break: bool,
-        timeout_s: float | None,
-        use_target_host: bool,
-        cancel: threading.Event | None = None,
-        *,
-        owner: str | None = None,
-    ) -> models.StartResult:
-        loaded = self.load_state(state_file)
-        state = loaded.state
-        self.redactor.remember(state.key)
-        target = kdnet_target(state.port, state.key, state.guest_host if use_target_host else None,
-                              host_field="guest_host")
-        return self.start(target, initial_break=initial_break, timeout_s=timeout_s, state_file=str(loaded.path),
-                           warnings=loaded.warnings, cancel=cancel, owner=owner)
-
-    def start_kd(
-        self,
-        port: int | None,
-        key: str | None,
-        target_host: str | None,
-        connection: str | None,
-        initial_break: bool,
-        timeout_s: float | None,
-        cancel: threading.Event | None = None,
-        *,
-        owner: str | None = None,
-    ) -> models.StartResult:
-        if connection is not None:
-            if port is not None or key is not None:
-                raise InvalidArgument("give either a named connection or port/key, not both")
-            named = self.options.config.connections.get(connection)
-            if named is None:
-                known = ", ".join(sorted(self.options.config.connections)) or "none configured"
-                raise InvalidArgument(f"no connection named {connection!r} in the config ({known})")
-            target = kdnet_target(named.port, named.key, target_host or named.target_host)
-        else:
-            if port is None or key is None:
-                raise InvalidArgument("start_kd needs port and key (or a named connection)")
-            target = kdnet_target(port, Secret(key), target_host)
-        # Registered only now, after kdnet_target checked its format: a malformed "key" masks nothing.
-        self.redactor.remember(target.key)
-        return self.start(target, initial_break=initial_break, timeout_s=timeout_s, cancel=cancel, owner=owner)
-
-    def start(
-        self,
-        target: Target,
-        *,
-        initial_break: bool,
-        timeout_s: float | None,
-        state_file: str | None = None,
-        warnings: list[str] | None = None,
-        cancel: threading.Event | None = None,
-        owner: str | None = None,
-    ) -> models.StartResult:
-        session, result = self.start_session(target, initial_break=initial_break, timeout_s=timeout_s, cancel=cancel,
-                                             owner=owner)
-        return self.served_start(session, result, models.StartResult, state_file=state_file, warnings=warnings)
 
     def start_session(
         self,

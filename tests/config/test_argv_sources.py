@@ -15,6 +15,8 @@ import pytest
 
 from kdmcp.config import load_config
 from kdmcp.errors import ConfigError, InvalidArgument, StateFileError
+from kdmcp.server.call import Call
+from kdmcp.server.tools.sessions.kdnet import start_kd
 from kdmcp.statefile import SCHEMA, load_state
 from tests.config.test_argvalues import INJECTIONS
 from tests.server.helpers import in_memory, make_app, result_data
@@ -99,7 +101,7 @@ def test_start_kd_target_host(value: str) -> None:
     app = make_app()
     try:
         with pytest.raises(InvalidArgument, match=r"^target_host: must be a host name"):
-            app.start_kd(50000, KEY, value, None, True, 5.0)
+            start_kd(Call(app, None), 50000, KEY, value, None, True, 5.0)
         assert app.manager.all_infos() == []
     finally:
         app.shutdown()
@@ -109,7 +111,7 @@ def test_start_kd_named_connection_with_a_bad_override(tmp_path: Path) -> None:
     app = make_app(connections={"lab": {"port": 50000, "key": KEY}})
     try:
         with pytest.raises(InvalidArgument, match=r"^target_host: "):
-            app.start_kd(None, None, "-b", "lab", True, 5.0)
+            start_kd(Call(app, None), None, None, "-b", "lab", True, 5.0)
         assert app.manager.all_infos() == []
     finally:
         app.shutdown()

@@ -69,11 +69,13 @@ def test_copies_at_once_never_write_the_same_output_twice(tmp_path):
     """The flusher's copy and a tool call's copy may run together: each byte is logged once."""
     from kdmcp.config import Config
     from kdmcp.server import KdMcpApp, ServerOptions
+    from kdmcp.server.call import Call
+    from kdmcp.server.tools.sessions.kdnet import start_kd
     from tests.server.helpers import CANARY_KEY
 
     app = KdMcpApp(ServerOptions(config=Config(), simulate=True, transcript=str(tmp_path / "run.jsonl")))
     try:
-        started = app.start_kd(50000, CANARY_KEY, None, None, True, 20)
+        started = start_kd(Call(app, None), 50000, CANARY_KEY, None, None, True, 20)
         barrier = threading.Barrier(8)
 
         def copy() -> None:

@@ -21,9 +21,11 @@ from kdmcp.errors import InvalidArgument
 from kdmcp.parse import TargetRecord
 from kdmcp.secret import MASK, Secret, redact
 from kdmcp.server import KdMcpApp, ServerOptions, models
+from kdmcp.server.call import Call
 from kdmcp.server.clients import ClientRegistry, ListenerClient
 from kdmcp.server.logs import RedactingFilter
 from kdmcp.server.registry import all_tools
+from kdmcp.server.tools.sessions.kdnet import start_kd
 from kdmcp.server.transcript import FIELD_LIMIT, read_records
 from tests.server.helpers import CANARY_KEY, CANARY_WORD, in_memory, make_app
 
@@ -75,7 +77,7 @@ def test_a_value_shorter_than_any_declared_secret_cannot_be_registered(value):
 def test_start_kd_refuses_a_malformed_key_before_it_registers_it():
     app = make_app()
     with pytest.raises(InvalidArgument) as caught:
-        app.start_kd(50000, "fff", None, None, initial_break=False, timeout_s=0.5)
+        start_kd(Call(app, None), 50000, "fff", None, None, initial_break=False, timeout_s=0.5)
     assert "fff" not in caught.value.message
     assert app.redactor.text("0xfffff800") == "0xfffff800"
     assert app.manager.infos() == []  # nothing was started

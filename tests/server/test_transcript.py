@@ -80,11 +80,13 @@ async def test_shutdown_with_a_transcript_frees_every_spill_file(tmp_path):
     """Ended sessions stay readable for the final session logs, then their spill files close."""
     from kdmcp.config import Config
     from kdmcp.server import KdMcpApp, ServerOptions
+    from kdmcp.server.call import Call
+    from kdmcp.server.tools.sessions.kdnet import start_kd
     from tests.server.helpers import CANARY_KEY
 
     app = KdMcpApp(ServerOptions(config=Config(), simulate=True, transcript=str(tmp_path / "run.jsonl")))
     started = await anyio.to_thread.run_sync(
-        lambda: app.start_kd(50000, CANARY_KEY, None, None, True, 20)
+        lambda: start_kd(Call(app, None), 50000, CANARY_KEY, None, None, True, 20)
     )
     session = app.manager.get(started.session_id)
     await anyio.to_thread.run_sync(app.shutdown)

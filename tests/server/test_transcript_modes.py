@@ -12,6 +12,7 @@ import pytest
 from kdmcp.config import Config
 from kdmcp.server import KdMcpApp, ServerOptions
 from kdmcp.server.call import Call
+from kdmcp.server.tools.sessions.kdnet import start_kd
 from kdmcp.server.tools.sessions.lifecycle import stop_kd
 from kdmcp.server.transcript import Transcript
 
@@ -55,7 +56,7 @@ def test_a_session_log_is_0600(tmp_path: Path, open_umask: None) -> None:
     path = tmp_path / "t.jsonl"
     app = KdMcpApp(ServerOptions(config=Config(), simulate=True, transcript=str(path)))
     try:
-        started = app.start_kd(50000, KEY, None, None, True, 20.0)
+        started = start_kd(Call(app, None), 50000, KEY, None, None, True, 20.0)
         app.flush_session_logs()
         assert app.transcript is not None
         log = app.transcript.session_log_path(started.session_id)

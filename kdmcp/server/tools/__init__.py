@@ -15,7 +15,8 @@ from kdmcp.server.registry import TOOLS
 
 # The order of these imports is the order of tools/list.
 # isort: off
-from kdmcp.server.tools.sessions import starts
+from kdmcp.server.tools.sessions import kdnet
+from kdmcp.server.tools.sessions import targets
 from kdmcp.server.tools.commands import commands
 from kdmcp.server.tools.run import target
 from kdmcp.server.tools.output import reads
@@ -32,7 +33,7 @@ from kdmcp.server.tools.lists import tools as lists
 __all__ = ["FAMILIES", "build_server"]
 
 # The modules that registered tools, in registration order.
-FAMILIES = (starts, commands, target, reads, lifecycle, batch, inspect, ioctl, kobjects, pool, run, lists)
+FAMILIES = (kdnet, targets, commands, target, reads, lifecycle, batch, inspect, ioctl, kobjects, pool, run, lists)
 
 
 def build_server(app: KdMcpApp) -> KdMcpServer:

@@ -1,4 +1,8 @@
-"""The sessions' ends and the setup's state: ``stop_kd``, ``list_sessions``, ``health_check``."""
+"""The sessions' ends and the setup's state: ``stop_kd``, ``list_sessions``, ``health_check``.
+
+``health_check`` reports each check, never raises one: a caller asks for health precisely when
+something is wrong, and must see every finding at once.
+"""
 
 from __future__ import annotations
 
@@ -6,13 +10,15 @@ from typing import Annotated
 
 from pydantic import Field
 
-from kdmcp.engine import SessionState
+from kdmcp.discovery import file_version, find_debugger
+from kdmcp.engine import SessionState, simulator_command
+from kdmcp.errors import KdMcpError
+from kdmcp.local_kernel import readiness
 from kdmcp.server import models
 from kdmcp.server.app import KdMcpApp
 from kdmcp.server.args import SessionId
 from kdmcp.server.call import Call
 from kdmcp.server.registry import destroys, reads, tool
-from kdmcp.server.tools.sessions import health
 from kdmcp.server.tools.sessions.shares import Shares, shared
 
 __all__ = ["health_check", "list_sessions", "stop_kd", "summaries"]
@@ -49,7 +55,44 @@ def list_sessions(call: Call) -> models.SessionList:
 @tool("session", reads("Check the setup"))
 def health_check(call: Call) -> models.HealthResult:
     """Which debuggers are found (and their versions), whether the config and state file are valid, sessions."""
-    return health.check(call.app, summaries(call.app, call.owner))
+    app = call.app
+    sessions = summaries(app, call.owner)
+    options = app.options
+    checks: list[models.DebuggerCheck] = []
+    for flavor in ("kd", "cdb"):
+        if options.simulate:
+            checks.append(models.DebuggerCheck(
+                name=flavor, found=True, path=" ".join(simulator_command(flavor)), source="simulator",
+                version="kdmcp.sim (simulated 10.0.26100.1)",
+            ))
+            continue
+        found = find_debugger(flavor, getattr(options.config.debuggers, flavor))
+        checks.append(models.DebuggerCheck(
+            name=flavor, found=found.path is not None, path=found.path, source=found.source,
+            version=file_version(found.path) if found.path else None, looked_in=found.looked_in,
+        ))
+    state_path: str | None = None
+    state_ok, state_error, state_warnings = False, None, []
+    try:
+        loaded = app.load_state(None)
+        state_path, state_ok, state_warnings = str(loaded.path), True, loaded.warnings
+        app.redactor.remember(loaded.state.key)
+    except KdMcpError as exc:
+        state_error = exc.message
+    return models.HealthResult(
+        ok=checks[0].found and state_ok,
+        simulated=options.simulate,
+        debuggers=checks,
+        config_path=options.config_path,
+        config_ok=True,
+        state_file=state_path,
+        state_file_ok=state_ok,
+        state_file_error=state_error,
+        state_file_warnings=state_warnings,
+        # the simulator answers kd -kl anywhere; a real one needs elevation and boot-time debugging
+        local_kernel=[] if options.simulate else readiness(),
+        sessions=sessions,
+    )
 
 
 def summaries(app: KdMcpApp, owner: str | None) -> list[models.SessionSummary]:

@@ -1,10 +1,11 @@
 """The tools that start every other kind of target, and sharing a session with a person.
 
-``start_from_state``/``start_kd`` (app.py) start KDNET sessions; this module starts the rest
-through the same bounded start (``KdMcpApp.start_session``): a dump through kd or cdb as its
-header says, a process attached or launched under cdb, the local kernel, a debugging server
-joined. ``share_session`` turns a live session into a debugging server a person's WinDbg can
-join; the server is bound to this machine, listed by ``list_sessions``, ended with the session.
+``start_from_state``/``start_kd`` (``kdnet.py``) start KDNET sessions; this module starts the rest
+through the same bounded start (``starting.py`` around ``KdMcpApp.start_session``): a dump through
+kd or cdb as its header says, a process attached or launched under cdb, the local kernel, a
+debugging server joined. ``share_session`` turns a live session into a debugging server a
+person's WinDbg can join; the server is bound to this machine, listed by ``list_sessions``,
+ended with the session.
 
 What the debugger does that this relies on: ``.server tcp:port=N`` / ``npipe:pipe=P`` at the
 prompt "creates a debugging server" and prints "Server started. Client can connect with any of
@@ -17,10 +18,10 @@ from __future__ import annotations
 import os
 import secrets
 import socket
-import threading
 import time
-from collections.abc import Sequence
-from typing import Literal
+from typing import Annotated, Literal
+
+from pydantic import Field
 
 from kdmcp import parse as parsing
 from kdmcp.argvalues import check_path, remote_connection_parts
@@ -30,7 +31,11 @@ from kdmcp.errors import DebuggerError, InvalidArgument, KdMcpError, PolicyDenie
 from kdmcp.regular_file import FileRefused, read_regular_file
 from kdmcp.server import models
 from kdmcp.server.app import KdMcpApp
+from kdmcp.server.args import SessionId, Timeout
+from kdmcp.server.call import Call
+from kdmcp.server.registry import connects, starts, tool
 from kdmcp.server.tools.sessions.shares import Shares, shared
+from kdmcp.server.tools.sessions.starting import started, waiting
 
 __all__ = ["SIGNATURES", "attach_local_kernel", "attach_process", "dump_kind", "join_remote", "launch",
            "open_dump", "share_session"]
@@ -55,13 +60,21 @@ def dump_kind(path: str) -> bool:
                           "PAGEDU64 or PAGEDUMP, a user minidump MDMP)")
 
 
-def open_dump(app: KdMcpApp, path: str, timeout_s: float | None, cancel: threading.Event | None,
-              *, owner: str | None) -> models.DumpResult:
-    """Open a crash dump with kd (kernel) or cdb (user), then summarise it from the debugger's answers."""
+@tool("session", starts("Open a crash dump"))
+def open_dump(
+    call: Call,
+    path: Annotated[str, Field(description="a kernel dump (kd) or user minidump (cdb): chosen by its header",
+                               min_length=1, max_length=4096)],
+    timeout_s: Timeout = None,
+) -> models.DumpResult:
+    """Open a dump and summarise it: OS, build, architecture, bugcheck or exception, modules."""
+    waiting(call, "opening the dump", timeout_s)
     path = os.path.abspath(argv_value("path", path, check_path))
     kernel = dump_kind(path)
-    session, result = app.start_session(DumpTarget(path=path, kernel=kernel), initial_break=False,
-                                        timeout_s=timeout_s, cancel=cancel, owner=owner)
+    session, result = call.app.start_session(DumpTarget(path=path, kernel=kernel), initial_break=False,
+                                             timeout_s=timeout_s, cancel=call.cancel, owner=call.owner)
+    # The summary is read from the debugger's own answers: vertarget, .bugcheck (kernel) or
+    # .exr -1 (user: the exception the dump stored), lm.
     summary = models.DumpSummary()
     for command in ("vertarget", ".bugcheck" if kernel else ".exr -1", "lm"):
         try:
@@ -69,44 +82,65 @@ def open_dump(app: KdMcpApp, path: str, timeout_s: float | None, cancel: threadi
         except KdMcpError:
             continue  # the summary is what could be read; the session is open either way
         record = parsing.parse(out.command, out.output)
-        fields = (record.model_dump(mode="json", exclude={"raw", "command"}, exclude_none=True, exclude_defaults=True)
-                  if record else {})
-        if command == "vertarget":
-            summary.os, summary.build_lab = fields.get("version_line"), fields.get("build_lab")
-            summary.arch, summary.processors = fields.get("arch"), fields.get("processors")
-        elif command == "lm" and "modules" in fields:
-            summary.modules = len(fields["modules"])
-        elif kernel and fields.get("bugcheck"):
-            summary.bugcheck = fields["bugcheck"]
-        elif not kernel and "code" in fields:
-            summary.exception = {k: fields[k] for k in ("code", "description", "address", "symbol") if k in fields}
-    return app.served_start(session, result, models.DumpResult, dump=summary)
+        if isinstance(record, parsing.TargetRecord):
+            summary.os, summary.build_lab = record.version_line, record.build_lab
+            summary.arch, summary.processors = record.arch, record.processors
+        elif isinstance(record, parsing.ModulesRecord) and record.modules:
+            summary.modules = len(record.modules)
+        elif kernel and isinstance(record, parsing.AnalysisRecord) and record.bugcheck is not None:
+            summary.bugcheck = record.bugcheck.model_dump(mode="json", exclude_none=True,
+                                                          exclude_defaults=True) or None
+        elif not kernel and isinstance(record, parsing.ExceptionRecordRecord) and record.code is not None:
+            summary.exception = {name: value for name, value in (("code", record.code),
+                                                                 ("description", record.description),
+                                                                 ("address", record.address),
+                                                                 ("symbol", record.symbol)) if value is not None}
+    return call.app.served_start(session, result, models.DumpResult, dump=summary)
 
 
-def attach_process(app: KdMcpApp, pid: int, noninvasive: bool, timeout_s: float | None,
-                   cancel: threading.Event | None, *, owner: str | None) -> models.StartResult:
-    """cdb -p PID (-pv: noninvasive): the process stops at the attach break."""
-    return app.start(ProcessTarget(pid=pid, noninvasive=noninvasive), initial_break=True, timeout_s=timeout_s,
-                     cancel=cancel, owner=owner)
+@tool("session", starts("Attach to a process"))
+def attach_process(
+    call: Call,
+    pid: Annotated[int, Field(description="process id", ge=0, le=0xFFFFFFFF)],
+    noninvasive: Annotated[bool, Field(description="cdb -pv: read only, the process keeps running")] = False,
+    timeout_s: Timeout = None,
+) -> models.StartResult:
+    """cdb -p: stop the process at the attach break. stop_kd detaches; the process runs on."""
+    waiting(call, "attaching", timeout_s)
+    return started(call, ProcessTarget(pid=pid, noninvasive=noninvasive), initial_break=True, timeout_s=timeout_s)
 
 
-def launch(app: KdMcpApp, command_line: Sequence[str], initial_break: bool, timeout_s: float | None,
-           cancel: threading.Event | None, *, owner: str | None) -> models.StartResult:
-    """cdb app.exe args: runs a program on this host, so the caller's policy must allow it."""
-    _require_power(app, owner, "launch", "allow_launch", "runs a program on this host")
-    return app.start(ProcessTarget(command_line=list(command_line)), initial_break=initial_break,
-                     timeout_s=timeout_s, cancel=cancel, owner=owner)
+@tool("session", connects("Launch a program under cdb"))
+def launch(
+    call: Call,
+    command_line: Annotated[list[Annotated[str, Field(max_length=4096)]],
+                            Field(description="the executable, then its arguments", min_length=1, max_length=64)],
+    initial_break: Annotated[bool, Field(description="stop at the loader's initial breakpoint")] = True,
+    timeout_s: Timeout = None,
+) -> models.StartResult:
+    """Run a program on this host under cdb (policy full or allow_launch). stop_kd terminates it."""
+    waiting(call, "launching", timeout_s)
+    _require_power(call.app, call.owner, "launch", "allow_launch", "runs a program on this host")
+    return started(call, ProcessTarget(command_line=list(command_line)), initial_break=initial_break,
+                   timeout_s=timeout_s)
 
 
-def attach_local_kernel(app: KdMcpApp, timeout_s: float | None, cancel: threading.Event | None,
-                        *, owner: str | None) -> models.StartResult:
-    """kd -kl: this machine's own kernel (an elevated debugger and ``bcdedit /debug on``; doctor explains)."""
-    return app.start(LocalKernelTarget(), initial_break=False, timeout_s=timeout_s, cancel=cancel, owner=owner)
+@tool("session", starts("Debug this machine's kernel"))
+def attach_local_kernel(call: Call, timeout_s: Timeout = None) -> models.StartResult:
+    """kd -kl: read the local kernel live (elevated; bcdedit /debug on; see doctor). It never stops."""
+    waiting(call, "starting kd -kl", timeout_s)
+    return started(call, LocalKernelTarget(), initial_break=False, timeout_s=timeout_s)
 
 
-def join_remote(app: KdMcpApp, connection: str, timeout_s: float | None, cancel: threading.Event | None,
-                *, owner: str | None) -> models.StartResult:
-    """Join a ``-server`` session as a debugging client; never one another client of ours shares."""
+@tool("session", connects("Join a debugging server"))
+def join_remote(
+    call: Call,
+    connection: Annotated[str, Field(description="tcp:server=H,port=N or npipe:server=H,pipe=P",
+                                     min_length=1, max_length=512)],
+    timeout_s: Timeout = None,
+) -> models.StartResult:
+    """Join a windbg/kd/cdb -server session as a client; stop_kd leaves it running."""
+    waiting(call, "joining", timeout_s)
     transport, params = argv_value("connection", connection, remote_connection_parts)
     endpoint = "port" if transport == "tcp" else "pipe"
     if transport not in ("tcp", "npipe") or {"server", endpoint} - set(params):
@@ -119,18 +153,24 @@ def join_remote(app: KdMcpApp, connection: str, timeout_s: float | None, cancel:
         raise InvalidArgument(f"connection: join_remote takes server and {endpoint} only, not "
                               f"{', '.join(sorted(unknown))}")
     connection = f"{transport}:server={params['server']},{endpoint}={params[endpoint]}"
-    share = app.state_of(Shares).find(transport, params)
-    if share is not None and shared(app, share.session_id) is None:
+    # Never a server that shares another client's session: the listener keeps clients apart.
+    share = call.app.state_of(Shares).find(transport, params)
+    if share is not None and shared(call.app, share.session_id) is None:
         share = None  # its debugger is gone, and its server with it
-    if share is not None and share.owner != owner:
+    if share is not None and share.owner != call.owner:
         raise PolicyDenied("connection: that debugging server shares another client's session")
     kernel = share.kernel if share is not None else True
-    return app.start(RemoteTarget(connection=connection, kernel=kernel), initial_break=False, timeout_s=timeout_s,
-                     cancel=cancel, owner=owner)
+    return started(call, RemoteTarget(connection=connection, kernel=kernel), initial_break=False,
+                   timeout_s=timeout_s)
 
 
-def share_session(app: KdMcpApp, session_id: str | None, *, owner: str | None) -> models.ShareResult:
-    """Open a debugging server in the session's debugger, bound to this machine, and say how to join it."""
+@tool("session", connects("Share a session with a person"))
+def share_session(call: Call, session_id: SessionId = None) -> models.ShareResult:
+    """Open a debugging server on this machine (.server) and return the windbg -remote line to join it.
+
+    Needs a prompt and policy full or allow_share. stop_kd closes it.
+    """
+    app, owner = call.app, call.owner
     t0 = time.monotonic()
     session = app.manager.get(session_id, owner=owner)
     sid = session.session_id
