@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, NamedTuple
 
 __all__ = [
     "KD_LEXING",
@@ -211,8 +211,9 @@ def skip_ws(text: str, i: int) -> int:
     return i
 
 
-@dataclass(frozen=True)
-class Selector:
+# Selector and Selected are named tuples, not dataclasses: the parser imports this module when
+# it is first imported, and a frozen dataclass costs ten times a named tuple to define.
+class Selector(NamedTuple):
     """One selector prefix as kd reads it: ``~3`` is ``("thread", "3")``, ``||0`` is ``("system", "0")``.
 
     ``kind`` is the sigil's meaning (``~`` a thread, or a processor in kernel mode; ``|`` a
@@ -225,8 +226,7 @@ class Selector:
     text: str
 
 
-@dataclass(frozen=True)
-class Selected:
+class Selected(NamedTuple):
     """What a line that opens with selectors runs: the prefixes, whether an ``e`` took the rest,
     and the command they apply to (left-stripped, otherwise as written).
 
