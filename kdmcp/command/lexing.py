@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, NamedTuple
 
 __all__ = [
     "KD_LEXING",
@@ -30,9 +30,12 @@ __all__ = [
     "Escapes",
     "Lexing",
     "QuoteMode",
+    "Selected",
+    "Selector",
     "c_unescape",
     "lexings_for",
     "match_close",
+    "read_selectors",
     "skip_ws",
     "split_outside",
     "string_end",
@@ -43,12 +46,18 @@ __all__ = [
 
 _FLAGS = re.IGNORECASE | re.ASCII
 
-# Selector prefixes: "~", "~*", "~.", "~#", "~3", "~~[1a4]", "~[@$t0]" (thread/processor)...
+# Selector prefixes, as the debugger documentation lists them. "Thread Syntax": "~." (the
+# current thread), "~#" (the one that caused the current exception or debug event), "~*" (all
+# threads), "~Number" (by index), "~~[TID]" (by thread ID: "you cannot add a space between the
+# second tilde and the opening bracket"), "~[Expression]" (by the ID an expression resolves to);
+# in kernel mode "the tilde (~) refers to a processor" ("~s (Change Current Processor)": "~1s").
 # Blanks may stand between "~" and the selector ("~ * e ..."): read it that way too (fail closed).
-THREAD_PREFIX_RE = re.compile(r"~(?:[ \t]*(?:\*|\.|#|\d+|~?\[[^\]]*\]))?", re.ASCII)
-# ... and "|", "||", "|*", "|1", "||0", "|~[1a4]" (process / system).
-PROCESS_PREFIX_RE = re.compile(r"\|\|?(?:\*|\.|#|\d+|~?\[[^\]]*\])?", re.ASCII)
-# "~*e CommandString": run CommandString once per thread.
+THREAD_PREFIX_RE = re.compile(r"~(?:[ \t]*(?P<id>\*|\.|#|\d+|~?\[[^\]]*\]))?", re.ASCII)
+# ... and "Process Syntax": "|.", "|#", "|*", "|Number", "|~[PID]", "|[Expression]"; "System
+# Syntax": "||.", "||#", "||*", "||ddd" (and "||[Expression]" for a processor, "Multiprocessor Syntax").
+PROCESS_PREFIX_RE = re.compile(r"(?P<bars>\|\|?)(?P<id>\*|\.|#|\d+|~?\[[^\]]*\])?", re.ASCII)
+# "~Thread e CommandString" ("~e (Thread-Specific Command)"): "CommandString includes the rest of
+# the input line. All of the text that follows the letter "e" is interpreted as part of this string."
 THREAD_EXECUTE_RE = re.compile(r"e(?![A-Za-z_])", _FLAGS)
 
 
@@ -202,16 +211,61 @@ def skip_ws(text: str, i: int) -> int:
     return i
 
 
-def strip_selectors(text: str) -> str:
-    """``~*e kb`` -> ``kb``, ``|1 ~2 k`` -> ``k``: the command a selector prefix applies to."""
+# Selector and Selected are named tuples, not dataclasses: the parser imports this module when
+# it is first imported, and a frozen dataclass costs ten times a named tuple to define.
+class Selector(NamedTuple):
+    """One selector prefix as kd reads it: ``~3`` is ``("thread", "3")``, ``||0`` is ``("system", "0")``.
+
+    ``kind`` is the sigil's meaning (``~`` a thread, or a processor in kernel mode; ``|`` a
+    process; ``||`` a system), ``id`` what follows it (``*``, ``.``, ``#``, a number,
+    ``~[1a4]``, ``[@$t0]``; empty for a bare sigil), ``text`` the prefix as written.
+    """
+
+    kind: Literal["thread", "process", "system"]
+    id: str
+    text: str
+
+
+class Selected(NamedTuple):
+    """What a line that opens with selectors runs: the prefixes, whether an ``e`` took the rest,
+    and the command they apply to (left-stripped, otherwise as written).
+
+    ``|1 ~2 kb`` is ``(|1, ~2)``, not executing, ``kb``; ``~*e r; k`` is ``(~*,)``, executing,
+    ``r; k`` -- the ``e``'s command string may itself open with selectors (``~*e ~2 k``), and
+    is a whole command string, so reading stops at the ``e``. No selector: ``selectors`` is
+    empty and ``command`` is the text unchanged.
+    """
+
+    selectors: tuple[Selector, ...]
+    executes: bool
+    command: str
+
+
+def read_selectors(text: str) -> Selected:
+    """The selector prefixes of ``text`` up to the command they apply to (or the first ``e``)."""
+    selectors: list[Selector] = []
     while True:
-        m = THREAD_PREFIX_RE.match(text) or PROCESS_PREFIX_RE.match(text)
-        if m is None:
-            return text
+        m = THREAD_PREFIX_RE.match(text)
+        if m is not None:
+            kind: Literal["thread", "process", "system"] = "thread"
+        else:
+            m = PROCESS_PREFIX_RE.match(text)
+            if m is None:
+                return Selected(tuple(selectors), False, text)
+            kind = "system" if m.group("bars") == "||" else "process"
+        selectors.append(Selector(kind, m.group("id") or "", m.group()))
         rest = text[m.end() :].lstrip()
         if THREAD_EXECUTE_RE.match(rest):
-            rest = rest[1:].lstrip()
+            return Selected(tuple(selectors), True, rest[1:].lstrip())
         text = rest
+
+
+def strip_selectors(text: str) -> str:
+    """``~*e kb`` -> ``kb``, ``|1 ~2 k`` -> ``k``: the command a selector prefix applies to
+    (through any ``e``: ``~*e ~2 k`` -> ``k``)."""
+    while text[:1] in ("~", "|"):  # each sigil opens a prefix (a bare "~" or "|" is one)
+        text = read_selectors(text).command
+    return text
 
 
 # C escapes in a dx string literal: "\x21", "\u0021", "\n", "\\"...

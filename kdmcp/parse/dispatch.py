@@ -15,6 +15,7 @@ from collections.abc import Callable
 from functools import partial
 from typing import cast
 
+from kdmcp.command.lexing import Selected, read_selectors
 from kdmcp.parse import errors
 from kdmcp.parse.analyze import parse_analysis, parse_bugcheck
 from kdmcp.parse.breakpoints import parse_breakpoints
@@ -41,11 +42,6 @@ from kdmcp.parse.types import parse_type_dump
 logger = logging.getLogger(__name__)
 
 Parser = Callable[[str, str], RecordBase | None]
-
-# "~*k", "~3 kb", "~.", "~#", "~~[1a4]s", "~*e kb": thread selector then the rest.
-_THREAD_PREFIX_RE = re.compile(r"^~(?P<sel>\*|\.|#|\d+|~\[[^\]]*\])?(?P<rest>.*)$", re.DOTALL)
-# "|", "|*", "|1s", "||0": process/system selector then the rest.
-_PROCESS_PREFIX_RE = re.compile(r"^\|\|?(?P<sel>\*|\.|#|\d+)?(?P<rest>.*)$", re.DOTALL)
 
 # Families chosen by the head of the command. Order matters only where heads overlap
 # (kd = memory, not stack; dt/dv/dx before the d* memory table).
@@ -132,16 +128,8 @@ def route(command: str) -> Parser | None:
         cmd = commands[0] if commands else ""
     if not cmd:
         return _parse_unprompted
-    if cmd.startswith("~"):
-        return _route_thread_prefixed(cmd)
-    if cmd.startswith("|"):
-        m = _PROCESS_PREFIX_RE.match(cmd)
-        rest = m.group("rest").strip() if m is not None else ""
-        if not rest:
-            return parse_processes
-        if rest == "s" or rest.startswith("s "):
-            return parse_events
-        return route(rest)
+    if cmd[0] in "~|":
+        return _route_selected(read_selectors(cmd))
     if (cmd[0] == "d" or cmd.startswith(("kd", "!d"))) and memory_command(cmd) is not None:
         return parse_memory
     for pattern, parser in _ROUTES:
@@ -153,22 +141,36 @@ def route(command: str) -> Parser | None:
     return None
 
 
-def _route_thread_prefixed(cmd: str) -> Parser | None:
-    m = _THREAD_PREFIX_RE.match(cmd)
-    if m is None:
-        return parse_threads
-    rest = m.group("rest").strip()
-    if not rest:
-        return parse_threads
-    if rest.startswith("e "):
-        rest = rest[2:].strip()
-    if rest == "s" or rest.startswith("s "):
-        return parse_registers  # thread switch prints the new thread's context
-    if rest[0] in "fumn" and len(rest) == 1:
-        return None  # freeze / unfreeze / suspend / resume: no output worth a record
-    sub = route(rest)
+def _route_selected(selected: Selected) -> Parser | None:
+    """The family for a command behind selectors, read by the one command reader.
+
+    kd reads ``~ 3 k``, ``~~[1a4] kb``, ``|~[1a4] lm`` and ``|1 ~2 k`` as the command after
+    the prefixes, run for the selected thread (a processor, in kernel mode), process or
+    system ("Thread Syntax", "Process Syntax", "System Syntax"); the policy, the engine and
+    the simulator read them through :func:`kdmcp.command.lexing.read_selectors`, and so does
+    the parser, so a line routes by the command the others saw. Only what a selector does
+    on its own is decided here, by the last prefix: nothing after it lists the threads or
+    processes, ``s`` switches to one.
+    """
+    rest = selected.command.strip()
+    last = selected.selectors[-1]
+    if selected.executes:
+        # "~Thread e CommandString": the command string is whole commands, routed as a line
+        # (one with no command in it, "~*e" or "~*e ;", runs nothing: no family).
+        sub = route(rest) if split_command_list(rest) else None
+    elif not rest:
+        return parse_threads if last.kind == "thread" else parse_processes
+    elif rest == "s" or rest.startswith("s "):
+        # "~s": the thread (processor) switched to prints its context; "|s"/"||s" print events.
+        return parse_registers if last.kind == "thread" else parse_events
+    elif last.kind == "thread" and len(rest) == 1 and rest in "fumn":
+        return None  # ~f/~u/~n/~m: freeze, unfreeze, suspend, resume: no output worth a record
+    else:
+        sub = route(rest)
     if sub is parse_stack:
-        return partial(parse_stack, per_thread=m.group("sel") == "*")
+        # "~*k": a stack per thread ("~*", "All threads in the process"), headed by each thread.
+        threads = [s for s in selected.selectors if s.kind == "thread"]
+        return partial(parse_stack, per_thread=bool(threads) and threads[-1].id == "*")
     return sub
 
 

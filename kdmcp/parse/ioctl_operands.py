@@ -12,24 +12,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from kdmcp.parse.register_names import X64_GPR_VIEWS
+
 __all__ = ["Imm", "Mem", "Reg", "operands", "parse_imm", "register"]
 
-_LEGACY = {"ax": "rax", "bx": "rbx", "cx": "rcx", "dx": "rdx", "si": "rsi", "di": "rdi", "bp": "rbp", "sp": "rsp"}
-_REGS: dict[str, tuple[str, int, bool]] = {}  # name -> (64-bit family, width, high byte)
-for _short, _fam in _LEGACY.items():
-    _REGS[_fam] = (_fam, 64, False)
-    _REGS["e" + _short] = (_fam, 32, False)
-    _REGS[_short] = (_fam, 16, False)
-for _short, _low, _high in (("ax", "al", "ah"), ("bx", "bl", "bh"), ("cx", "cl", "ch"), ("dx", "dl", "dh")):
-    _REGS[_low] = (_LEGACY[_short], 8, False)
-    _REGS[_high] = (_LEGACY[_short], 8, True)
-for _short, _low in (("si", "sil"), ("di", "dil"), ("bp", "bpl"), ("sp", "spl")):
-    _REGS[_low] = (_LEGACY[_short], 8, False)
-for _n in range(8, 16):
-    _REGS[f"r{_n}"] = (f"r{_n}", 64, False)
-    _REGS[f"r{_n}d"] = (f"r{_n}", 32, False)
-    _REGS[f"r{_n}w"] = (f"r{_n}", 16, False)
-    _REGS[f"r{_n}b"] = (f"r{_n}", 8, False)
 _SIZES = {"byte": 1, "word": 2, "dword": 4, "qword": 8}
 _IMM_RE = re.compile(r"^-?(?:0x[0-9a-f]+|[0-9a-f]+h|[0-9]+)$")
 _ABS_RE = re.compile(r"^(?P<sym>.*?)\s*\((?P<addr>[0-9a-fA-F`]+)\)$")
@@ -60,7 +46,8 @@ class Mem:
 
 
 def register(name: str) -> Reg | None:
-    hit = _REGS.get(name.lower())
+    """The register an operand names (``ecx`` -> ``rcx``, 32 bits), or ``None`` if it names none."""
+    hit = X64_GPR_VIEWS.get(name.lower())
     return Reg(*hit) if hit else None
 
 

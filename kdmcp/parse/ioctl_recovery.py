@@ -23,13 +23,13 @@ from kdmcp.parse import ioctl_domain as dom
 from kdmcp.parse import ioctl_values as v
 from kdmcp.parse.ioctl_operands import Imm, Mem, Reg, operands
 from kdmcp.parse.models import Instruction
+from kdmcp.parse.register_names import X64_ARGUMENTS, X64_STACK_POINTER, X64_VOLATILE
 
 __all__ = ["MAX_STEPS", "Recovered", "Recovery", "Unresolved", "recover"]
 
 Read = Callable[[int, int], Sequence[int] | None]  # (address, count) -> that many dwords, or None
 MAX_STEPS = 50_000  # instructions walked over all paths: the bound on a routine's paths
 _MAX_TABLE_CODES = 4096  # codes one jump table may route (its index range, bounds-checked)
-_VOLATILE = ("rax", "rcx", "rdx", "r8", "r9", "r10", "r11")  # what a call clobbers (x64 ABI)
 # instructions that leave the flags as they were (Intel SDM vol. 2: "Flags Affected: None")
 _KEEPS_FLAGS = frozenset({"mov", "movzx", "movsx", "movsxd", "lea", "push", "pop", "nop", "xchg", "not"})
 How = Literal["compare", "subtract_chain", "binary_search", "jump_table"]
@@ -107,7 +107,8 @@ class _Walk:
         self.steps = 0
 
     def run(self, entry: int) -> Recovery:
-        todo = [_Path(entry, (("rdx", v.Irp()),))]
+        # DRIVER_DISPATCH(DeviceObject, Irp): the IRP is the second integer argument
+        todo = [_Path(entry, ((X64_ARGUMENTS[1], v.Irp()),))]
         while todo:
             path: _Path | None = todo.pop()
             while path is not None:
@@ -157,7 +158,7 @@ class _Walk:
             self._end(p)
             return None, []
         if mn == "call":
-            for r in _VOLATILE:
+            for r in X64_VOLATILE:
                 regs.pop(r, None)
         elif mn in ("push", "pop"):
             slots.clear()  # rsp moved: the slots it addressed moved with it
@@ -195,7 +196,7 @@ class _Walk:
         s = v.read_operand(src, regs, slots)
         if mn in ("cmp", "test"):
             return _compare(mn, dst, src, d, s, regs, at, text)
-        if isinstance(dst, Reg) and dst.family == "rsp":
+        if isinstance(dst, Reg) and dst.family == X64_STACK_POINTER:
             slots.clear()
             return None
         new: v.Val | None = None

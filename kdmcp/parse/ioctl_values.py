@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from kdmcp.parse import ioctl_domain as dom
 from kdmcp.parse.ioctl_operands import Imm, Mem, Reg
+from kdmcp.parse.register_names import X64_FRAME_POINTER, X64_STACK_POINTER
 
 __all__ = [
     "Addr",
@@ -85,7 +86,7 @@ Val = Irp | Isl | Code | Derived | Addr | CaseIndex | Entry | Target
 
 
 def slot(m: Mem) -> str | None:
-    if m.base in ("rsp", "rbp") and m.index is None:
+    if m.base in (X64_STACK_POINTER, X64_FRAME_POINTER) and m.index is None:
         return f"{m.base}{m.disp:+#x}"
     return None
 

@@ -25,6 +25,7 @@ from typing import Any
 from kdmcp.parse._text import addr, split_lines
 from kdmcp.parse.disasm import INSTRUCTION_RE, instruction_fields, match_label
 from kdmcp.parse.models import RegistersRecord
+from kdmcp.parse.register_names import ARM_STATUS_REGISTERS, IOPL, SEGMENT_REGISTERS
 
 # A line that starts with "name=" (optionally indented: " r8=...").
 REGISTER_LINE_RE = re.compile(r"^\s*\$?[A-Za-z][A-Za-z0-9]*=")
@@ -39,11 +40,8 @@ _HEX_PAIR_RE = re.compile(r"(\$?[A-Za-z][A-Za-z0-9]*)=([0-9a-fA-F`]+)")
 # A group of flag words: "nv up ei pl zr na pe nc".
 _FLAGS_RE = re.compile(r"[a-z]{2}(?: [a-z]{2})*")
 
-_SEGMENTS = frozenset({"cs", "ss", "ds", "es", "fs", "gs"})
-
 # Status registers printed with their decoded flags: " pc=00007ffea80e30f4  psr=60000000 -ZC- EL0"
-# (NZCV letters, "-" for a clear bit, then the exception level).
-_STATUS_REGISTERS = frozenset({"psr", "cpsr"})
+# (NZCV letters, "-" for a clear bit, then the exception level): register_names.ARM_STATUS_REGISTERS.
 _STATUS_VALUE_RE = re.compile(r"(?P<value>[0-9a-fA-F]+)(?P<flags>(?: [-A-Za-z0-9]+)*)")
 
 # x86 trap frame (".trap", !analyze TRAP_FRAME): "ErrCode = 00000000", the frame's error code.
@@ -64,7 +62,7 @@ def _add_group(group: str, ctx: dict[str, Any]) -> None:
             key = name.lower()
             norm = addr(value)
             ctx["registers"][key] = norm
-            if key in _SEGMENTS:
+            if key in SEGMENT_REGISTERS:
                 ctx["segments"][key] = norm
         return
     if "=" not in group:
@@ -73,15 +71,15 @@ def _add_group(group: str, ctx: dict[str, Any]) -> None:
         return
     name, _, value = group.partition("=")
     key = name.strip().lower()
-    status = _STATUS_VALUE_RE.fullmatch(value) if key in _STATUS_REGISTERS else None
+    status = _STATUS_VALUE_RE.fullmatch(value) if key in ARM_STATUS_REGISTERS else None
     if status is not None:
         ctx["registers"][key] = addr(status.group("value"))
         ctx["flags"].extend(status.group("flags").split())
         return
-    if key == "iopl":
+    if key == IOPL:
         # "iopl=0 nv up ..." when only one blank separates them
         first, _, rest = value.strip().partition(" ")
-        ctx["registers"]["iopl"] = addr(first) if first else "0x0"
+        ctx["registers"][IOPL] = addr(first) if first else "0x0"
         if rest.strip() and _FLAGS_RE.fullmatch(rest.strip()):
             ctx["flags"].extend(rest.split())
         return

@@ -128,6 +128,20 @@ def test_parse_one_output_from_stdin_with_its_command(run_main: RunMain):
     assert record["kind"] == "registers" and record["registers"] == {"rip": "0xfffff80062a05c20"}
 
 
+@pytest.mark.parametrize("command", ["~ 3 k", "|~[1a4] k"])
+def test_parse_reads_a_selector_prefixed_command_as_the_command_it_runs(command: str, run_main: RunMain):
+    """``~ 3 k`` (Thread Syntax, a blank after the tilde) and ``|~[1a4] k`` (Process Syntax, by PID)
+    run ``k``: their output is a stack, as the policy, the engine and the simulator read the line."""
+    listing = (" # Child-SP          RetAddr               Call Site\n"
+               "00 fffff800`62c3a1e0 fffff800`62a05c20     nt!KeBugCheckEx\n"
+               "01 fffff800`62c3a1e8 fffff800`62a05c28     nt!KiPageFault+0x260\n")
+    done = run_main("parse", "--command", command, stdin=listing.encode())
+    assert done.returncode == 0, done.stderr
+    record = json.loads(done.stdout)
+    assert record["kind"] == "stack" and record["command"] == command
+    assert [f["call_site"] for f in record["frames"]] == ["nt!KeBugCheckEx", "nt!KiPageFault+0x260"]
+
+
 def test_parse_a_corpus_sample(run_main: RunMain):
     sample = os.path.join(CORPUS, "stack", "04.txt")
     blocks = json.loads(run_main("parse", sample).stdout)

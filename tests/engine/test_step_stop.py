@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from kdmcp.engine.step_stop import held_start, step_location
+from kdmcp.parse.register_names import ARM_STATUS_REGISTERS, INTEGER_CONTEXT, IOPL, SEGMENT_REGISTERS
 from tests.engine.test_machine import PROMPT, S, _connected_and_broken, _steps
 
 # kd after "p" (corpus misc/08 has the register block; the simulator prints the same).
@@ -86,6 +87,17 @@ def test_held_start_and_step_location():
     assert held_start(b"hello\r\n") == len(b"hello\r\n")
     assert step_location(REGISTERS + b"fffff800`62c3a1e5 57              push    rdi\r\n") is not None  # no symbol
     assert step_location(b"fffff800`62c3a1e5 57              push    rdi\r\n") is None
+
+
+@pytest.mark.parametrize(
+    "name", sorted({*INTEGER_CONTEXT, *SEGMENT_REGISTERS, IOPL, *ARM_STATUS_REGISTERS}),
+)
+def test_every_register_name_kd_prints_opens_a_held_line(name: str):
+    """The held-line rule reads a register line by its shape (``name=hex``), not by a list of
+    names, so ARM64's ``x0=``/``fp=`` lines hold too; every x86/x64 name the parse layer knows
+    (kdmcp/parse/register_names.py) must fit that shape."""
+    line = f"{name}=00000246 rbx=0000000000000000\r\n".encode()
+    assert held_start(b"hello\r\n" + line) == len(b"hello\r\n"), name
 
 
 def test_a_counted_step_reports_its_last_location_and_no_dbgprint():

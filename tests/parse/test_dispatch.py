@@ -10,7 +10,14 @@ from collections.abc import Callable
 
 import pytest
 
-from kdmcp.parse import parse, route
+from kdmcp.parse import StackRecord, parse, route
+from kdmcp.parse.events import parse_events
+from kdmcp.parse.memory import parse_memory
+from kdmcp.parse.modules import parse_modules
+from kdmcp.parse.processes import parse_processes
+from kdmcp.parse.registers import parse_registers
+from kdmcp.parse.stack import parse_stack
+from kdmcp.parse.threads import parse_threads
 from tests.parse.samples.corpus import Corpus
 
 
@@ -92,10 +99,71 @@ def test_route(command: str, kind: str) -> None:
     assert name in expected if isinstance(expected, tuple) else name == expected
 
 
-@pytest.mark.parametrize("command", [".echo hi", "as x y", ".load foo", "!unknownext", "~0f"])
+@pytest.mark.parametrize("command", [".echo hi", "as x y", ".load foo", "!unknownext", "~0f", "~*e", "~*e ;", "~*e s"])
 def test_unrouted_commands_are_text(command: str) -> None:
     assert route(command) is None
     assert parse(command, "whatever").kind == "text"
+
+
+# Every selector form kd documents, on a stack command: "Thread Syntax" (~. ~# ~* ~Number ~~[TID]
+# ~[Expression]; blanks after "~" read too), "Process Syntax" (|. |# |* |Number |~[PID]
+# |[Expression]), "System Syntax" (||. ||# ||* ||ddd, ||[Expression] for a processor), prefixes
+# stacked, and "~Thread e CommandString". The parser reads them with the one command reader
+# (kdmcp.command.lexing.read_selectors), as the policy, the engine and the simulator do.
+_THREAD_FORMS = ["~.", "~#", "~*", "~3", "~ 3", "~12", "~~[1a4]", "~[@$t0]", "~ *", "~ #"]
+_PROCESS_FORMS = ["|.", "|#", "|*", "|1", "|~[1a4]", "|[@$t0]", "||.", "||#", "||*", "||0", "||[@$t0]"]
+_EXECUTE_FORMS = ["~*e ", "~ * e ", "~3e ", "~3 e ", "~~[1a4]e ", "~e ", "~*E "]
+_STACK_FORMS = sorted(
+    {f"{sel}{gap}k" for sel in _THREAD_FORMS + _PROCESS_FORMS for gap in ("", " ")}
+    | {f"{sel}kb" for sel in _EXECUTE_FORMS}
+    | {"|1 ~2 k", "||0 |1 ~2 kb", "|~[1a4] ~~[2b8] kv", "~*e k; r", "~*e ~3 k", "k; ~0s"}
+)
+_STACK = (
+    " # Child-SP          RetAddr               Call Site\n"
+    "00 fffff800`62c3a1e0 fffff800`62a05c20     nt!KeBugCheckEx\n"
+    "01 fffff800`62c3a1e8 fffff800`62a05c28     nt!KiPageFault+0x260\n"
+)
+
+
+@pytest.mark.parametrize("command", _STACK_FORMS)
+def test_a_selector_prefixed_stack_is_a_stack(command: str) -> None:
+    parser = route(command)
+    assert getattr(parser, "func", parser) is parse_stack, command
+    record = parse(command, _STACK)
+    assert isinstance(record, StackRecord) and len(record.frames) == 2, command
+
+
+@pytest.mark.parametrize(
+    ("command", "per_thread"),
+    [("~*k", True), ("~ * kb", True), ("~*e kb", True), ("|1 ~* k", True), ("~* |1 k", True),
+     ("~3 k", False), ("~.k", False), ("|*k", False), ("||*k", False), ("~*e ~3 k", False), ("~3e ~*k", True)],
+)
+def test_all_threads_split_the_stack_by_thread(command: str, per_thread: bool) -> None:
+    """``~*`` is "All threads in the process" (Thread Syntax): the last thread selector decides."""
+    parser = route(command)
+    assert getattr(parser, "func", parser) is parse_stack
+    assert getattr(parser, "keywords", {}).get("per_thread", False) is per_thread
+
+
+@pytest.mark.parametrize(
+    ("command", "parser"),
+    [
+        # a selector alone lists what it selects
+        *((sel, parse_threads) for sel in ["~", "~*", "~.", "~#", "~3", "~ 3", "~~[1a4]", "~[@$t0]", "|1 ~"]),
+        *((sel, parse_processes) for sel in ["|", "||", "|*", "|.", "|1", "|~[1a4]", "|[@$t0]", "||0", "~2 |"]),
+        # "~s (Set Current Thread)" / "~s (Change Current Processor)": the new context's registers
+        *((f"{sel}s", parse_registers) for sel in ["~0", "~ 0", "~~[1a4]", "~[@$t0]", "~#", "|1 ~2"]),
+        # "|s (Set Current Process)", "||s (Set Current System)"
+        *((f"{sel}s", parse_events) for sel in ["|1", "|~[1a4]", "||0", "||1", "~2 |1"]),
+        # the command behind the prefixes chooses, as it would alone
+        ("~ 3 lm", parse_modules), ("|~[1a4] lm", parse_modules), ("~*e !process 0 0", parse_processes),
+        ("~*e!process 0 0", parse_processes), ("~2e r; k", parse_registers), ("~0s; k", parse_registers),
+        ("|1 ~2 r rip", parse_registers), ("~[@$t0] dq @rsp", parse_memory),
+    ],
+)
+def test_what_a_selector_runs_chooses_the_family(command: str, parser: object) -> None:
+    routed = route(command)
+    assert getattr(routed, "func", routed) is parser, command
 
 
 def _connect_06(c: Corpus) -> None:
