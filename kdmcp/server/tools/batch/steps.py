@@ -143,7 +143,8 @@ class _StepContext:
         return getattr(self._ctx, name)
 
     async def report_progress(self, progress: float, total: float | None = None, message: str | None = None) -> None:
-        label = self._batch.label
+        # ``message`` comes masked (call.py); the label names the step, a command as the client wrote it
+        label = self._batch.call.app.redactor.text(self._batch.label)
         await self._ctx.report_progress(
             time.monotonic() - self._batch.t0, self._batch.timeout_s, f"{label}: {message}" if message else label
         )

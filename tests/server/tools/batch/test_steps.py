@@ -5,11 +5,15 @@ What runs on a session (rollback, timeout, cancellation) is tests/server/test_ba
 
 from __future__ import annotations
 
+import time
+import types
 from typing import Any
 
 import pytest
 
 from kdmcp.errors import InvalidArgument, PolicyDenied
+from kdmcp.secret import MASK, Secret
+from kdmcp.server.redaction import Redactor
 from kdmcp.server.registry import all_tools, tool_groups
 from kdmcp.server.tools.batch import steps as batch
 
@@ -95,3 +99,28 @@ def test_a_tool_outside_the_callers_surface_is_policy_denied():
 def test_restore_is_checked(restore):
     with pytest.raises(InvalidArgument, match=r"restore"):
         batch.parse_request([{"command": "bl"}], None, restore)
+
+
+# ------------------------------------------------------------------------ progress
+
+KEY = "1a2b3c4d5e6f7.2b3c4d5e6f7g8.3c4d5e6f7g8h9.4d5e6f7g8h9i0"
+
+
+@pytest.mark.anyio
+async def test_a_steps_progress_is_the_batchs_named_for_the_step_and_masked():
+    sent: list[tuple[float, float | None, str | None]] = []
+
+    class Ctx:
+        async def report_progress(self, progress, total, message):
+            sent.append((progress, total, message))
+
+    call = types.SimpleNamespace(app=types.SimpleNamespace(redactor=Redactor([Secret(KEY)])))
+    running = types.SimpleNamespace(call=call, t0=time.monotonic() - 5, timeout_s=60.0,
+                                    label=f"step 2/3 `.echo {KEY}`")
+    step = batch._StepContext(Ctx(), running)
+    await step.report_progress(1.0, 30.0, f"running '.echo {MASK}' (1s)")
+    await step.report_progress(2.0)
+    (first, total, message), (second, _, bare) = sent
+    assert first >= 5 and second >= first and total == 60.0  # the batch's seconds and bound, not the step's
+    assert message == f"step 2/3 `.echo {MASK}`: running '.echo {MASK}' (1s)"
+    assert bare == f"step 2/3 `.echo {MASK}`"
