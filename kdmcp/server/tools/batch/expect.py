@@ -17,7 +17,7 @@ from kdmcp.errors import KdMcpError
 from kdmcp.server import models
 from kdmcp.server.call import Outcome
 from kdmcp.server.redaction import Redactor
-from kdmcp.server.render import error_of
+from kdmcp.server.render import error_of, error_text
 from kdmcp.server.text import fallback_text
 from kdmcp.server.tools.batch.models import Expect
 
@@ -50,8 +50,7 @@ def observe(outcome: Outcome, redactor: Redactor, state_now: SessionState) -> Ob
     state, for a result that does not say it."""
     if isinstance(outcome, KdMcpError):
         data = redactor.model(error_of(outcome))
-        text = f"error[{data['category']}]: {data['message']}"
-        return Observed(ok=False, data=data, text=text, state=data.get("state") or state_now.value)
+        return Observed(ok=False, data=data, text=error_text(data), state=data.get("state") or state_now.value)
     data = redactor.model(outcome)
     served = type(outcome) if isinstance(outcome, models.Served) else None
     events = tuple(outcome.events) if isinstance(outcome, models.SessionResult) else ()

@@ -16,7 +16,7 @@ from mcp_types import TextContent
 from kdmcp.engine import DebuggerEvent, DebuggerSession
 from kdmcp.server import models
 from kdmcp.server.registry import Tool
-from kdmcp.server.render import read_error
+from kdmcp.server.render import error_text, read_error
 from kdmcp.server.tools.batch.expect import Observed
 
 __all__ = ["observe_old_style", "old_style"]
@@ -33,7 +33,7 @@ async def observe_old_style(entry: Tool, kwargs: dict[str, Any], ctx: Context[An
     text = "\n".join(block.text for block in result.content if isinstance(block, TextContent))
     if result.is_error:
         data = read_error(result) or {"category": "internal", "message": text}
-        return Observed(ok=False, data=data, text=f"error[{data['category']}]: {data['message']}",
+        return Observed(ok=False, data=data, text=error_text(data),
                         state=data.get("state") or state_now.value)
     data = dict(result.structured_content or {})
     model = entry.result_model
