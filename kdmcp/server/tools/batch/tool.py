@@ -52,10 +52,12 @@ async def debug_batch(
     """
     # A coroutine function: the call wrapper runs it on the event loop (call.invoke), where it
     # awaits each step's call as the client's own calls are awaited; its commands run in threads.
+    if call.ctx is None:
+        raise TypeError("debug_batch's steps are calls of the server (call.invoke): call it through the server")
     app = call.app
     request = parse_request(steps, always, restore)
     session = await anyio.to_thread.run_sync(lambda: app.session(session_id, call.owner))
-    surface = surface_of(app.options, call.ctx.headers if call.ctx is not None else None)
+    surface = surface_of(app.options, call.ctx.headers)
     batch = Batch(
         call,
         session,
