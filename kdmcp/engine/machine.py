@@ -150,6 +150,10 @@ class SessionMachine:
         self._markers.pop(marker, None)
         self._rec.discard_marker(marker)
 
+    def pending_markers(self) -> frozenset[bytes]:
+        """The markers of the command under way (and of a resync after it) not yet followed by a prompt."""
+        return frozenset(m.marker for m in self._markers.values() if not m.done)
+
     def resync_sent(self) -> bytes:
         """After Ctrl+C cancelled a command: drop every old marker, return the fresh one to send."""
         for m in self._markers.values():

@@ -383,12 +383,13 @@ class DebuggerSession(Stopping):
             if self.state not in (SessionState.running, SessionState.busy):
                 self._check_ready()
             was_busy = self.state == SessionState.busy
+            cancelled = self.machine.pending_markers()
             since = self.store.size
         deadline = time.monotonic() + timeout
         self._interrupt()
         if was_busy:
             # one Ctrl+C cancels the command; another could cancel the resync marker
-            self._resync_after_cancel(since, deadline)
+            self._resync_after_cancel(since, deadline, cancelled)
             ok = self.wait_for(self._stopped, deadline - time.monotonic())
         else:
             ok = self.wait_for(self._stopped, min(self.config.break_retry_s, deadline - time.monotonic()))
@@ -414,12 +415,15 @@ class DebuggerSession(Stopping):
         """At a prompt again, or gone (evaluated under the lock)."""
         return self.state in (SessionState.broken, SessionState.exited)
 
-    def _resync_after_cancel(self, since: int, deadline: float) -> None:
-        """After Ctrl+C cancelled a command, make sure the stream is at a clean prompt.
+    def _resync_after_cancel(self, since: int, deadline: float, cancelled: frozenset[bytes]) -> None:
+        """After Ctrl+C cancelled a command (``cancelled``: its markers), make sure the stream is at
+        a clean prompt.
 
         The cancelled command's ``.echo`` marker may never come: a terminal flushes pending
         input on Ctrl+C. So once a prompt shows, abandon the old marker and send a fresh one;
-        a late old marker is then just text before it.
+        a late old marker is then just text before it. If the cancelled command's marker came
+        after all (the command ended at that prompt), the session is busy again only with a
+        command sent since — whose marker is not abandoned.
         """
         got_prompt = self.wait_for(
             lambda: self.state in (SessionState.broken, SessionState.exited)
@@ -427,7 +431,7 @@ class DebuggerSession(Stopping):
             deadline - time.monotonic(),
         )
         with self._cond:
-            if not got_prompt or self.state != SessionState.busy:
+            if not got_prompt or self.state != SessionState.busy or not cancelled & self.machine.pending_markers():
                 return
             marker = self.machine.resync_sent()
         self._write(b".echo " + marker + b"\n")

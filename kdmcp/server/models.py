@@ -18,7 +18,7 @@ from kdmcp.engine.kinds import SessionKind
 from kdmcp.errors import ErrorCategory
 from kdmcp.parse.prompt import Prompt
 from kdmcp.parse.record_base import SERVED, RecordBase
-from kdmcp.server.text import Data, command_text, event_lines, fallback_text, header, join
+from kdmcp.server.text import Data, command_extras, command_text, event_lines, fallback_text, header, join
 
 # Milliseconds as served: a tenth is what a reader can use; more digits are noise to pay for.
 Millis = Annotated[float, PlainSerializer(lambda ms: round(ms, 1), return_type=float)]
@@ -86,21 +86,26 @@ class Served(BaseModel):
     def render_text(cls, data: Data) -> str:
         return fallback_text(data)
 
+    @classmethod
+    def header_extras(cls, data: Data) -> list[str]:
+        """What its text block's header says after the session, state, prompt and elapsed time
+        (``confirmed running``): the gist of a result with nothing under its header, which
+        ``debug_batch`` shows as the step's summary."""
+        return []
+
 
 # ------------------------------------------------------------------- text blocks
 
-def _start(data: Data, *first: str) -> str:
+def _start(data: Data, extras: list[str], *first: str) -> str:
     """A start: the header, ``first`` lines (a kind's own summary), the command line, the banner."""
-    extra = [data["kind"]] if "kind" in data else []  # left out: kdnet, the default
-    extra += ["banner truncated"] if data.get("truncated") else []
     lines = [*first, f"command line: {data['command_line']}"]
     if "state_file" in data:
         lines.append(f"state file: {data['state_file']}")
     lines += [f"warning: {w}" for w in data.get("warnings", ())]
-    return join(header(data, *extra), "\n".join([*lines, data.get("banner", "")]), event_lines(data))
+    return join(header(data, *extras), "\n".join([*lines, data.get("banner", "")]), event_lines(data))
 
 
-def _dump(data: Data) -> str:
+def _dump(data: Data, extras: list[str]) -> str:
     """A start, with the dump's summary on one line before the banner."""
     d = data.get("dump", {})
     what = ", ".join(str(v) for v in (d.get("os"), d.get("build_lab")) if v)
@@ -111,36 +116,12 @@ def _dump(data: Data) -> str:
         what += f"; exception {e.get('code')} {e.get('description', '')} at {e.get('symbol') or e.get('address')}"
     if "modules" in d:
         what += f"; {d['modules']} modules"
-    return _start(data, f"dump: {what.strip('; ')}")
+    return _start(data, extras, f"dump: {what.strip('; ')}")
 
 
 def _share(data: Data) -> str:
     lines = [f"listening on {data['listener']}; join with:", *data["join"]]
     return join(header(data), "\n".join(lines), event_lines(data))
-
-
-def _break(data: Data) -> str:
-    return join(header(data, "already broken in" if data["already_broken"] else ""), None, event_lines(data))
-
-
-def _continue(data: Data) -> str:
-    return join(header(data, f"confirmed {data['confirmed']}"), None, event_lines(data))
-
-
-def _resume(data: Data) -> str:
-    head = header(data, f"confirmed {data['confirmed']}", f"waited {data['waited_s']} s")
-    return join(head, data["hint"], event_lines(data))
-
-
-def _chunk(data: Data) -> str:
-    where = f"bytes {data['offset']}-{data['next_offset']} of {data['total_bytes']}"
-    more = "eof" if data["eof"] else f"more at offset {data['next_offset']}"
-    return join(header(data, where, more), data["text"], [])
-
-
-def _stop(data: Data) -> str:
-    code = f"exit code {data['exit_code']}" if "exit_code" in data else ""
-    return join(header(data, code), ", ".join(data["actions"]), [])
 
 
 def _summary_line(s: Data) -> str:
@@ -225,7 +206,12 @@ class StartResult(SessionResult):
 
     @classmethod
     def render_text(cls, data: Data) -> str:
-        return _start(data)
+        return _start(data, cls.header_extras(data))
+
+    @classmethod
+    def header_extras(cls, data: Data) -> list[str]:
+        extra = [data["kind"]] if "kind" in data else []  # left out: kdnet, the default
+        return extra + (["banner truncated"] if data.get("truncated") else [])
 
 
 StartT = TypeVar("StartT", bound=StartResult)
@@ -248,7 +234,7 @@ class DumpResult(StartResult):
 
     @classmethod
     def render_text(cls, data: Data) -> str:
-        return _dump(data)
+        return _dump(data, cls.header_extras(data))
 
 
 class ShareResult(SessionResult):
@@ -278,6 +264,10 @@ class CommandResult(SessionResult):
     @classmethod
     def render_text(cls, data: Data) -> str:
         return command_text(data)
+
+    @classmethod
+    def header_extras(cls, data: Data) -> list[str]:
+        return command_extras(data)
 
 
 CommandT = TypeVar("CommandT", bound=CommandResult)
@@ -317,7 +307,11 @@ class BreakResult(SessionResult):
 
     @classmethod
     def render_text(cls, data: Data) -> str:
-        return _break(data)
+        return join(header(data, *cls.header_extras(data)), None, event_lines(data))
+
+    @classmethod
+    def header_extras(cls, data: Data) -> list[str]:
+        return ["already broken in"] if data["already_broken"] else []
 
 
 class ContinueResult(SessionResult):
@@ -325,7 +319,11 @@ class ContinueResult(SessionResult):
 
     @classmethod
     def render_text(cls, data: Data) -> str:
-        return _continue(data)
+        return join(header(data, *cls.header_extras(data)), None, event_lines(data))
+
+    @classmethod
+    def header_extras(cls, data: Data) -> list[str]:
+        return [f"confirmed {data['confirmed']}"]
 
 
 class ResumeResult(ContinueResult):
@@ -334,7 +332,11 @@ class ResumeResult(ContinueResult):
 
     @classmethod
     def render_text(cls, data: Data) -> str:
-        return _resume(data)
+        return join(header(data, *cls.header_extras(data)), data["hint"], event_lines(data))
+
+    @classmethod
+    def header_extras(cls, data: Data) -> list[str]:
+        return [*super().header_extras(data), f"waited {data['waited_s']} s"]
 
 
 class OutputChunk(Served):
@@ -352,7 +354,12 @@ class OutputChunk(Served):
 
     @classmethod
     def render_text(cls, data: Data) -> str:
-        return _chunk(data)
+        return join(header(data, *cls.header_extras(data)), data["text"], [])
+
+    @classmethod
+    def header_extras(cls, data: Data) -> list[str]:
+        where = f"bytes {data['offset']}-{data['next_offset']} of {data['total_bytes']}"
+        return [where, "eof" if data["eof"] else f"more at offset {data['next_offset']}"]
 
 
 class StopResult(Served):
@@ -364,7 +371,11 @@ class StopResult(Served):
 
     @classmethod
     def render_text(cls, data: Data) -> str:
-        return _stop(data)
+        return join(header(data, *cls.header_extras(data)), ", ".join(data["actions"]), [])
+
+    @classmethod
+    def header_extras(cls, data: Data) -> list[str]:
+        return [f"exit code {data['exit_code']}"] if "exit_code" in data else []
 
 
 class SessionSummary(BaseModel):

@@ -47,11 +47,16 @@ def error_result(error: models.ErrorResult, redactor: Redactor) -> CallToolResul
     """An ``isError`` result every client reads: the category and message as text, first; the other
     fields (session_id, state, output_id, partial_output, exit_code: those set) as a JSON block."""
     data = redactor.model(error)
-    content: list[ContentBlock] = [TextContent(type="text", text=f"error[{data['category']}]: {data['message']}")]
+    content: list[ContentBlock] = [TextContent(type="text", text=error_text(data))]
     details = {name: value for name, value in data.items() if name not in ("category", "message")}
     if details:
         content.append(TextContent(type="text", text=json.dumps(details)))
     return CallToolResult(content=content, is_error=True)
+
+
+def error_text(data: dict[str, Any]) -> str:
+    """An error's first text block, from its masked dump: ``error[category]: message``."""
+    return f"error[{data['category']}]: {data['message']}"
 
 
 def error_of(exc: KdMcpError) -> models.ErrorResult:

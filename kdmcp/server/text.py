@@ -11,7 +11,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-__all__ = ["EVENT_LINE_CHARS", "Data", "command_text", "event_lines", "fallback_text", "header", "join", "ms"]
+__all__ = ["EVENT_LINE_CHARS", "Data", "command_extras", "command_text", "event_lines", "fallback_text", "header",
+           "join", "ms"]
 
 # An event's line in the text block shows at most this much of its first line.
 EVENT_LINE_CHARS = 200
@@ -52,7 +53,9 @@ def join(head: str, body: str | None, tail: list[str]) -> str:
     return "\n".join(pieces + tail)
 
 
-def command_text(data: Data, lines: list[str] | None = None) -> str:
+def command_extras(data: Data) -> list[str]:
+    """What a command's header says after the session, state, prompt and elapsed time: what was cut
+    and where the rest is, and ``unparsed`` when no parser knew the command."""
     extra = []
     if data.get("truncated"):
         extra.append(f"truncated, {data['output_bytes']} B in all: read_output output_id={data['output_id']}")
@@ -64,8 +67,12 @@ def command_text(data: Data, lines: list[str] | None = None) -> str:
         extra.append("lists cut: " + ", ".join(cut))
     if data.get("record", {}).get("kind") == "text":
         extra.append("unparsed")
+    return extra
+
+
+def command_text(data: Data, lines: list[str] | None = None) -> str:
     body = "\n".join([*(lines or ()), data["output"].rstrip("\r\n")]).strip("\n")
-    return join(header(data, *extra), body, event_lines(data))
+    return join(header(data, *command_extras(data)), body, event_lines(data))
 
 
 def fallback_text(data: Data) -> str:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+import threading
 import time
 from pathlib import Path
 
@@ -393,6 +394,45 @@ def test_hang_times_out_with_partial_output_then_break_in_recovers(make_session)
     b = s.break_in()
     assert b.state == SessionState.broken
     assert s.execute(".echo alive").output.strip() == "alive"
+
+
+@DEFAULT_BACKEND_ONLY
+def test_a_break_in_leaves_the_marker_of_a_command_sent_after_the_one_it_cancelled(make_session, monkeypatch):
+    # Ctrl+C ends a hung !hang, whose own marker then comes: its caller returns and the next
+    # command begins (a batch's always step, another client's bl) before the break-in looks at
+    # the session again. Busy now is that command, not the cancelled one: no resync may drop its
+    # marker, or it ends as not_connected ("the target went away during the command (broken)").
+    s = make_session(scenario_name="faults")
+    answers: dict[str, str] = {}
+
+    def run(name: str, command: str) -> None:
+        try:
+            answers[name] = s.execute(command, 20).output.strip()
+        except Exception as exc:  # the answer the test reads
+            answers[name] = f"{type(exc).__name__}: {exc}"
+
+    hung = threading.Thread(target=run, args=("hang", "!hang"))
+    hung.start()
+    assert s.wait_for(lambda: s.state == SessionState.busy and b"Scanning pool" in s.store.read(0, s.store.size), 10)
+    following = threading.Thread(target=run, args=("next", "!slow"))  # 300 ms: still busy at the resync check
+    wait_for = s.wait_for
+    resync_waited: list[bool] = []
+
+    def then_the_next_command(predicate, timeout):
+        ok = wait_for(predicate, timeout)
+        if not resync_waited:  # the break-in's wait for the prompt after its Ctrl+C
+            resync_waited.append(ok)
+            hung.join(10)
+            following.start()
+            wait_for(lambda: s.state == SessionState.busy, 5)
+        return ok
+
+    monkeypatch.setattr(s, "wait_for", then_the_next_command)
+    assert s.break_in(10).state == SessionState.broken
+    following.join(10)
+    assert resync_waited == [True] and "Scanning pool..." in answers["hang"]
+    assert answers["next"] == "slow answer"
+    assert s.state == SessionState.broken
 
 
 def test_ctrl_c_cancels_long_output(make_session):

@@ -12,6 +12,9 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass, field
 
+# The record models are kdmcp.parse's lazy attributes, built on the first command, not at start-up:
+# serving the tools builds no record model (docs/performance.md, "Cold start").
+from kdmcp import parse as parsing
 from kdmcp.engine import DebuggerSession, SessionState
 from kdmcp.errors import KdMcpError
 from kdmcp.server.tools.batch.models import Restore
@@ -76,34 +79,24 @@ class Snapshot:
     memory: list[tuple[int, list[int | None]]] = field(default_factory=list)  # (address, bytes; None: ??)
 
 
-# The record models are imported where they are read, not at import time: serving the tools builds
-# no record model before the first command (docs/performance.md, "Cold start").
-
-
 def _breakpoints(ran: Ran) -> dict[int, bool]:
-    from kdmcp.parse.models import BreakpointsRecord
-
     record = ran.record("bl", show=False)
-    if not isinstance(record, BreakpointsRecord):
+    if not isinstance(record, parsing.BreakpointsRecord):
         return {}
     return {bp.id: bp.enabled for bp in record.breakpoints}
 
 
 def _registers(ran: Ran) -> dict[str, int]:
-    from kdmcp.parse.models import RegistersRecord
-
     record = ran.record("r", show=False)
-    if not isinstance(record, RegistersRecord):
+    if not isinstance(record, parsing.RegistersRecord):
         return {}
     return {name: int(value, 16) for name, value in record.registers.items() if name in GENERAL_REGISTERS}
 
 
 def _bytes(ran: Ran, address: str, length: int) -> tuple[int, list[int | None]] | None:
     """``db ADDRESS L0xN``: its first row's address and the bytes (None where kd shows ``??``)."""
-    from kdmcp.parse.models import MemoryRecord
-
     record = ran.record(f"db {address} L{length:#x}", show=False)
-    if not isinstance(record, MemoryRecord) or not record.rows:
+    if not isinstance(record, parsing.MemoryRecord) or not record.rows:
         return None
     start = int(record.rows[0].address.replace("`", ""), 16)
     values: list[int | None] = []

@@ -1,10 +1,11 @@
 """``debug_batch`` (issue 15): ordered steps on one session, with a rollback that runs on every path.
 
-A step is a call of a registered tool's own async function with arguments validated by that
-tool's served argument model, so it behaves exactly as the same call from the client: the
-same validation, policy, kind rules, errors, cancellation (its ``on_cancel``). The batch only
-adds what a client cannot do across calls: the session forced into every step, ``expect``,
-a bound on the whole, and the rollback.
+A step is a call of a registered tool's function through the wrapper every call goes
+through (``call.invoke``), with arguments validated by that tool's served argument model, so it
+behaves exactly as the same call from the client: the same validation, policy, kind rules,
+errors, progress, cancellation (its ``on_cancel``). What the step gave is read from its result
+model or its error (``expect.py``). The batch only adds what a client cannot do across calls:
+the session forced into every step, ``expect``, a bound on the whole, and the rollback.
 
 Order at the end, on every path (committed, failed, timed out, cancelled, client gone):
 the ``always`` steps first, then — unless committed — the rollback. ``always`` runs first
@@ -17,7 +18,6 @@ each under its own bound.
 
 from __future__ import annotations
 
-import inspect
 import logging
 import time
 from collections.abc import Iterable
@@ -26,30 +26,26 @@ from typing import Any, cast
 
 import anyio
 from mcp.server.mcpserver import Context
-from mcp_types import CallToolResult, TextContent
 from pydantic import ValidationError
 
 from kdmcp.engine import DebuggerEvent, DebuggerSession, SessionState
 from kdmcp.errors import InvalidArgument, KdMcpError, PolicyDenied
-from kdmcp.server.app import KdMcpApp
-from kdmcp.server.call import app_of, invoke, rendered, served_tools
-from kdmcp.server.mcp_server import owner_of, surface_of
-from kdmcp.server.registry import TOOLS
-from kdmcp.server.render import from_exception, ok_result, read_error
-from kdmcp.server.text import header
+from kdmcp.server.call import Call, invoke, served_tools
+from kdmcp.server.registry import TOOLS, Tool, tool_groups
 from kdmcp.server.tools.batch import rollback as batch_rollback
+from kdmcp.server.tools.batch import transitional  # transitional: goes with transitional.py
+from kdmcp.server.tools.batch.expect import Observed, observe, summary_of, unmet
 from kdmcp.server.tools.batch.models import BatchRequest, BatchResult, Expect, Outcome, Step, StepError, StepRecord
 from kdmcp.server.typed import Ran
 from kdmcp.validation import validation_problems
 
-__all__ = ["Observed", "PlannedStep", "plan", "run_batch", "summary_of", "unmet"]
+__all__ = ["Batch", "PlannedStep", "execute", "parse_request", "plan"]
 
 log = logging.getLogger(__name__)
 
 # Tools that start, end or share sessions, or list them, are not steps: a batch is about one
-# session it does not own the life of. (surface.tool_groups()["session"], and the batch itself.)
+# session it does not own the life of. (registry.tool_groups()["session"], and the batch itself.)
 REFUSED_REASON = "starts, ends or shares sessions: not a step of a batch on one session"
-SUMMARY_CHARS = 160
 # How long the always steps, then the rollback, may take once the steps are over: both run
 # shielded from cancellation, so each needs a bound of its own.
 ALWAYS_BOUND_S = 120.0
@@ -57,8 +53,6 @@ ROLLBACK_BOUND_S = 120.0
 
 
 def _refused_tools() -> frozenset[str]:
-    from kdmcp.server.registry import tool_groups
-
     return frozenset(tool_groups()["session"]) | {"debug_batch"}
 
 
@@ -80,7 +74,7 @@ class PlannedStep:
 
 
 def _arg_models() -> dict[str, Any]:
-    """Each tool's served argument model (the SDK's, built once per process in tools.py)."""
+    """Each tool's served argument model (the SDK's, built once per process: ``call.served_tools``)."""
     return {served.name: served.fn_metadata for served in served_tools()}
 
 
@@ -133,75 +127,6 @@ def parse_request(
         raise InvalidArgument("; ".join(validation_problems(exc, top="(batch)"))) from None
 
 
-# ------------------------------------------------------------------ reading a result
-
-
-@dataclass(frozen=True)
-class Observed:
-    """A step's result as ``expect`` reads it."""
-
-    ok: bool
-    data: dict[str, Any]
-    text: str
-    state: str | None
-
-    @property
-    def category(self) -> str | None:
-        return None if self.ok else str(self.data.get("category", "internal"))
-
-
-def observe(result: CallToolResult, state_now: SessionState) -> Observed:
-    text = "\n".join(block.text for block in result.content if isinstance(block, TextContent))
-    if result.is_error:
-        data = read_error(result) or {"category": "internal", "message": text}
-    else:
-        data = dict(result.structured_content or {})
-    state = data.get("state") or state_now.value
-    return Observed(ok=not result.is_error, data=data, text=text, state=state)
-
-
-def unmet(expect: Expect, seen: Observed) -> str | None:
-    """How ``seen`` misses ``expect`` (None: it meets it). Pure: the fast tier tests every case."""
-    got = "ok" if seen.ok else f"error[{seen.category}]"
-    if expect.wants_ok and not seen.ok:
-        return f"expected ok, got {got}"
-    if not expect.wants_ok:
-        wanted = f"error[{expect.error}]" if expect.error is not None else "an error"
-        if seen.ok or (expect.error is not None and seen.category != expect.error):
-            return f"expected {wanted}, got {got}"
-    if expect.state is not None and seen.state != expect.state.value:
-        return f"expected state {expect.state.value}, got {seen.state}"
-    if expect.contains is not None and expect.contains not in seen.text:
-        return f"expected text containing {expect.contains!r}"
-    missing = object()
-    for name, value in (expect.fields or {}).items():
-        actual = seen.data.get(name, missing)
-        if actual != value:
-            shown = "nothing" if actual is missing else repr(actual)
-            return f"expected {name}={value!r}, got {shown}"
-    return None
-
-
-def summary_of(seen: Observed) -> str:
-    """One line for a step that gave a result (an error's message is its ``error``): the first line
-    after the result's header (the output's first line), else what the header adds to the session,
-    state, prompt and elapsed time (``confirmed running``), else nothing."""
-    if not seen.ok:
-        return ""
-    # the event lines are the batch's own events (its result lists every step's)
-    lines = [line for line in seen.text.splitlines() if line.strip() and not line.startswith("[event ")]
-    if not lines:
-        return ""
-    rest = lines[1:]
-    if rest:
-        line = rest[0].strip() + (f" (+{len(rest) - 1} lines)" if len(rest) > 1 else "")
-    else:
-        plain = header({k: v for k, v in seen.data.items() if k in ("session_id", "state", "prompt", "elapsed_ms")})
-        extra = lines[0].removeprefix(plain[:-1]).strip().removesuffix("]").strip()
-        line = " ".join(word for word in extra.split() if word != "unparsed")
-    return line if len(line) <= SUMMARY_CHARS else line[: SUMMARY_CHARS - 1] + "…"
-
-
 # --------------------------------------------------------------------------- running
 
 
@@ -210,7 +135,7 @@ class _StepContext:
     batch's (seconds since it began, rising across steps, as MCP wants progress to rise), with the
     step named in the message."""
 
-    def __init__(self, ctx: Context[Any, Any], batch: _Batch) -> None:
+    def __init__(self, ctx: Context[Any, Any], batch: Batch) -> None:
         self._ctx = ctx
         self._batch = batch
 
@@ -218,21 +143,23 @@ class _StepContext:
         return getattr(self._ctx, name)
 
     async def report_progress(self, progress: float, total: float | None = None, message: str | None = None) -> None:
-        label = self._batch.label
+        # ``message`` comes masked (call.py); the label names the step, a command as the client wrote it
+        label = self._batch.call.app.redactor.text(self._batch.label)
         await self._ctx.report_progress(
             time.monotonic() - self._batch.t0, self._batch.timeout_s, f"{label}: {message}" if message else label
         )
 
 
 @dataclass
-class _Batch:
-    app: KdMcpApp
+class Batch:
+    """One batch under way: the ``debug_batch`` call (its app, its client and that client's context),
+    the session, the planned steps, what they did, the snapshot to roll back to."""
+
+    call: Call
     session: DebuggerSession
-    owner: str | None
     request: BatchRequest
     planned: list[PlannedStep]
     timeout_s: float
-    ctx: Context[Any, Any] | None
     t0: float = field(default_factory=time.monotonic)
     label: str = ""
     records: list[StepRecord] = field(default_factory=list)
@@ -241,7 +168,7 @@ class _Batch:
     snapshot_problem: str | None = None
 
     def ran(self) -> Ran:
-        return Ran(self.app, self.session, self.owner, batch_rollback.ROLLBACK_COMMAND_S)
+        return Ran(self.call.app, self.session, self.call.owner, batch_rollback.ROLLBACK_COMMAND_S)
 
     async def ensure_snapshot(self) -> None:
         """The snapshot, taken the first time the session is broken in (before any step that could
@@ -255,20 +182,17 @@ class _Batch:
         what = planned.step.what
         of = sum(1 for p in self.planned if p.always == planned.always)
         self.label = f"{'always ' if planned.always else ''}step {planned.index}/{of} {what}"
-        ctx = cast(Context[Any, Any], _StepContext(self.ctx, self)) if self.ctx is not None else None
+        parent = self.call.ctx
+        ctx = cast(Context[Any, Any], _StepContext(parent, self)) if parent is not None else None
         try:
-            fn = TOOLS[planned.step.tool_name].fn
-            if "ctx" in inspect.signature(fn).parameters:  # transitional: a tool written the old way
-                result = await fn(**planned.kwargs, ctx=ctx)
-            else:
-                result = rendered(await invoke(ctx, fn, planned.kwargs), self.app)
+            seen = await self._observed(TOOLS[planned.step.tool_name], planned.kwargs, ctx)
         except anyio.get_cancelled_exc_class():
             raise
         except Exception:
             log.exception("batch step %s failed", what)
-            result = from_exception(KdMcpError("the step failed unexpectedly; see the server log"), self.app.redactor)
-        seen = observe(result, self.session.state)
-        self.events += [DebuggerEvent.model_validate(e) for e in seen.data.get("events", ())]
+            failed = KdMcpError("the step failed unexpectedly; see the server log")
+            seen = observe(failed, self.call.app.redactor, self.session.state)
+        self.events += seen.events
         miss = unmet(planned.expect, seen)
         error = None if seen.ok else StepError(category=str(seen.category), message=str(seen.data.get("message")))
         output_id = seen.data.get("output_id")
@@ -283,6 +207,14 @@ class _Batch:
             output_id=output_id,
         )
 
+    async def _observed(self, entry: Tool, kwargs: dict[str, Any], ctx: Context[Any, Any] | None) -> Observed:
+        """The step's call, through the wrapper of every call, and what it gave (the session's state
+        read after it, for a result that does not say it)."""
+        if transitional.old_style(entry):  # transitional: goes with transitional.py
+            return await transitional.observe_old_style(entry, kwargs, ctx, self.session)
+        outcome = await invoke(ctx, entry.fn, kwargs)
+        return observe(outcome, self.call.app.redactor, self.session.state)
+
     def interrupted(self, planned: PlannedStep) -> StepRecord:
         """The step that was running when the batch's time ran out or the client cancelled it
         (``execute`` says which, once it knows)."""
@@ -295,7 +227,7 @@ class _Batch:
         )
 
 
-async def _run_steps(batch: _Batch, steps: Iterable[PlannedStep]) -> int | None:
+async def _run_steps(batch: Batch, steps: Iterable[PlannedStep]) -> int | None:
     """Run ``steps`` in order until one misses its expect; the index of that one (None: all met)."""
     for planned in steps:
         await batch.ensure_snapshot()
@@ -310,7 +242,7 @@ async def _run_steps(batch: _Batch, steps: Iterable[PlannedStep]) -> int | None:
     return None
 
 
-async def _epilogue(batch: _Batch, outcome: Outcome) -> tuple[list[str], list[str]]:
+async def _epilogue(batch: Batch, outcome: Outcome) -> tuple[list[str], list[str]]:
     """The always steps (each reported, none stopping the others), then the rollback unless committed."""
     done: list[str] = []
     missed: list[str] = []
@@ -339,7 +271,7 @@ async def _epilogue(batch: _Batch, outcome: Outcome) -> tuple[list[str], list[st
     return done, missed
 
 
-async def execute(batch: _Batch) -> BatchResult:
+async def execute(batch: Batch) -> BatchResult:
     """Run the batch; always and rollback on every path; re-raise a cancellation after them."""
     outcome: Outcome = "committed"
     failed: int | None = None
@@ -378,7 +310,7 @@ async def execute(batch: _Batch) -> BatchResult:
         session_id=session.session_id,
         state=session.state,
         prompt=session.prompt.text if session.prompt is not None else None,
-        events=[*batch.events, *batch.app.new_events(session)],
+        events=[*batch.events, *batch.call.app.new_events(session)],
         elapsed_ms=round((time.monotonic() - batch.t0) * 1000, 3),
         outcome=outcome,
         failed_step=failed,
@@ -390,35 +322,3 @@ async def execute(batch: _Batch) -> BatchResult:
         log.info("debug_batch on %s cancelled: rolled back %s; not rolled back %s", session.session_id, done, missed)
         raise cancelled
     return result
-
-
-async def run_batch(
-    ctx: Context[Any, Any] | None,
-    steps: list[dict[str, Any]],
-    always: list[dict[str, Any]] | None,
-    restore: dict[str, Any] | None,
-    timeout_s: float,
-    session_id: str | None,
-) -> CallToolResult:
-    """The tool's body: validate everything, snapshot, run, and serve the result (or the refusal)."""
-    app = app_of(ctx)
-    headers = ctx.headers if ctx is not None else None
-    owner = owner_of(app.options, headers)
-    try:
-        request = parse_request(steps, always, restore)
-        session = await anyio.to_thread.run_sync(lambda: app.session(session_id, owner))
-        planned = plan(request, session.session_id, surface_of(app.options, headers))
-        batch = _Batch(
-            app,
-            session,
-            owner,
-            request,
-            planned,
-            timeout_s,
-            ctx,
-            snapshot=batch_rollback.Snapshot(started_broken=session.state == SessionState.broken),
-        )
-        await batch.ensure_snapshot()  # a batch that cannot take its snapshot runs nothing
-    except KdMcpError as exc:
-        return from_exception(exc, app.redactor)
-    return ok_result(await execute(batch), app.redactor)
