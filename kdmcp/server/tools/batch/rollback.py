@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from kdmcp import parse as parsing
 from kdmcp.engine import DebuggerSession, SessionState
 from kdmcp.errors import KdMcpError
+from kdmcp.parse.register_names import INTEGER_CONTEXT
 from kdmcp.server.tools.batch.models import Restore
 from kdmcp.server.typed import Ran
 
@@ -25,36 +26,9 @@ __all__ = ["Snapshot", "rollback", "take_snapshot"]
 log = logging.getLogger(__name__)
 
 # The registers ``r`` sets that make up a thread's integer context: what a batch's
-# ``r rax=…`` changes. Segments and the x87/SSE state are not written back.
-GENERAL_REGISTERS = (
-    "rax",
-    "rbx",
-    "rcx",
-    "rdx",
-    "rsi",
-    "rdi",
-    "rbp",
-    "rsp",
-    "r8",
-    "r9",
-    "r10",
-    "r11",
-    "r12",
-    "r13",
-    "r14",
-    "r15",
-    "rip",
-    "eax",
-    "ebx",
-    "ecx",
-    "edx",
-    "esi",
-    "edi",
-    "ebp",
-    "esp",
-    "eip",
-    "efl",
-)
+# ``r rax=…`` changes (the parse layer's one list). Segments and the x87/SSE state are not
+# written back.
+GENERAL_REGISTERS = frozenset(INTEGER_CONTEXT)
 # The events that say the target stopped after running: after one, the registers of the
 # snapshot describe a moment that is gone (engine/events.py).
 RAN_EVENTS = frozenset(
