@@ -1,6 +1,6 @@
 """What the typed run-control tools cost beside the raw commands they compose, on the simulator.
 
-Through the tools' own logic (no transport), on one simulated KDNET session broken in at a
+Through the tools' own functions (no transport), on one simulated KDNET session broken in at a
 breakpoint: each typed tool's median call time next to ``kd_command`` running the command it
 is built on, and the bytes each result serves (its structuredContent JSON and its text block:
 what a client and a model pay for). Medians of ``--runs`` rounds, milliseconds.
@@ -24,8 +24,13 @@ sys.path.insert(0, str(ROOT))
 from pydantic import BaseModel  # noqa: E402
 
 from kdmcp.config import Config  # noqa: E402
-from kdmcp.server import KdMcpApp, ServerOptions, run_control  # noqa: E402
+from kdmcp.server import KdMcpApp, ServerOptions  # noqa: E402
+from kdmcp.server.call import Call  # noqa: E402
 from kdmcp.server.render import ok_result  # noqa: E402
+from kdmcp.server.tools.commands.commands import kd_command  # noqa: E402
+from kdmcp.server.tools.run.breakpoints import breakpoints, clear_breakpoints, set_breakpoint  # noqa: E402
+from kdmcp.server.tools.run.stops import location, step, wait_for_stop  # noqa: E402
+from kdmcp.server.tools.run.target import continue_go  # noqa: E402
 
 
 def _timed(fn: Callable[[], BaseModel]) -> tuple[float, BaseModel]:
@@ -41,32 +46,28 @@ def main() -> int:
     args = parser.parse_args()
     app = KdMcpApp(ServerOptions(config=Config(), simulate=True))
     sid = app.start_kd(50000, "1.2.3.4", None, None, True, None, owner=None).session_id
-    app.kd_command("r", sid, None, owner=None)  # the parsers' first build is start-up, not a call
+    kd_command(Call(app, None), "r", sid)  # the parsers' first build is start-up, not a call
 
     def typed_bp() -> BaseModel:
-        out = run_control.set_breakpoint(app, sid, "nt!NtCreateFile", "code", "w", 1, None, None, False, None,
-                                         owner=None)
-        run_control.clear_breakpoints(app, sid, None, True, owner=None)
+        out = set_breakpoint(Call(app, None), "nt!NtCreateFile", session_id=sid)
+        clear_breakpoints(Call(app, None), all=True, session_id=sid)
         return out
 
     def raw_bp() -> BaseModel:
-        out = app.kd_command("bp nt!NtCreateFile", sid, None, owner=None)
-        app.kd_command("bc *", sid, None, owner=None)
+        out = kd_command(Call(app, None), "bp nt!NtCreateFile", sid)
+        kd_command(Call(app, None), "bc *", sid)
         return out
 
     pairs: dict[str, tuple[Callable[[], BaseModel], Callable[[], BaseModel]]] = {
         "set_breakpoint": (typed_bp, raw_bp),
-        "breakpoints": (lambda: run_control.breakpoints(app, sid, owner=None),
-                        lambda: app.kd_command("bl", sid, None, owner=None)),
-        "location": (lambda: run_control.location(app, sid, owner=None),
-                     lambda: app.kd_command("u @$ip L1", sid, None, owner=None)),
-        "step_over": (lambda: run_control.step(app, sid, "over", 1, 10, None, owner=None),
-                      lambda: app.kd_command("p", sid, None, owner=None)),
+        "breakpoints": (lambda: breakpoints(Call(app, None), sid), lambda: kd_command(Call(app, None), "bl", sid)),
+        "location": (lambda: location(Call(app, None), sid), lambda: kd_command(Call(app, None), "u @$ip L1", sid)),
+        "step_over": (lambda: step(Call(app, None), "over", 1, 10, sid), lambda: kd_command(Call(app, None), "p", sid)),
     }
-    run_control.set_breakpoint(app, sid, "nt!NtCreateFile", "code", "w", 1, None, None, False, None, owner=None)
-    app.continue_go(sid, "g", owner=None)
-    run_control.wait_for_stop(app, sid, 10, None, owner=None)
-    run_control.clear_breakpoints(app, sid, None, True, owner=None)
+    set_breakpoint(Call(app, None), "nt!NtCreateFile", session_id=sid)
+    continue_go(Call(app, None), sid, "g")
+    wait_for_stop(Call(app, None), 10, sid)
+    clear_breakpoints(Call(app, None), all=True, session_id=sid)
     figures: dict[str, dict[str, float]] = {}
     for name, (typed, raw) in pairs.items():
         times: dict[str, list[float]] = {"typed": [], "raw": []}
@@ -82,10 +83,10 @@ def main() -> int:
                          "raw_ms": round(statistics.median(times["raw"]), 2), **sizes}
 
     def cycle() -> BaseModel:
-        run_control.set_breakpoint(app, sid, "nt!NtCreateFile", "code", "w", 1, None, None, False, None, owner=None)
-        app.continue_go(sid, "g", owner=None)
-        out = run_control.wait_for_stop(app, sid, 10, None, owner=None)
-        run_control.clear_breakpoints(app, sid, None, True, owner=None)
+        set_breakpoint(Call(app, None), "nt!NtCreateFile", session_id=sid)
+        continue_go(Call(app, None), sid, "g")
+        out = wait_for_stop(Call(app, None), 10, sid)
+        clear_breakpoints(Call(app, None), all=True, session_id=sid)
         return out
 
     cycles = [_timed(cycle)[0] for _ in range(max(3, args.runs // 4))]

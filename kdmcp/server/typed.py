@@ -39,10 +39,20 @@ class Ran:
     timeout_s: float | None = None
     outputs: list[CommandOutput] = field(default_factory=list)
     shown: list[bool] = field(default_factory=list)
+    allowed: list[str] = field(default_factory=list, init=False, repr=False)
+
+    def allow(self, command: str) -> None:
+        """The policy's word on ``command`` before the commands that lead up to it run (the ``bl``
+        before a ``bp``: a denied line runs nothing); ``run`` then runs it without asking again."""
+        self.app.enforce_policy(command, self.owner, self.session.session_id)
+        self.allowed.append(command)
 
     def run(self, command: str, *, show: bool = True, timeout_s: float | None = None) -> CommandOutput:
-        """Run one command at the prompt (policy first); ``show``: its output is part of the result."""
-        self.app.enforce_policy(command, self.owner, self.session.session_id)
+        """Run one command at the prompt (policy first, once: ``allow``); ``show``: its output is part of the result."""
+        if command in self.allowed:
+            self.allowed.remove(command)
+        else:
+            self.app.enforce_policy(command, self.owner, self.session.session_id)
         out = self.session.execute(command, timeout_s if timeout_s is not None else self.timeout_s)
         self.outputs.append(out)
         self.shown.append(show)

@@ -26,14 +26,16 @@ from kdmcp.server.tools.inspect import inspection as inspect
 from kdmcp.server.tools.ioctl import control_codes as ioctl
 from kdmcp.server.tools.kobjects import tools as kobjects
 from kdmcp.server.tools.pool import tools as pool
-from kdmcp.server.tools.run import tools as run
+from kdmcp.server.tools.run import breakpoints
+from kdmcp.server.tools.run import stops
 from kdmcp.server.tools.lists import tools as lists
 # isort: on
 
 __all__ = ["FAMILIES", "build_server"]
 
 # The modules that registered tools, in registration order.
-FAMILIES = (kdnet, targets, commands, target, reads, lifecycle, batch, inspect, ioctl, kobjects, pool, run, lists)
+FAMILIES = (kdnet, targets, commands, target, reads, lifecycle, batch, inspect, ioctl, kobjects, pool, breakpoints,
+            stops, lists)
 
 
 def build_server(app: KdMcpApp) -> KdMcpServer:

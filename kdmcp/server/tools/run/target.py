@@ -3,24 +3,42 @@
 ``resume_for_winrm`` is the WinRM loop's half: WinRM on the guest cannot answer while the kernel
 is broken in, so it continues, confirms the target runs, and watches it for ``wait_s`` (the wait
 ``wait_for_stop`` does, ended by any change) before handing back with the next step named.
+That wait is ``watch``, here beside the tools that make the target run; ``stops.py`` waits with it.
 """
 
 from __future__ import annotations
 
+import threading
 import time
 from typing import Annotated
 
 from pydantic import Field
 
-from kdmcp.engine import SessionState
+from kdmcp.engine import DebuggerSession, SessionState
 from kdmcp.server import models
 from kdmcp.server.args import SessionId, Timeout
 from kdmcp.server.call import Call
 from kdmcp.server.kind_rules import refuse_for_kind
 from kdmcp.server.registry import controls, tool
-from kdmcp.server.tools.run.control import watch
 
-__all__ = ["break_in", "continue_go", "resume_for_winrm"]
+__all__ = ["STILL_GOING", "break_in", "continue_go", "resume_for_winrm", "watch"]
+
+# States a wait goes on through: the target runs, or is on its way back (a reboot reconnects).
+STILL_GOING = frozenset({SessionState.running, SessionState.rebooting, SessionState.reconnecting,
+                         SessionState.waiting_for_target})
+
+
+def watch(session: DebuggerSession, timeout_s: float, cancel: threading.Event | None = None,
+          *, until_prompt: bool = False) -> float:
+    """Wait (bounded) while the target runs; return the seconds waited.
+
+    ``resume_for_winrm`` ends its wait at any change (a reboot is news for WinRM);
+    ``until_prompt`` waits on through a reboot's reconnect, for a stop at a prompt.
+    """
+    going = STILL_GOING if until_prompt else frozenset({SessionState.running})
+    t0 = time.monotonic()
+    session.wait_for(lambda: session.state not in going or (cancel is not None and cancel.is_set()), timeout_s)
+    return round(time.monotonic() - t0, 3)
 
 
 @tool("control", controls("Break into the running target", idempotent=True))
