@@ -36,3 +36,11 @@ def test_every_family_is_a_package_the_independence_contract_names():
 def test_no_module_of_the_server_hides_an_import_below_its_code():
     for path in SERVER.rglob("*.py"):
         assert "noqa: E402" not in path.read_text(encoding="utf-8"), path
+
+
+def test_the_families_tuple_is_the_registration_order_of_the_modules_that_register():
+    from kdmcp.server import tools
+    from kdmcp.server.registry import TOOLS
+
+    registering = list(dict.fromkeys(entry.fn.__module__ for entry in TOOLS.values()))
+    assert [module.__name__ for module in tools.FAMILIES] == registering
