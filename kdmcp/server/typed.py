@@ -23,7 +23,7 @@ from kdmcp.server.kind_rules import Action, refuse_for_kind
 if TYPE_CHECKING:
     from kdmcp.server.app import KdMcpApp
 
-__all__ = ["Ran", "open_session", "refuse_error", "serve"]
+__all__ = ["Ran", "open_session", "refusal", "refuse_error", "serve"]
 
 TypedT = TypeVar("TypedT", bound=models.TypedResult)
 RecordT = TypeVar("RecordT", bound=RecordBase)
@@ -88,7 +88,21 @@ def refuse_error(ran: Ran, record: RecordBase | None) -> None:
     invalid_argument: the caller's words were wrong, not the debugger. The one reading of "kd
     refused this" every typed tool uses."""
     if record is not None and isinstance(record, parsing.ErrorRecord):
-        raise InvalidArgument(f"kd: {record.message}", session_id=ran.session.session_id, state=ran.session.state)
+        raise refusal(ran, record)
+
+
+def refusal(ran: Ran, record: RecordBase | None) -> InvalidArgument:
+    """kd's refusal of the command ``record`` answers, in kd's words (``refuse_error``'s rule):
+    an error record's message, else kd's first line. A tool raises it also where kd printed none
+    of what the command shows (no such object, no handle table): what kd printed instead is its
+    refusal, as text rather than an error record (``Driver object nosuch 7 not found``,
+    ``Invalid process 12345``)."""
+    if record is not None and isinstance(record, parsing.ErrorRecord):
+        said = record.message
+    else:
+        lines = (line.strip() for line in (record.raw if record is not None else "").splitlines())
+        said = next((line for line in lines if line), "no answer")
+    return InvalidArgument(f"kd: {said}", session_id=ran.session.session_id, state=ran.session.state)
 
 
 def serve(ran: Ran, model: type[TypedT], elapsed_ms: float | None = None, command: str | None = None,
