@@ -16,6 +16,7 @@ import statistics
 import sys
 import time
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -24,18 +25,21 @@ sys.path.insert(0, str(ROOT))
 from pydantic import BaseModel  # noqa: E402
 
 from kdmcp.config import Config  # noqa: E402
-from kdmcp.server import KdMcpApp, ServerOptions, kobjects  # noqa: E402
+from kdmcp.server import KdMcpApp, ServerOptions  # noqa: E402
+from kdmcp.server.call import Call  # noqa: E402
 from kdmcp.server.render import ok_result  # noqa: E402
+from kdmcp.server.tools.commands.commands import kd_command  # noqa: E402
+from kdmcp.server.tools.kobjects.drivers import device_object, driver_object, irp  # noqa: E402
 
 Case = tuple[Callable[[], BaseModel], str]  # the typed call, and the raw command it reads
 
 
 def cases(app: KdMcpApp, sid: str) -> dict[str, Case]:
     return {
-        "driver_object": (lambda: kobjects.driver_object(app, sid, "myfault", owner=None), "!drvobj myfault 7"),
-        "device_object": (lambda: kobjects.device_object(app, sid, "\\Device\\Harddisk0\\DR0", owner=None),
+        "driver_object": (lambda: driver_object(Call(app, None), "myfault", session_id=sid), "!drvobj myfault 7"),
+        "device_object": (lambda: device_object(Call(app, None), name="\\Device\\Harddisk0\\DR0", session_id=sid),
                           "!devobj \\Device\\Harddisk0\\DR0"),
-        "irp": (lambda: kobjects.irp(app, sid, "ffffe70f2ed94d70", False, owner=None), "!irp ffffe70f2ed94d70"),
+        "irp": (lambda: irp(Call(app, None), "ffffe70f2ed94d70", session_id=sid), "!irp ffffe70f2ed94d70"),
     }
 
 
@@ -52,13 +56,17 @@ def main() -> int:
     args = parser.parse_args()
     app = KdMcpApp(ServerOptions(config=Config(), simulate=True))
     sid = app.start_kd(50000, "1.2.3.4", None, None, True, None, owner=None).session_id
-    app.kd_command("r", sid, None, owner=None)  # the parsers' first build is start-up, not a call
+
+    def raw(command: str) -> BaseModel:
+        return kd_command(Call(app, None), command, session_id=sid)
+
+    raw("r")  # the parsers' first build is start-up, not a call
     figures: dict[str, dict[str, float]] = {}
     for name, (typed, command) in cases(app, sid).items():
         times: dict[str, list[float]] = {"typed": [], "raw": []}
         row: dict[str, float] = {}
         for _ in range(args.runs):
-            for label, fn in (("typed", typed), ("raw", lambda c=command: app.kd_command(c, sid, None, owner=None))):
+            for label, fn in (("typed", typed), ("raw", partial(raw, command))):
                 ms, out = _timed(fn)
                 times[label].append(ms)
                 served = ok_result(out, app.redactor)

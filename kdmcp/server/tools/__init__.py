@@ -24,7 +24,7 @@ from kdmcp.server.tools.sessions import lifecycle
 from kdmcp.server.tools.batch import tool as batch
 from kdmcp.server.tools.inspect import inspection as inspect
 from kdmcp.server.tools.ioctl import control_codes as ioctl
-from kdmcp.server.tools.kobjects import tools as kobjects
+from kdmcp.server.tools.kobjects import drivers
 from kdmcp.server.tools.pool import blocks, page_tables
 from kdmcp.server.tools.run import breakpoints
 from kdmcp.server.tools.run import stops
@@ -34,7 +34,7 @@ from kdmcp.server.tools.lists import tools as lists
 __all__ = ["FAMILIES", "build_server"]
 
 # The modules that registered tools, in registration order.
-FAMILIES = (kdnet, targets, commands, target, reads, lifecycle, batch, inspect, ioctl, kobjects, blocks, page_tables,
+FAMILIES = (kdnet, targets, commands, target, reads, lifecycle, batch, inspect, ioctl, drivers, blocks, page_tables,
             breakpoints, stops, lists)
 
 

@@ -1,23 +1,31 @@
-"""The typed driver tools' logic (issue 16): ``driver_object``, ``device_object`` and ``irp``.
+"""The typed driver tools (issue 16): ``driver_object``, ``device_object`` and ``irp``.
 
 Each runs kd's own extension and reads its answer through the parse layer:
 ``!drvobj NAME 7`` (Microsoft's !drvobj page: bit 0 the device objects, bit 1 the dispatch
 routines, bit 2 each device's stack), ``!devobj X`` then ``!devstack`` of the address it
 named, ``!irp ADDRESS``. What kd answers instead of an object (``Driver object foo not
 found``, ``… is not a device object``, ``IRP signature does not match, probably not an IRP``)
-is the caller's mistake: invalid_argument with kd's words.
+is the caller's mistake: invalid_argument with kd's words (``typed.refusal``).
+
+Every argument that reaches kd's command line is checked: an address is ``toolkit.Address``,
+a driver or device name one word (``myfault``, ``\\Driver\\myfault``, ``\\Device\\Harddisk0\\DR0``)
+with no blank, ';' or '"' that could end the command or add to it.
 """
 
 from __future__ import annotations
 
 import re
-import typing
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Annotated
 
+from pydantic import Field
+
+from kdmcp import parse as parsing
 from kdmcp.errors import InvalidArgument
 from kdmcp.parse import io_names, ioctl
-from kdmcp.parse.record_base import RecordBase
 from kdmcp.server import typed
+from kdmcp.server.args import Address, SessionId
+from kdmcp.server.call import Call
+from kdmcp.server.registry import reads, tool
 from kdmcp.server.tools.kobjects.models import (
     DeviceObjectResult,
     DeviceRef,
@@ -31,10 +39,14 @@ from kdmcp.server.tools.kobjects.models import (
 
 if TYPE_CHECKING:
     from kdmcp.parse.models import ObjectRecord
-    from kdmcp.server.app import KdMcpApp
+    from kdmcp.parse.models.objects import IrpStackLocation
 
 __all__ = ["device_object", "driver_object", "irp"]
 
+ObjectName = Annotated[
+    str,
+    Field(description="an object name or address", min_length=1, max_length=256, pattern=r'^[^\s;"]+$'),
+]
 # the routine the I/O manager leaves in every major a driver did not set (IopInvalidDeviceRequest
 # completes the IRP with STATUS_INVALID_DEVICE_REQUEST)
 _DEFAULT_DISPATCH = "nt!IopInvalidDeviceRequest"
@@ -49,16 +61,14 @@ _MAJOR_RE = re.compile(r"^(?P<name>IRP_MJ_\w+|N/A)\((?P<code>[0-9a-fA-F]+)\)$")
 _DEVICE_CONTROL = (0x0E, 0x0F)
 
 
-def _object(ran: typed.Ran, record: RecordBase | None, extension: str) -> ObjectRecord:
-    """``record`` as the object ``extension`` describes, or kd's own refusal as invalid_argument."""
-    # the record's kind, not isinstance: the record models load at the first command, not at start-up
-    if getattr(record, "kind", None) == "object" and getattr(record, "object_type", None) == extension:
-        found = typing.cast("ObjectRecord", record)
-        if found.address or found.fields:
-            return found
-    said = next((line.strip() for line in (record.raw if record is not None else "").splitlines() if line.strip()),
-                "no answer")
-    raise InvalidArgument(f"kd: {said}", session_id=ran.session.session_id, state=ran.session.state)
+def _object(ran: typed.Ran, command: str, extension: str) -> ObjectRecord:
+    """What ``command`` answers as the object ``extension`` describes; anything else is kd's
+    refusal (``typed.refusal``)."""
+    record = ran.record(command)
+    if (isinstance(record, parsing.ObjectRecord) and record.object_type == extension
+            and (record.address or record.fields)):
+        return record
+    raise typed.refusal(ran, record)
 
 
 def _nonzero(value: str | None) -> str | None:
@@ -72,9 +82,15 @@ def _nonzero(value: str | None) -> str | None:
     return f"{number:#x}" if number else None
 
 
-def driver_object(app: KdMcpApp, session_id: str | None, name: str, *, owner: str | None) -> DriverObjectResult:
-    ran = typed.open_session(app, session_id, owner, needs="kernel")
-    rec = _object(ran, ran.record(f"!drvobj {name} 7"), "drvobj")
+@tool("inspect", reads("Driver object"))
+def driver_object(
+    call: Call,
+    name: Annotated[ObjectName, Field(description="myfault, \\Driver\\myfault or a DRIVER_OBJECT address")],
+    session_id: SessionId = None,
+) -> DriverObjectResult:
+    """A driver (!drvobj 7): entry points, devices, the majors it handles and their routines."""
+    ran = typed.open_session(call.app, session_id, call.owner, needs="kernel")
+    rec = _object(ran, f"!drvobj {name} 7", "drvobj")
     fields = rec.fields
     routines = {
         label: Routine(address=fields[key], symbol=fields.get(key + "_symbol"))
@@ -98,17 +114,26 @@ def _attached(fields: dict[str, str], key: str) -> DeviceRef | None:
     return DeviceRef(address=fields[key], driver=fields.get(key + "_driver") or None) if key in fields else None
 
 
-def device_object(app: KdMcpApp, session_id: str | None, device: str, *, owner: str | None) -> DeviceObjectResult:
-    ran = typed.open_session(app, session_id, owner, needs="kernel")
-    rec = _object(ran, ran.record(f"!devobj {device}"), "devobj")
+@tool("inspect", reads("Device object"))
+def device_object(
+    call: Call,
+    address: Annotated[Address | None, Field(description="a DEVICE_OBJECT")] = None,
+    name: Annotated[ObjectName | None, Field(description="or its name: \\Device\\Harddisk0\\DR0")] = None,
+    session_id: SessionId = None,
+) -> DeviceObjectResult:
+    """A device (!devobj, !devstack): type, flags, characteristics, driver, the stack it is in."""
+    device = address if name is None else name
+    if device is None or (address is not None and name is not None):
+        raise InvalidArgument("give one of address or name")
+    ran = typed.open_session(call.app, session_id, call.owner, needs="kernel")
+    rec = _object(ran, f"!devobj {device}", "devobj")
     fields = rec.fields
     stack: list[StackEntry] = []
     devnode = None
     if rec.address is not None:
         # the stack of the address !devobj resolved, so a name is looked up once
         below = ran.record(f"!devstack {rec.address}")
-        if below is not None and getattr(below, "kind", None) == "object":
-            below = typing.cast("ObjectRecord", below)
+        if isinstance(below, parsing.ObjectRecord):
             stack = [StackEntry(device=d.device, driver=d.driver, name=d.name, this=d.current) for d in below.devices]
             devnode = below.fields.get("devnode")
     kind = int(fields["Type"], 16) if "Type" in fields else None
@@ -141,7 +166,7 @@ def _major(text: str) -> tuple[str, int | None]:
     return io_names.major_name(code) or "N/A", code
 
 
-def _location(loc: Any) -> IrpLocation:
+def _location(loc: IrpStackLocation) -> IrpLocation:
     major, code = _major(loc.major)
     out = IrpLocation(
         current=loc.current, major=major, major_code=code, minor=loc.minor, device=_nonzero(loc.device),
@@ -168,11 +193,18 @@ def _detail(value: str) -> bool:
     return any(c not in "0 -`x" for c in value.lower())
 
 
-def irp(app: KdMcpApp, session_id: str | None, address: str, detail: bool, *, owner: str | None) -> IrpResult:
-    ran = typed.open_session(app, session_id, owner, needs="kernel")
+@tool("inspect", reads("I/O request packet"))
+def irp(
+    call: Call,
+    address: Address,
+    detail: Annotated[bool, Field(description="!irp ADDR 1: also the IRP's own fields")] = False,
+    session_id: SessionId = None,
+) -> IrpResult:
+    """An IRP (!irp): its stack locations (major, minor, device, completion) with IOCTLs decoded."""
+    ran = typed.open_session(call.app, session_id, call.owner, needs="kernel")
     # "!irp Address [Detail]: with any value, such as 1, the output includes the status of the IRP, ... its
     # owning thread ..." (Microsoft's !irp page): the IRP's own fields, one "Key = value" line each
-    rec = _object(ran, ran.record(f"!irp {address} 1" if detail else f"!irp {address}"), "irp")
+    rec = _object(ran, f"!irp {address} 1" if detail else f"!irp {address}", "irp")
     fields = rec.fields
     count, current = fields.get("stack_count"), fields.get("current_location")
     return typed.serve(
