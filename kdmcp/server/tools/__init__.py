@@ -28,14 +28,14 @@ from kdmcp.server.tools.kobjects import drivers
 from kdmcp.server.tools.pool import blocks, page_tables
 from kdmcp.server.tools.run import breakpoints
 from kdmcp.server.tools.run import stops
-from kdmcp.server.tools.lists import tools as lists
+from kdmcp.server.tools.lists import walk, handles
 # isort: on
 
 __all__ = ["FAMILIES", "build_server"]
 
 # The modules that registered tools, in registration order.
 FAMILIES = (kdnet, targets, commands, target, reads, lifecycle, batch, inspect, ioctl, drivers, blocks, page_tables,
-            breakpoints, stops, lists)
+            breakpoints, stops, walk, handles)
 
 
 def build_server(app: KdMcpApp) -> KdMcpServer:

@@ -11,19 +11,26 @@ every process together 6 MB), more than the inline cap (64 KB) keeps: the rows a
 the whole output in the session's store, ``limit`` of them returned with the ``total``, and
 kd's own text stays out of the result, readable by ``output_id``. User mode is refused
 (``needs="kernel"``): cdb's ``!handle`` takes other flags, and the simulated process answers none.
+
+Every argument that reaches kd's command line is checked: a process is a ``toolkit.Address``, a
+handle a hex value, an object type one word.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Annotated
+
+from pydantic import Field
 
 from kdmcp import parse as parsing
-from kdmcp.errors import InvalidArgument
 from kdmcp.server import typed
+from kdmcp.server.args import Address, SessionId
+from kdmcp.server.call import Call
+from kdmcp.server.registry import reads, tool
 from kdmcp.server.tools.lists.models import HandleRow, HandlesResult
 
 if TYPE_CHECKING:
-    from kdmcp.server.app import KdMcpApp
+    from kdmcp.parse.models.objects import HandleEntry
 
 __all__ = ["handles"]
 
@@ -31,7 +38,7 @@ __all__ = ["handles"]
 _FLAGS = 3
 
 
-def _row(h: Any, several: bool) -> HandleRow:
+def _row(h: HandleEntry, several: bool) -> HandleRow:
     return HandleRow(
         handle=h.handle,
         type=h.type,
@@ -44,40 +51,35 @@ def _row(h: Any, several: bool) -> HandleRow:
     )
 
 
+@tool("inspect", reads("Handles"))
 def handles(
-    app: KdMcpApp,
-    session_id: str | None,
-    process: str | None,
-    handle: str | None,
-    type_name: str | None,
-    limit: int,
-    *,
-    owner: str | None,
+    call: Call,
+    process: Annotated[Address | None, Field(description="EPROCESS or pid; 0: all (default: current)")] = None,
+    handle: Annotated[str | None, Field(description="one, in hex", pattern=r"^(0x)?[0-9a-fA-F]{1,16}$")] = None,
+    type: Annotated[str | None, Field(description="File, Event, Key", pattern=r"^[A-Za-z]\w{0,31}$")] = None,
+    limit: Annotated[int, Field(description="rows at most", ge=1, le=5000)] = 100,
+    session_id: SessionId = None,
 ) -> HandlesResult:
-    ran = typed.open_session(app, session_id, owner, needs="kernel")
-    line = f"!handle {handle or 0} {_FLAGS} {process or -1}" + (f" {type_name}" if type_name else "")
+    """Handles (!handle): value, type, access, object, name; total counts all."""
+    call.progress("!handle")
+    ran = typed.open_session(call.app, session_id, call.owner, needs="kernel")
+    line = f"!handle {handle or 0} {_FLAGS} {process or -1}" + (f" {type}" if type else "")
     out = ran.run(line, show=False)
     text = out.output
     if out.truncated:  # past the inline cap: the rows from all of it
-        text, _ = app.masked_range(ran.session, out.output_offset, out.output_end)
+        text, _ = call.app.masked_range(ran.session, out.output_offset, out.output_end)
     record = parsing.parse(line, text)
-    found = getattr(record, "fields", None) or {}
-    if getattr(record, "kind", None) == "error" or "handle_table" not in found:
-        # no "Handle table at … with N entries in use": kd refused ("Invalid process …") or found no such process
-        said = next((s.strip() for s in out.output.splitlines() if s.strip()), "no handle table")
-        raise InvalidArgument(
-            f"kd: {getattr(record, 'message', None) or said}",
-            session_id=ran.session.session_id,
-            state=ran.session.state,
-        )
-    rows = list(getattr(record, "handles", None) or [])
+    # no "Handle table at … with N entries in use": kd refused ("Invalid process …") or found no such process
+    if not isinstance(record, parsing.ObjectRecord) or "handle_table" not in record.fields:
+        raise typed.refusal(ran, record)
+    rows = record.handles
     several = len({h.process for h in rows}) > 1
     return typed.serve(
         ran,
         HandlesResult,
         command=line,
-        process=found.get("process"),
-        image=found.get("image"),
+        process=record.fields.get("process"),
+        image=record.fields.get("image"),
         total=len(rows),
         handles=[_row(h, several) for h in rows[:limit]],
     )

@@ -13,6 +13,11 @@ tested without a debugger) and each node costs one command:
 * per node, ``dt TYPE ENTRY LINK FIELD…`` (ENTRY = node - offset): the chosen fields and the
   link field's own ``_LIST_ENTRY [ 0xflink - 0xblink ]``, so the next node needs no other read;
   kd's ``Memory read error 0000…`` (or no link line at all) makes the node unreadable.
+
+Every argument that reaches kd's command line is checked: the head is a ``toolkit.Address``; the
+type one ``module!name`` word without wildcards (``dt nt!*`` would list types); a field a dotted
+path of identifiers. Lengths the patterns leave open are bounded by the engine's command line
+(``MAX_COMMAND_BYTES``). What kd refuses (an unknown type, field or head) is ``typed.refusal``.
 """
 
 from __future__ import annotations
@@ -20,17 +25,25 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Annotated
 
+from pydantic import Field
+
+from kdmcp import parse as parsing
 from kdmcp.errors import InvalidArgument
 from kdmcp.server import typed
+from kdmcp.server.args import Address, SessionId
+from kdmcp.server.call import Call
+from kdmcp.server.registry import reads, tool
 from kdmcp.server.tools.lists.models import ListEntry, StopReason, WalkListResult
 
 if TYPE_CHECKING:
-    from kdmcp.server.app import KdMcpApp
+    from kdmcp.parse.models.data import TypeField
 
 __all__ = ["Node", "Walk", "walk", "walk_list"]
 
+# a field or a dotted path to one (Tcb.ThreadListEntry): letters, digits, '_' and '.', nothing kd reads otherwise
+FieldPath = Annotated[str, Field(pattern=r"^[A-Za-z_][\w.]{0,127}$")]
 _MASK = (1 << 64) - 1
 # dt's summary of an embedded list entry: "_LIST_ENTRY [ 0xffffe70f`28b0e4c8 - 0xfffff800`6321e0f0 ]"
 _LINKS_RE = re.compile(r"\[ (0x[0-9a-fA-F`]+) - (0x[0-9a-fA-F`]+) \]")
@@ -78,7 +91,7 @@ def walk(
             return Walk(entries, "complete", bad_head_blink=blink if blink != prev else None, bad_blinks=bad)
         if nxt in seen:
             return Walk(entries, "loop", next=nxt, bad_blinks=bad)
-        # a cancelled call's result reaches no one (run_tool abandons it): stopping is what matters
+        # a cancelled call's result reaches no one (call.invoke abandons it): stopping is what matters
         if len(entries) >= limit or cancelled():
             return Walk(entries, "limit", next=nxt, bad_blinks=bad)
         seen.add(nxt)
@@ -94,11 +107,11 @@ def walk(
 # ------------------------------------------------------------------------- reading kd's dt
 
 
-def _paths(fields: list[Any]) -> dict[str, tuple[int, Any]]:
+def _paths(fields: list[TypeField]) -> dict[str, tuple[int, TypeField]]:
     """dt's (possibly nested) field lines by dotted path, each with its offset from the type's
     start: a nested line's offset is relative to the structure above it (``+0x000 Pcb`` then
     ``+0x030 ThreadListHead``: Pcb.ThreadListHead at 0x30)."""
-    out: dict[str, tuple[int, Any]] = {}
+    out: dict[str, tuple[int, TypeField]] = {}
     stack: list[tuple[str, int]] = []
     for f in fields:
         del stack[f.depth :]
@@ -109,7 +122,7 @@ def _paths(fields: list[Any]) -> dict[str, tuple[int, Any]]:
     return out
 
 
-def _value(f: Any) -> str:
+def _value(f: TypeField) -> str:
     """A field's value as dt printed it: the value, else what follows the type (a list entry's
     links, a string), else the type (an embedded structure); a char array's string unquoted."""
     text = f.value or f.preview or f.type or ""
@@ -117,68 +130,54 @@ def _value(f: Any) -> str:
     return m.group("text") if m else text
 
 
-def _links(f: Any) -> tuple[int, int] | None:
+def _links(f: TypeField) -> tuple[int, int] | None:
     m = _LINKS_RE.search(" ".join(p for p in (f.type, f.value, f.preview) if p))
     if m is None:
         return None
     return int(m.group(1).replace("`", ""), 16), int(m.group(2).replace("`", ""), 16)
 
 
-def _refused(ran: typed.Ran, record: Any, what: str) -> None:
-    """kd's complaint about the caller's words (a symbol, a type, a field) as invalid_argument."""
-    text = ran.outputs[-1].output.strip()
-    if getattr(record, "kind", None) == "error" or not getattr(record, "fields", None):
-        message = getattr(record, "message", None) or (text.splitlines()[0] if text else "no answer")
-        raise InvalidArgument(f"{what}: kd: {message}", session_id=ran.session.session_id, state=ran.session.state)
-
-
+@tool("inspect", reads("Walk a list"))
 def walk_list(
-    app: KdMcpApp,
-    session_id: str | None,
-    head: str,
-    type_name: str,
-    link_field: str,
-    fields: list[str],
-    limit: int,
-    *,
-    owner: str | None,
-    cancelled: Callable[[], bool] = lambda: False,
+    call: Call,
+    head: Annotated[Address, Field(description="nt!PsActiveProcessHead")],
+    type: Annotated[str, Field(description="nt!_EPROCESS", pattern=r"^\w+(!\w+)?$")],
+    link_field: Annotated[FieldPath, Field(description="its LIST_ENTRY: ActiveProcessLinks")],
+    fields: Annotated[list[FieldPath] | None, Field(description="per entry: ImageFileName", max_length=16)] = None,
+    limit: Annotated[int, Field(ge=1, le=1024)] = 256,
+    session_id: SessionId = None,
 ) -> WalkListResult:
-    ran = typed.open_session(app, session_id, owner, needs="kernel")
-    chosen = [f for f in dict.fromkeys(fields) if f != link_field]
+    """A LIST_ENTRY list's entries and chosen fields (dt per node); says why it stopped."""
+    call.progress(f"walking {type}.{link_field}")
+    ran = typed.open_session(call.app, session_id, call.owner, needs="kernel")
+    chosen = [f for f in dict.fromkeys(fields or []) if f != link_field]
     names = " ".join([link_field, *chosen])
-    layout = ran.record(f"dt {type_name} {names}")
-    _refused(ran, layout, f"{type_name} {names}")
-    paths = _paths(list(layout.fields))  # type: ignore[union-attr]
+    layout = ran.record(f"dt {type} {names}")
+    # kd: "Symbol nt!_X not found." (an error record), "Cannot find specified field members." (text)
+    if not isinstance(layout, parsing.TypeDumpRecord) or not layout.fields:
+        raise typed.refusal(ran, layout)
+    paths = _paths(layout.fields)
     missing = [f for f in [link_field, *chosen] if f not in paths]
     if missing:
-        raise InvalidArgument(f"{type_name} has no field {', '.join(missing)}", session_id=ran.session.session_id)
+        raise InvalidArgument(f"{type} has no field {', '.join(missing)}", session_id=ran.session.session_id)
     offset, link = paths[link_field]
     if not (link.type or "").startswith("_LIST_ENTRY"):
         raise InvalidArgument(
-            f"{type_name}.{link_field} is {link.type or 'not a field'}, not a _LIST_ENTRY",
+            f"{type}.{link_field} is {link.type or 'not a field'}, not a _LIST_ENTRY",
             session_id=ran.session.session_id,
         )
 
     top = ran.record(f"dp {head} L2", show=False)
-    if getattr(top, "kind", None) == "error":
-        raise InvalidArgument(
-            f"head: kd: {top.message}",  # type: ignore[union-attr]
-            session_id=ran.session.session_id,
-            state=ran.session.state,
-        )
-    rows = getattr(top, "rows", None) or []
+    rows = top.rows if isinstance(top, parsing.MemoryRecord) else []
     values = [v for r in rows for v in r.values]
-    if not rows or len(values) < 2:
-        raise InvalidArgument(
-            f"head: kd: {ran.outputs[-1].output.strip() or 'no answer'}", session_id=ran.session.session_id
-        )
+    if not rows or len(values) < 2:  # kd: "Couldn't resolve error at 'nt!X'", or no head read
+        raise typed.refusal(ran, top)
     head_at = int(rows[0].address, 16)
 
     def read(node: int) -> Node | None:
         entry = (node - offset) & _MASK
-        record = ran.record(f"dt {type_name} 0x{entry:x} {names}", show=False)
-        found = _paths(list(getattr(record, "fields", None) or []))
+        record = ran.record(f"dt {type} 0x{entry:x} {names}", show=False)
+        found = _paths(record.fields if isinstance(record, parsing.TypeDumpRecord) else [])
         links = _links(found[link_field][1]) if link_field in found else None
         if links is None:
             return None
@@ -187,7 +186,7 @@ def walk_list(
     if any(set(v) <= {"?"} for v in values[:2]):  # kd could not read the head itself
         done = Walk([], "unreadable")
     else:
-        done = walk(head_at, int(values[0], 16), int(values[1], 16), read, limit, cancelled)
+        done = walk(head_at, int(values[0], 16), int(values[1], 16), read, limit, call.cancel.is_set)
     entries = [
         ListEntry(
             index=i,
