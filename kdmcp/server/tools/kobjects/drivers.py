@@ -38,7 +38,6 @@ from kdmcp.server.tools.kobjects.models import (
 )
 
 if TYPE_CHECKING:
-    from kdmcp.parse.models import ObjectRecord
     from kdmcp.parse.models.objects import IrpStackLocation
 
 __all__ = ["device_object", "driver_object", "irp"]
@@ -61,7 +60,7 @@ _MAJOR_RE = re.compile(r"^(?P<name>IRP_MJ_\w+|N/A)\((?P<code>[0-9a-fA-F]+)\)$")
 _DEVICE_CONTROL = (0x0E, 0x0F)
 
 
-def _object(ran: typed.Ran, command: str, extension: str) -> ObjectRecord:
+def _object(ran: typed.Ran, command: str, extension: str) -> parsing.ObjectRecord:
     """What ``command`` answers as the object ``extension`` describes; anything else is kd's
     refusal (``typed.refusal``)."""
     record = ran.record(command)
