@@ -30,6 +30,7 @@ from kdmcp.server.call import Call  # noqa: E402
 from kdmcp.server.render import ok_result  # noqa: E402
 from kdmcp.server.tools.commands.commands import kd_command  # noqa: E402
 from kdmcp.server.tools.kobjects.drivers import device_object, driver_object, irp  # noqa: E402
+from kdmcp.server.tools.sessions.kdnet import start_kd  # noqa: E402
 
 Case = tuple[Callable[[], BaseModel], str]  # the typed call, and the raw command it reads
 
@@ -55,7 +56,7 @@ def main() -> int:
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     app = KdMcpApp(ServerOptions(config=Config(), simulate=True))
-    sid = app.start_kd(50000, "1.2.3.4", None, None, True, None, owner=None).session_id
+    sid = start_kd(Call(app, None), 50000, "1.2.3.4", initial_break=True).session_id
 
     def raw(command: str) -> BaseModel:
         return kd_command(Call(app, None), command, session_id=sid)
