@@ -31,6 +31,7 @@ from kdmcp.server.tools.commands.commands import kd_command  # noqa: E402
 from kdmcp.server.tools.run.breakpoints import breakpoints, clear_breakpoints, set_breakpoint  # noqa: E402
 from kdmcp.server.tools.run.stops import location, step, wait_for_stop  # noqa: E402
 from kdmcp.server.tools.run.target import continue_go  # noqa: E402
+from kdmcp.server.tools.sessions.kdnet import start_kd  # noqa: E402
 
 
 def _timed(fn: Callable[[], BaseModel]) -> tuple[float, BaseModel]:
@@ -45,7 +46,7 @@ def main() -> int:
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     app = KdMcpApp(ServerOptions(config=Config(), simulate=True))
-    sid = app.start_kd(50000, "1.2.3.4", None, None, True, None, owner=None).session_id
+    sid = start_kd(Call(app, None), 50000, "1.2.3.4", None, None, True, None).session_id
     kd_command(Call(app, None), "r", sid)  # the parsers' first build is start-up, not a call
 
     def typed_bp() -> BaseModel:

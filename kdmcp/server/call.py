@@ -33,8 +33,6 @@ from kdmcp.validation import validation_problems
 log = logging.getLogger(__name__)
 
 PROGRESS_EVERY_S = 1.0
-# Transitional: the context parameter of a tool written the old way.
-Ctx = Context[Any, Any] | None
 
 
 def _every_second(ctx: Context[Any, Any], call: Call) -> Callable[[], Awaitable[None]]:
@@ -185,24 +183,6 @@ async def serve_call(ctx: Context[Any, Any] | None, fn: Callable[..., Any],
     return rendered(await invoke(ctx, fn, arguments), app_of(ctx))
 
 
-async def run_tool(
-    ctx: Context[Any, Any] | None,
-    work: Callable[[Call], BaseModel],
-    *,
-    progress: str | None = None,
-    total_s: float | None = None,
-    on_cancel: Callable[[Call], None] | None = None,
-) -> CallToolResult:
-    """Transitional: a tool written the old way (an async function with ``ctx``, its work a lambda)."""
-    def fn(call: Call) -> BaseModel:
-        if progress is not None:
-            call.progress(progress, total_s)
-        if on_cancel is not None:
-            call.on_cancel(lambda: on_cancel(call))
-        return work(call)
-    return await serve_call(ctx, fn, {})
-
-
 # --------------------------------------------------------------------- the tools as the SDK serves them
 
 def _served(entry: Tool) -> ServedTool:
@@ -216,11 +196,6 @@ def _served(entry: Tool) -> ServedTool:
     tools — 73 % of the surface once; and a published schema makes every client validate every
     result. The results' fields are documented from the models instead (``Tool.result_model``).
     """
-    if "ctx" in inspect.signature(entry.fn).parameters:  # transitional: an async function served as it is
-        served = ServedTool.from_function(entry.fn, description=inspect.cleandoc(entry.fn.__doc__ or ""),
-                                          annotations=served_annotations(entry.annotations), structured_output=False)
-        served.parameters = compact_schema(served.parameters)
-        return served
     served = ServedTool.from_function(entry.fn, name=entry.name, description=inspect.cleandoc(entry.fn.__doc__ or ""),
                                       context_kwarg="call", annotations=served_annotations(entry.annotations),
                                       structured_output=False)

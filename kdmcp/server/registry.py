@@ -89,10 +89,7 @@ class Tool:
     @property
     def result_model(self) -> type[BaseModel]:
         """What the tool returns (its return annotation): what docs/results.md lists."""
-        hint = typing.get_type_hints(self.fn, include_extras=True)["return"]
-        if typing.get_origin(hint) is typing.Annotated:  # transitional: Annotated[CallToolResult, Model]
-            hint = typing.get_args(hint)[1]
-        model: type[BaseModel] = hint
+        model: type[BaseModel] = typing.get_type_hints(self.fn)["return"]
         return model
 
 

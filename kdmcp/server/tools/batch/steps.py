@@ -33,7 +33,6 @@ from kdmcp.errors import InvalidArgument, KdMcpError, PolicyDenied
 from kdmcp.server.call import Call, invoke, served_tools
 from kdmcp.server.registry import TOOLS, Tool, tool_groups
 from kdmcp.server.tools.batch import rollback as batch_rollback
-from kdmcp.server.tools.batch import transitional  # transitional: goes with transitional.py
 from kdmcp.server.tools.batch.expect import Observed, observe, summary_of, unmet
 from kdmcp.server.tools.batch.models import BatchRequest, BatchResult, Expect, Outcome, Step, StepError, StepRecord
 from kdmcp.server.typed import Ran
@@ -210,8 +209,6 @@ class Batch:
     async def _observed(self, entry: Tool, kwargs: dict[str, Any], ctx: Context[Any, Any] | None) -> Observed:
         """The step's call, through the wrapper of every call, and what it gave (the session's state
         read after it, for a result that does not say it)."""
-        if transitional.old_style(entry):  # transitional: goes with transitional.py
-            return await transitional.observe_old_style(entry, kwargs, ctx, self.session)
         outcome = await invoke(ctx, entry.fn, kwargs)
         return observe(outcome, self.call.app.redactor, self.session.state)
 

@@ -8,6 +8,7 @@ import pytest
 from kdmcp.errors import InvalidArgument
 from kdmcp.server.call import Call
 from kdmcp.server.tools.inspect.inspection import evaluate, lookup_symbol, read_memory, read_type
+from kdmcp.server.tools.sessions.kdnet import start_kd
 from tests.server.helpers import CANARY_KEY, in_memory, make_app, result_data
 
 pytestmark = [pytest.mark.anyio, pytest.mark.process]
@@ -35,7 +36,7 @@ def test_the_tool_functions_called_directly_read_kds_records() -> None:
     # the tool function is the logic: called with a Call, no client between
     app = make_app()
     try:
-        sid = app.start_kd(50000, CANARY_KEY, None, None, True, None, owner=None).session_id
+        sid = start_kd(Call(app, None), 50000, CANARY_KEY, None, None, True, None).session_id
         call = Call(app, None)
         found = lookup_symbol(call, address="nt!NtCreateFile+5", session_id=sid)
         assert [(s.name, s.offset) for s in found.symbols] == [("nt!NtCreateFile+0x5", "0x5"),

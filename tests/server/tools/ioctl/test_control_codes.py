@@ -8,6 +8,7 @@ import pytest
 from kdmcp.errors import InvalidArgument
 from kdmcp.server.call import Call
 from kdmcp.server.tools.ioctl.control_codes import decode_ioctl, ioctl_map
+from kdmcp.server.tools.sessions.kdnet import start_kd
 from tests.server.helpers import CANARY_KEY, make_app
 
 
@@ -26,7 +27,7 @@ def test_decode_ioctl_needs_no_session() -> None:
 def test_an_unknown_driver_is_refused_with_kds_first_line() -> None:
     app = make_app()
     try:
-        sid = app.start_kd(50000, CANARY_KEY, None, None, True, None, owner=None).session_id
+        sid = start_kd(Call(app, None), 50000, CANARY_KEY, None, None, True, None).session_id
         # kd: "Driver object nosuchdriver 2 not found" -- plain text, no error record
         with pytest.raises(InvalidArgument, match=r"^kd: Driver object nosuchdriver 2 not found$"):
             ioctl_map(Call(app, None), "nosuchdriver", session_id=sid)

@@ -7,6 +7,8 @@ from collections.abc import Iterator
 import pytest
 
 from kdmcp.server.app import KdMcpApp
+from kdmcp.server.call import Call
+from kdmcp.server.tools.sessions.kdnet import start_kd
 from tests.server.helpers import CANARY_KEY, make_app
 
 
@@ -22,7 +24,7 @@ def checked(monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[KdMcpApp, str, li
         enforce(command, owner, session_id)
 
     try:
-        sid = app.start_kd(50000, CANARY_KEY, None, None, True, 20.0).session_id
+        sid = start_kd(Call(app, None), 50000, CANARY_KEY, None, None, True, 20.0).session_id
         monkeypatch.setattr(app, "enforce_policy", counted)
         yield app, sid, lines
     finally:
