@@ -93,15 +93,16 @@ def refuse_error(ran: Ran, record: RecordBase | None) -> None:
 
 def refusal(ran: Ran, record: RecordBase | None) -> InvalidArgument:
     """kd's refusal of the command ``record`` answers, in kd's words (``refuse_error``'s rule):
-    an error record's message, else kd's first line. A tool raises it also where kd printed none
+    an error record's message, else kd's first line (of the last command's output, when there is
+    no record to read). A tool raises it also where kd printed none
     of what the command shows (no such object, no handle table): what kd printed instead is its
     refusal, as text rather than an error record (``Driver object nosuch 7 not found``,
     ``Invalid process 12345``)."""
     if record is not None and isinstance(record, parsing.ErrorRecord):
         said = record.message
     else:
-        lines = (line.strip() for line in (record.raw if record is not None else "").splitlines())
-        said = next((line for line in lines if line), "no answer")
+        text = record.raw if record is not None else ran.outputs[-1].output if ran.outputs else ""
+        said = next((line for line in (line.strip() for line in text.splitlines()) if line), "no answer")
     return InvalidArgument(f"kd: {said}", session_id=ran.session.session_id, state=ran.session.state)
 
 

@@ -58,15 +58,6 @@ def decode_ioctl(
     return DecodeIoctlResult(**decoded.model_dump())
 
 
-def _kd_said(ran: typed.Ran) -> InvalidArgument:
-    """kd answered without the table or listing asked for, and without an error record ("Driver
-    object nosuchdriver 2 not found" is plain text): its first line is the refusal."""
-    said = ran.outputs[-1].output.strip().splitlines()
-    return InvalidArgument(
-        f"kd: {said[0] if said else 'no output'}", session_id=ran.session.session_id, state=ran.session.state
-    )
-
-
 def _module(symbol: str | None) -> str | None:
     """``ks`` of ``ks!DispatchDeviceIoControl``, ``myfault`` of ``myfault+0x1e00``."""
     if not symbol:
@@ -115,7 +106,7 @@ def ioctl_map(
     drv = _whole(ran, f"!drvobj {driver} 2", parsing.ObjectRecord)
     entry = next((r for r in drv.dispatch_routines if r.index == _DEVICE_CONTROL), None) if drv is not None else None
     if drv is None or entry is None:  # "Driver object … not found", an unreadable object
-        raise _kd_said(ran)
+        raise typed.refusal(ran, None)
     fields: dict[str, Any] = {
         "driver": drv.name,
         "driver_object": drv.address,
@@ -127,7 +118,7 @@ def ioctl_map(
     listing = _whole(ran, f"uf {entry.address}", parsing.DisassemblyRecord)
     instructions = list(listing.instructions) if listing is not None else []
     if not instructions:
-        raise _kd_said(ran)
+        raise typed.refusal(ran, None)
     if len(instructions) > MAX_INSTRUCTIONS:
         fields["listing_cut"] = True
         instructions = instructions[:MAX_INSTRUCTIONS]
