@@ -4,9 +4,9 @@
 middleware that lists each client only its own tools (``ToolSurface``), a ``call_tool`` that
 refuses unknown tools as the MCP spec asks (a JSON-RPC error, -32602) and tools outside the
 caller's surface as ``policy_denied``, turns the SDK's argument-validation failures into
-``invalid_argument`` results, and writes the transcript. The tools themselves are in
-``tools.py``; the prompts (three workflow recipes) in ``prompts.py``, listed to a client only when
-it may call every tool a recipe names.
+``invalid_argument`` results, and writes the transcript. The tools themselves are the families
+of ``kdmcp/server/tools/``; the prompts (three workflow recipes) in ``prompts.py``, listed to a
+client only when it may call every tool a recipe names.
 """
 
 from __future__ import annotations
@@ -158,7 +158,8 @@ class KdMcpServer(MCPServer[Any]):
         data = (result.structured_content or read_error(result)) if isinstance(result, CallToolResult) else None
         data = data or {}
         transcript.record(
-            "result", tool=name, client=client, status="error" if getattr(result, "is_error", False) else "ok",
+            "result", tool=name, client=client,
+            status="error" if isinstance(result, CallToolResult) and result.is_error else "ok",
             category=data.get("category"), session_id=data.get("session_id"), state=data.get("state"),
             output_id=data.get("output_id"), elapsed_ms=round((time.monotonic() - t0) * 1000, 3),
             text=data.get("output") or data.get("message"),

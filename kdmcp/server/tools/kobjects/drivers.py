@@ -7,7 +7,7 @@ named, ``!irp ADDRESS``. What kd answers instead of an object (``Driver object f
 found``, ``… is not a device object``, ``IRP signature does not match, probably not an IRP``)
 is the caller's mistake: invalid_argument with kd's words (``typed.refusal``).
 
-Every argument that reaches kd's command line is checked: an address is ``toolkit.Address``,
+Every argument that reaches kd's command line is checked: an address is ``args.Address``,
 a driver or device name one word (``myfault``, ``\\Driver\\myfault``, ``\\Device\\Harddisk0\\DR0``)
 with no blank, ';' or '"' that could end the command or add to it.
 """

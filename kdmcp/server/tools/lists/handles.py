@@ -12,7 +12,7 @@ the whole output in the session's store, ``limit`` of them returned with the ``t
 kd's own text stays out of the result, readable by ``output_id``. User mode is refused
 (``needs="kernel"``): cdb's ``!handle`` takes other flags, and the simulated process answers none.
 
-Every argument that reaches kd's command line is checked: a process is a ``toolkit.Address``, a
+Every argument that reaches kd's command line is checked: a process is a ``args.Address``, a
 handle a hex value, an object type one word.
 """
 

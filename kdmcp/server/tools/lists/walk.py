@@ -14,7 +14,7 @@ tested without a debugger) and each node costs one command:
   link field's own ``_LIST_ENTRY [ 0xflink - 0xblink ]``, so the next node needs no other read;
   kd's ``Memory read error 0000…`` (or no link line at all) makes the node unreadable.
 
-Every argument that reaches kd's command line is checked: the head is a ``toolkit.Address``; the
+Every argument that reaches kd's command line is checked: the head is a ``args.Address``; the
 type one ``module!name`` word without wildcards (``dt nt!*`` would list types); a field a dotted
 path of identifiers. Lengths the patterns leave open are bounded by the engine's command line
 (``MAX_COMMAND_BYTES``). What kd refuses (an unknown type, field or head) is ``typed.refusal``.

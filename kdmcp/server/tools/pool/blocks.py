@@ -4,7 +4,7 @@ command and reads kd's answer back through the parse layer (kdmcp/parse/objects/
 ``pool``: ``!pool ADDRESS`` (the page walk: the block holding the address and its neighbours);
 ``pool_find``: ``!poolfind TAG|0xTAGVALUE 0|1``; ``pool_usage``: ``!poolused 2|4 [TAG]``.
 
-Every argument that reaches kd's command line is checked: addresses are ``toolkit.Address``
+Every argument that reaches kd's command line is checked: addresses are ``args.Address``
 (no blank, ';' or '"'); a pool tag is one to four printable characters without a blank, ';' or
 '"' (``*`` and ``?`` are kd's wildcards).
 

@@ -2,7 +2,7 @@
 (kdmcp/parse/objects/memory.py), its flag letters decoded with the "!pte" docs' table and the
 physical address worked out (pfn * 0x1000 + the offset in the page).
 
-The address that reaches kd's command line is a ``toolkit.Address`` (no blank, ';' or '"').
+The address that reaches kd's command line is a ``args.Address`` (no blank, ';' or '"').
 """
 
 from __future__ import annotations
