@@ -51,12 +51,13 @@ def fast_tier_alone(config: pytest.Config) -> bool:
 
 def examples(full: int) -> int:
     """A property's example count in this run: ``full`` under hypothesis's default profile (the
-    whole suite), in proportion under another (a quarter under ``fast``), at least ``MIN_EXAMPLES``.
+    whole suite), in proportion under another (a quarter under ``fast``), but not under ``MIN_EXAMPLES``
+    (nor over ``full`` for that).
 
     Read when the test module is imported, after :func:`pytest_configure` loaded the profile."""
     from hypothesis import settings
 
-    return max(MIN_EXAMPLES, full * settings.default.max_examples // DEFAULT_EXAMPLES)
+    return max(min(full, MIN_EXAMPLES), full * settings.default.max_examples // DEFAULT_EXAMPLES)
 
 
 @pytest.hookimpl(tryfirst=True)  # before hypothesis's plugin loads a --hypothesis-profile
