@@ -63,28 +63,6 @@ def _is_xdist_controller(config: pytest.Config) -> bool:
     return config.pluginmanager.has_plugin("dsession")
 
 
-# --dist loadfile (pyproject.toml) deals out whole files, so that a module's tests share its
-# module-scoped fixtures (a simulator session) on one worker. A module listed here has no such
-# fixture and holds more work than one worker should carry alone: it is dealt out test by test.
-# The agreement test: 628 tests that build a simulated kernel each (about 20 s in all), more than
-# half the fast tier's time on one worker when dealt as a file.
-SPREAD_BY_TEST = ("tests/command/test_agreement.py",)
-
-
-@pytest.hookimpl(optionalhook=True, tryfirst=True)  # optional: a run with -p no:xdist has no such hook
-def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object:
-    if config.getvalue("dist") != "loadfile":
-        return None
-    from xdist.scheduler import LoadFileScheduling
-
-    class SpreadScheduling(LoadFileScheduling):
-        def _split_scope(self, nodeid: str) -> str:
-            path = nodeid.split("::", 1)[0]
-            return nodeid if path in SPREAD_BY_TEST else path
-
-    return SpreadScheduling(config, log)
-
-
 OUTPUT_SUFFIXES = (".bin", ".jsonl", ".log", ".cast", ".json")
 
 
