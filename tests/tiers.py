@@ -3,7 +3,9 @@
 A module whose tests start processes (the simulator, the server over stdio, the CLI, Node) or
 listen on a socket (the HTTP listener) says so with ``pytestmark = pytest.mark.process``;
 ``pytest -m "not process"`` runs the fast tier alone (parse, command reader, policy, state
-machine, config, the server through its in-memory client), in seconds.
+machine, config, the server through its in-memory client), in seconds. The process tier also
+holds the odd in-process test too slow for the fast tier (a whole corpus run through the
+simulator), marked the same way, the reason beside its mark.
 
 The tier is enforced, not trusted: while an unmarked test runs (its fixtures' setup and
 teardown included, so a session fixture cannot start one either), every way Python starts a
@@ -63,7 +65,8 @@ def examples(full: int) -> int:
 @pytest.hookimpl(tryfirst=True)  # before hypothesis's plugin loads a --hypothesis-profile
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
-        "markers", f"{PROCESS_MARK}: the test starts processes (the process tier); the fast tier is -m 'not process'"
+        "markers", f"{PROCESS_MARK}: the test starts processes, or is too slow for the fast tier (the process tier); "
+        "the fast tier is -m 'not process'"
     )
     requested = config.getoption("--hypothesis-profile", None)  # None too without hypothesis's plugin
     if requested is None and not fast_tier_alone(config):

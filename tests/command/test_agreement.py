@@ -96,6 +96,11 @@ def test_generated_lines_agree(line: str) -> None:
 
 
 # Lines with a line break are refused before any reader sees them (engine/commands.validate).
+# In the process tier though it starts no process (tests/tiers.py): 623 lines, nearly each one
+# through a simulated kd that builds its whole kernel first (25-30 ms a line, about 20 s in all,
+# half of the fast tier's test time). The fast tier keeps the generated lines above,
+# every form the reader knows, and the forms below.
+@pytest.mark.process
 @pytest.mark.parametrize("line", [c for c in [c for c, _ in BYPASS] + ORDINARY if "\n" not in c and "\r" not in c])
 def test_corpus_lines_agree(line: str) -> None:
     _agree(line)
