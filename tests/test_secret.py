@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 from kdmcp import secret
 from kdmcp.secret import Secret, SecretSet
+from tests.tiers import examples
 
 KEY = "1a2b3c4d5e6f7.2b3c4d5e6f7g8.3c4d5e6f7g8h9.4d5e6f7g8h9i0"
 # Characters that fold in surprising ways next to the ones keys and assignments use.
@@ -37,14 +38,14 @@ def _texts(draw: st.DrawFn) -> str:
     return "".join(draw(st.lists(pieces, max_size=8)))
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(_texts())
 def test_the_prefilter_finds_exactly_what_the_patterns_find(text: str) -> None:
     known = _known(KEY, "s\u0130gma\u03a3ecret")
     assert sorted(secret._text_spans(text, known)) == sorted(_unfiltered_spans(text, known))
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(_texts())
 def test_the_byte_prefilter_finds_exactly_what_the_patterns_find(text: str) -> None:
     data = text.encode()
@@ -74,7 +75,7 @@ _json = st.recursive(_leaf, lambda inner: st.one_of(
                     inner, max_size=4)), max_leaves=12)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(_json)
 def test_data_called_clean_is_data_the_walk_would_not_change(value: object) -> None:
     known = SecretSet([Secret(KEY), Secret('q"uo\\te\u00e9x')])
@@ -122,7 +123,7 @@ def _unprefiltered_redact(text: str, secrets: list[Secret]) -> str:
     return secret._render(text, _unfiltered_spans(text, known))
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(
     st.text(alphabet=st.sampled_from(list(_TRICKY)), max_size=60)
     | st.text(max_size=40)

@@ -22,6 +22,7 @@ from kdmcp.command import PROFILES, CommandClass, RunEffect, check, classify, ru
 from kdmcp.sim.console_io import _Exit
 from tests.command.corpus import BYPASS, ORDINARY
 from tests.sim.test_interpreter import Recording
+from tests.tiers import examples
 
 _ATOMS = ["r", "k", "lm", ".echo hi", '.echo "a; b"', "? 1", "g", "gh", "gu", "p", "bl", "r $t0 = 1", "!process 0 0"]
 _CONDITIONS = ["0", "1", "@$t0 == 0", "2 > 1"]
@@ -88,13 +89,18 @@ def _agree(line: str) -> None:
     assert check(line, "full").allowed
 
 
-@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(400), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(_lines())
 def test_generated_lines_agree(line: str) -> None:
     _agree(line)
 
 
 # Lines with a line break are refused before any reader sees them (engine/commands.validate).
+# In the process tier though it starts no process (tests/tiers.py): 623 lines, nearly each one
+# through a simulated kd that builds its whole kernel first (25-30 ms a line, about 20 s in all,
+# half of the fast tier's test time). The fast tier keeps the generated lines above,
+# every form the reader knows, and the forms below.
+@pytest.mark.process
 @pytest.mark.parametrize("line", [c for c in [c for c, _ in BYPASS] + ORDINARY if "\n" not in c and "\r" not in c])
 def test_corpus_lines_agree(line: str) -> None:
     _agree(line)

@@ -29,6 +29,7 @@ from tests.command.helpers import (
     classes,
     pieces,
 )
+from tests.tiers import examples
 
 FAMILIES: dict[CommandClass, list[str]] = {
     READ: [
@@ -253,7 +254,7 @@ def test_handlers_start_with_their_letters():
         assert parsed is not None and {ch.lower() for ch in parsed} <= leaf_rules._HANDLED_FIRST, pattern.pattern
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 @given(
     st.sampled_from(list("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ#")),
     st.text(alphabet=st.sampled_from(list("abcdefgilmnpqrstuvwxz0123456789 _-+[]#/'")), max_size=8),

@@ -21,6 +21,7 @@ from kdmcp.command import PROFILE_ALLOWS, CommandClass, Profile, check, classify
 from tests.command import corpus
 from tests.command.corpus import ANY, BYPASS, BYPASS_VERDICTS, ORDINARY
 from tests.command.helpers import EXECUTION, READ, UNKNOWN, classes, pieces
+from tests.tiers import examples
 
 # ------------------------------------------------------------------ profiles and verdicts
 
@@ -341,7 +342,7 @@ def wrapped(draw: st.DrawFn) -> str:
     return line
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(wrapped())
 def test_wrapped_dangerous_commands_are_denied(line: str) -> None:
     verdict = check(line, "standard")
@@ -349,13 +350,13 @@ def test_wrapped_dangerous_commands_are_denied(line: str) -> None:
     assert not check(line, "read_only").allowed
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(st.lists(st.sampled_from(READS), min_size=1, max_size=5), st.sampled_from(SEPARATORS))
 def test_lists_of_reads_are_allowed(reads: list[str], separator: str) -> None:
     assert check(separator.join(reads), "read_only").allowed
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(st.text(max_size=120))
 def test_classify_never_fails_and_never_returns_nothing(text: str) -> None:
     findings = classify(text)
@@ -363,7 +364,7 @@ def test_classify_never_fails_and_never_returns_nothing(text: str) -> None:
     assert all(isinstance(f.command_class, CommandClass) and f.reason for f in findings)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(st.text(alphabet=st.sampled_from(list(".!$;{}()\"'\\~|*ejqgr shl<>a@")), max_size=60))
 def test_kd_punctuation_soup_never_fails(text: str) -> None:
     assert classify(text)
@@ -434,7 +435,7 @@ _SOUP = [
 ]
 
 
-@settings(max_examples=500, deadline=None)
+@settings(max_examples=examples(500), deadline=None)
 @given(st.lists(st.sampled_from(_SOUP), max_size=14).map("".join) | st.text(max_size=40))
 def test_fast_path_agrees_with_the_full_reader(line: str) -> None:
     _assert_same_as_full(line)

@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 from kdmcp.engine.events import EVENT_TEXT_LIMIT, SessionState
 from kdmcp.engine.machine import SessionMachine, Transition
 from kdmcp.secret import Secret
+from tests.tiers import examples
 
 CORPUS = Path(__file__).resolve().parents[2] / "fixtures" / "corpus"
 S = SessionState
@@ -371,7 +372,7 @@ def test_fixed_chunk_sizes_give_the_same_transitions(size):
 WHOLE = _run(lambda data: [data])
 
 
-@settings(max_examples=50, deadline=None)
+@settings(max_examples=examples(50), deadline=None)
 @given(st.data())
 def test_any_chunking_gives_the_same_transitions(data):
 

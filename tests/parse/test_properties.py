@@ -13,6 +13,7 @@ from pydantic import TypeAdapter
 
 from kdmcp.parse import RECORD_KINDS, Record, parse, parse_transcript
 from tests.parse.samples.corpus import CORPUS_DIR, FAMILY_INDEX
+from tests.tiers import examples
 
 # One command per family (and some that route nowhere).
 COMMANDS = [
@@ -151,13 +152,13 @@ def _check(command: str, text: str) -> Record:
     return record
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(st.sampled_from(COMMANDS), st.text())
 def test_arbitrary_text_never_raises_nor_loses_text(command: str, text: str) -> None:
     _check(command, text)
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(st.text(max_size=40), st.text())
 def test_arbitrary_command_never_raises(command: str, text: str) -> None:
     _check(command, text)
@@ -178,13 +179,13 @@ def _mangled(lines: list[str]) -> st.SearchStrategy[str]:
 _mangled_line = _mangled(REAL_LINES)
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(st.sampled_from(COMMANDS), st.binary(max_size=2000))
 def test_invalid_utf8_decoded_with_replace(command: str, data: bytes) -> None:
     _check(command, data.decode("utf-8", errors="replace"))
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(300), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.sampled_from(COMMANDS), st.lists(_mangled_line, max_size=30), st.sampled_from(["\n", "\r\n"]))
 def test_mangled_real_output_never_raises(command: str, lines: list[str], eol: str) -> None:
     text = eol.join(lines)
@@ -204,7 +205,7 @@ def _family_output(draw: st.DrawFn) -> tuple[str, str]:
     return command, draw(st.sampled_from(["\n", "\r\n"])).join(body)
 
 
-@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(400), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(_family_output())
 def test_mangled_family_output_never_raises_nor_loses_text(case: tuple[str, str]) -> None:
     command, text = case
@@ -217,7 +218,7 @@ def test_every_family_is_fed_to_the_properties() -> None:
     assert all(commands and lines for commands, lines in FAMILY_SAMPLES.values())
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(st.lists(st.one_of(_mangled_line, st.text(max_size=30)), max_size=25))
 def test_transcript_blocks_concatenate_to_input(lines: list[str]) -> None:
     text = "\n".join(lines)
@@ -227,7 +228,7 @@ def test_transcript_blocks_concatenate_to_input(lines: list[str]) -> None:
         assert b.record.raw == b.output
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(_mangled_line)
 def test_fast_frame_path_agrees_with_general_reader(line: str) -> None:
     from kdmcp.parse.frames import FRAME_RE, _fast_frame, frame_fields

@@ -23,6 +23,7 @@ from kdmcp.parse.kernel_thread import (
     kernel_thread_header,
 )
 from kdmcp.parse.thread_body import fold_kernel_thread_body
+from tests.tiers import examples
 
 Corpus = Any  # the session fixture from conftest.py
 
@@ -175,7 +176,7 @@ _LINES = [
 _ANY_LINE = st.text(max_size=40).map(lambda s: s.replace("\n", " "))
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 @given(st.lists(st.one_of(st.sampled_from(_LINES), _ANY_LINE), max_size=24))
 def test_any_body_reads_the_same(lines: list[str]) -> None:
     body = "".join(line + "\n" for line in lines)
