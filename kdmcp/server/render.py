@@ -37,8 +37,12 @@ def ok_result(model: BaseModel, redactor: Redactor) -> CallToolResult:
     """``model`` dumped and masked once; both renderings are made from that one dump: the text
     block is the model's own (``models.Served.render_text``)."""
     data = redactor.model(model)
-    text = model.render_text(data) if isinstance(model, models.Served) else fallback_text(data)
-    return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=data)
+    return CallToolResult(content=[TextContent(type="text", text=text_block(model, data))], structured_content=data)
+
+
+def text_block(model: BaseModel, data: dict[str, Any]) -> str:
+    """The text block of ``model`` from its masked dump ``data``: the model's own rendering."""
+    return model.render_text(data) if isinstance(model, models.Served) else fallback_text(data)
 
 
 # --------------------------------------------------------------------------- errors

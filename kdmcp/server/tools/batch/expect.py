@@ -17,8 +17,7 @@ from kdmcp.errors import KdMcpError
 from kdmcp.server import models
 from kdmcp.server.call import Outcome
 from kdmcp.server.redaction import Redactor
-from kdmcp.server.render import error_of, error_text
-from kdmcp.server.text import fallback_text
+from kdmcp.server.render import error_of, error_text, text_block
 from kdmcp.server.tools.batch.models import Expect
 
 __all__ = ["SUMMARY_CHARS", "Observed", "observe", "summary_of", "unmet"]
@@ -57,7 +56,7 @@ def observe(outcome: Outcome, redactor: Redactor, state_now: SessionState) -> Ob
     return Observed(
         ok=True,
         data=data,
-        text=served.render_text(data) if served is not None else fallback_text(data),
+        text=text_block(outcome, data),
         state=data.get("state") or state_now.value,
         extras=tuple(served.header_extras(data)) if served is not None else (),
         events=events,

@@ -51,30 +51,33 @@ def kd_command(
     The target must be broken in (else target_running). Go-class commands (g, gu, p, t…)
     return as soon as the target is confirmed running or stopped again.
     """
+    needs: Action | None = "run" if command_kind(command) in ("go", "reboot") else None
+    session, result, record = _execute(call, command, session_id, timeout_s, needs, cancel_with_break_in=True)
+    return _served(call, models.CommandResult, session, result, record)
+
+
+def _execute(call: Call, command: str, session_id: str | None, timeout_s: float | None, needs: Action | None, *,
+             cancel_with_break_in: bool = False) -> tuple[DebuggerSession, CommandOutput, RecordBase | None]:
+    """One command line on the caller's session: progress, the policy, the kind rule for ``needs``,
+    the command, and its record (None when it ran the target); ``cancel_with_break_in``: a client
+    that gives up stops kd working on it (Ctrl+C)."""
     app = call.app
     call.progress(f"running {command!r}", timeout_s or app.options.config.timeouts.command)
     session = app.session(session_id, call.owner)
-    call.on_cancel(session.break_in)  # the client gave up: stop kd working on it (Ctrl+C)
+    if cancel_with_break_in:
+        call.on_cancel(session.break_in)
     app.enforce_policy(command, call.owner, session.session_id)
-    if command_kind(command) in ("go", "reboot"):
-        refuse_for_kind(session, "run")
+    if needs is not None:
+        refuse_for_kind(session, needs)
     result = session.execute(command, timeout_s)
-    record = parsing.parse(result.command, result.output) if result.kind == "immediate" else None
-    return _served(call, models.CommandResult, session, result, record)
+    return session, result, parsing.parse(result.command, result.output) if result.kind == "immediate" else None
 
 
 def _inspect(call: Call, command: str, session_id: str | None, limit: int, timeout_s: float | None = None,
              needs: Action | None = None) -> models.InspectResult:
     """A typed read: one fixed command, its record, each list cut to ``limit`` items; ``needs``:
     what the target must allow for it (``kind_rules``)."""
-    app = call.app
-    call.progress(f"running {command!r}", timeout_s or app.options.config.timeouts.command)
-    session = app.session(session_id, call.owner)
-    app.enforce_policy(command, call.owner, session.session_id)
-    if needs is not None:
-        refuse_for_kind(session, needs)
-    result = session.execute(command, timeout_s)
-    record = parsing.parse(result.command, result.output) if result.kind == "immediate" else None
+    session, result, record = _execute(call, command, session_id, timeout_s, needs)
     lists: dict[str, models.ListCount] = {}
     if record is not None:
         cut: dict[str, list[object]] = {}
