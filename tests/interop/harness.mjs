@@ -1,7 +1,9 @@
 // kd-mcp as a client built on the official MCP TypeScript SDK sees it, over stdio and HTTP.
 //
-//   node tests/interop/harness.mjs --python PYTHON --root REPO --groups JSON [--transport stdio|http|all]
+//   node tests/interop/harness.mjs --python PYTHON --root REPO --groups JSON [--transport stdio|http|all] [--cwd DIR]
 //
+// --cwd: where the servers run (default: --root). An installed wheel is driven from a folder outside
+// the checkout, so `python -m kdmcp` cannot find the source tree's package (tests/interop/test_packaging.py).
 // --groups: kd-mcp's tool groups (kdmcp/server/surface.py TOOL_GROUPS, as JSON), the one list of tools.
 //
 // Lists the tools (the SDK would compile a validator per outputSchema, as every TS client does;
@@ -26,6 +28,7 @@ const { values: opts } = parseArgs({
   options: {
     python: { type: "string", default: "python3" },
     root: { type: "string", default: process.cwd() },
+    cwd: { type: "string" },
     transport: { type: "string", default: "all" },
     groups: { type: "string" },
   },
@@ -342,7 +345,7 @@ async function capacity(t) {
 
 function stdioTransport(args) {
   return new StdioClientTransport({
-    command: opts.python, args: ["-m", "kdmcp", ...args], cwd: opts.root, env: childEnv(), stderr: "pipe",
+    command: opts.python, args: ["-m", "kdmcp", ...args], cwd: opts.cwd ?? opts.root, env: childEnv(), stderr: "pipe",
   });
 }
 
@@ -406,7 +409,7 @@ async function stdio() {
 /** `kd-mcp serve --simulate --listen 127.0.0.1:0 ...`; resolves with its URL once it listens. */
 async function listener(args, env) {
   const proc = spawn(opts.python, ["-m", "kdmcp", "serve", "--simulate", "--listen", "127.0.0.1:0", ...args], {
-    cwd: opts.root, env: childEnv(env), stdio: ["ignore", "ignore", "pipe"],
+    cwd: opts.cwd ?? opts.root, env: childEnv(env), stdio: ["ignore", "ignore", "pipe"],
   });
   children.add(proc);
   const exited = new Promise((resolve) => proc.once("exit", resolve));
