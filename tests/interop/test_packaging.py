@@ -92,7 +92,8 @@ def test_the_wheel_ships_every_file_the_package_reads(built: Built) -> None:
         names = set(wheel.namelist())
         metadata = wheel.read(f"{DIST_NAME}-{PROJECT['version']}.dist-info/METADATA").decode()
     missing = sorted(package_files - names)
-    assert not missing, f"in kdmcp/ but not in the wheel (MANIFEST.in grafts kdmcp into the sdist, include-package-data carries it on): {missing}"
+    # MANIFEST.in grafts kdmcp into the sdist, include-package-data carries it into the wheel
+    assert not missing, f"in kdmcp/ but not in the wheel: {missing}"
     for notice in NOTICES:
         assert f"{DIST_NAME}-{PROJECT['version']}.dist-info/licenses/{notice}" in names
     assert "License-Expression: MIT" in metadata  # the SPDX string, not the deprecated table
