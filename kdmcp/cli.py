@@ -340,14 +340,18 @@ def _serve_terminal(app: KdMcpApp, simulated: bool) -> int:
 
     from kdmcp.server import build_server
 
+    import json
+
+    # The interpreter by its absolute path: a client starts servers with its own PATH, where this
+    # venv's `kd-mcp` is usually not found (Claude Code: "ENOENT: Executable not found in $PATH").
     flag = " --simulate" if simulated else ""
-    args_json = '["--simulate"]' if simulated else "[]"
+    args = ["-m", "kdmcp", *(["--simulate"] if simulated else [])]
     what = "the simulated kd.exe/cdb.exe (no Windows needed)" if simulated else "kd.exe/cdb.exe"
     sys.stderr.write(
         f"kd-mcp {__version__}: an MCP server for {what}, speaking JSON-RPC on stdin/stdout.\n"
         "It is meant to be started by an MCP client, not typed at. Point your client at this command,\n"
-        f"e.g. `claude mcp add kd-mcp -- kd-mcp{flag}`, or in a client's JSON config:\n"
-        f'  {{"command": "kd-mcp", "args": {args_json}}}\n'
+        f"e.g. `claude mcp add kd-mcp -- {sys.executable} -m kdmcp{flag}`, or in a client's JSON config:\n"
+        f'  {{"command": {json.dumps(sys.executable)}, "args": {json.dumps(args)}}}\n'
     )
     server = threading.Thread(target=anyio.run, args=(build_server(app).run_stdio_async,),
                               name="kdmcp-stdio", daemon=True)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sys
 import time
 from pathlib import Path
@@ -20,8 +21,9 @@ def test_simulate_on_a_terminal_explains_itself_and_ends_on_ctrl_c() -> None:
         child.expect(r"Ctrl\+C \(or Ctrl\+D\) ends it")
         said = " ".join(child.before.split())
         assert "MCP server for the simulated kd.exe/cdb.exe" in said
-        assert "claude mcp add kd-mcp -- kd-mcp --simulate" in said
-        assert '"args": ["--simulate"]' in said
+        # the interpreter by its absolute path: a client's PATH need not hold the venv
+        assert f"claude mcp add kd-mcp -- {sys.executable} -m kdmcp --simulate" in said
+        assert f'"command": {json.dumps(sys.executable)}, "args": ["-m", "kdmcp", "--simulate"]' in said
         if sys.platform.startswith("linux"):  # Ctrl+C can only work if SIGINT is neither ignored nor blocked
             status = dict(line.split(":\t", 1) for line in Path(f"/proc/{child.pid}/status").read_text().splitlines()
                           if ":\t" in line)
