@@ -13,7 +13,7 @@ import sys
 from typing import TYPE_CHECKING, NoReturn
 
 from kdmcp import __version__
-from kdmcp.errors import KdMcpError
+from kdmcp.errors import CheckFailed, KdMcpError
 
 if TYPE_CHECKING:  # the server pulls in the MCP SDK: not needed for `kd-mcp sim`
     from kdmcp.server import KdMcpApp, ServerOptions
@@ -143,9 +143,11 @@ def main(argv: list[str] | None = None) -> int:
     parsed = build_parser(describe_groups=any(arg in ("-h", "--help") for arg in args)).parse_args(args)
     try:
         return _run(parsed)
+    except CheckFailed as exc:  # the report is printed whole; this is its verdict
+        return _error(str(exc), EXIT_CHECK_FAILED)
     except KdMcpError as exc:
-        return _error(f"{exc.category}: {exc.message}",
-                      EXIT_USAGE if exc.category in _USAGE_CATEGORIES else EXIT_ENVIRONMENT)
+        usage = exc.category in _USAGE_CATEGORIES and not exc.file_problem  # a missing file: one code everywhere
+        return _error(f"{exc.category}: {exc.message}", EXIT_USAGE if usage else EXIT_ENVIRONMENT)
     except OSError as exc:  # a file the user named, a port, a pipe: the machine said no
         return _error(_os_error_text(exc), EXIT_ENVIRONMENT)
     except KeyboardInterrupt:
@@ -333,14 +335,13 @@ def _serve_terminal(app: KdMcpApp, simulated: bool) -> int:
     the terminal. So the server runs on a daemon thread and the main thread, which gets the
     KeyboardInterrupt, returns (the caller stops the sessions); end of input (Ctrl+D) ends it too.
     """
+    import json
     import signal
     import threading
 
     import anyio
 
     from kdmcp.server import build_server
-
-    import json
 
     # The interpreter by its absolute path: a client starts servers with its own PATH, where this
     # venv's `kd-mcp` is usually not found (Claude Code: "ENOENT: Executable not found in $PATH").
@@ -385,7 +386,7 @@ def _doctor(parsed: argparse.Namespace) -> int:
 
     app = KdMcpApp(_options(parsed))
     health = health_check(Call(app, None))
-    console = Console(stderr=True)
+    console = Console()  # the report is the command's output: stdout (the error line goes to stderr)
     table = Table(title=f"kd-mcp {__version__} doctor" + (" (simulated)" if health.simulated else ""))
     table.add_column("check")
     table.add_column("result")
@@ -408,7 +409,12 @@ def _doctor(parsed: argparse.Namespace) -> int:
     local = "".join(f"\n[yellow]needs[/] {escape(p)}" for p in health.local_kernel)
     table.add_row("local kernel (kd -kl)", f"[yellow]not ready[/]{local}" if local else "[green]ok[/]")
     console.print(table)
-    return 0 if health.ok else 1
+    if not health.ok:
+        # health.ok: kd.exe found and the state file valid (lifecycle.health_check)
+        problems = [f"{dbg.name}.exe not found" for dbg in health.debuggers if dbg.name == "kd" and not dbg.found]
+        problems += [] if health.state_file_ok else [f"state file: {health.state_file_error}"]
+        raise CheckFailed("doctor found a problem: " + (", ".join(problems) or "see the report"))
+    return 0
 
 
 def _parse(parsed: argparse.Namespace) -> int:

@@ -21,6 +21,7 @@ from rich.console import Console
 from rich.panel import Panel
 
 from kdmcp.config import Config
+from kdmcp.errors import CheckFailed
 from kdmcp.server import KdMcpApp, ServerOptions, build_server
 from kdmcp.server.render import read_error
 
@@ -118,4 +119,6 @@ def run_demo(scenario: str | None = None) -> int:
     t0 = time.monotonic()
     ok = anyio.run(_drive, console, scenario)
     console.print(f"\n{'[green]done' if ok else '[red]failed'}[/] in {time.monotonic() - t0:.1f} s")
-    return 0 if ok else 1
+    if not ok:
+        raise CheckFailed("demo: a step failed (its panel above says which and why)")
+    return 0

@@ -58,11 +58,15 @@ class KdMcpError(Exception):
     output_span: tuple[int, int] | None = None  # [start, end) in the session's output store
     exit_code: int | None = None
 
-    def __init__(self, message: str, *, session_id: str | None = None, state: SessionState | None = None) -> None:
+    def __init__(self, message: str, *, session_id: str | None = None, state: SessionState | None = None,
+                 file_problem: bool = False) -> None:
         super().__init__(message)
         self.message = message
         self.session_id = session_id
         self.state = state
+        # A file the caller named is missing, unreadable or not a regular file: the machine said
+        # no, whatever the category. The CLI ends with its one code for that (EXIT_ENVIRONMENT).
+        self.file_problem = file_problem
 
 
 class InvalidArgument(KdMcpError):
@@ -168,3 +172,11 @@ def category_list(*, markdown: bool = False) -> str:
     The server's instructions, the README and docs/clients.md quote this very sentence.
     """
     return ", ".join(f"`{c}` ({NEXT_STEP[c]})" if markdown else f"{c} ({NEXT_STEP[c]})" for c in ERROR_CATEGORIES)
+
+
+class CheckFailed(Exception):
+    """A check of ``selftest``, ``doctor`` or ``demo`` failed: the CLI ends with its error line and exit 1.
+
+    Not a :class:`~kdmcp.errors.KdMcpError`: no tool returns it, so it has no category; it is the
+    CLI's verdict after a report that was printed whole.
+    """

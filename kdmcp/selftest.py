@@ -28,7 +28,7 @@ from kdmcp import __version__
 from kdmcp.console import BackendName, Console, SpawnSpec, open_console
 from kdmcp.engine import DumpTarget, KdnetTarget, ProcessTarget, Target, build_plan, simulator_command
 from kdmcp.engine.launch import Flavor, kdnet_target
-from kdmcp.errors import DebuggerError, InvalidArgument
+from kdmcp.errors import CheckFailed, DebuggerError, InvalidArgument
 from kdmcp.selftest_checks import Check, run_checks
 
 __all__ = ["Variant", "add_arguments", "run_selftest"]
@@ -60,7 +60,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run_selftest(parsed: argparse.Namespace) -> int:
-    """Run every check, print the report on stdout; 1 when a check failed."""
+    """Run every check, print the report on stdout; 1 when a check failed (the CLI's error line says how many)."""
     from kdmcp.config import load_config
 
     config = load_config(parsed.config).config
@@ -93,7 +93,11 @@ def run_selftest(parsed: argparse.Namespace) -> int:
     passed = sum(1 for c in checks if c.ok is True)
     skipped = len(checks) - failed - passed
     out.write(f"\nresult: {passed} passed, {failed} failed, {skipped} skipped\n")
-    return 1 if failed else 0
+    out.flush()
+    if failed:
+        names = ", ".join(f"{c.name} [{c.variant}]" for c in checks if c.ok is False)
+        raise CheckFailed(f"selftest: {failed} of {len(checks)} checks failed: {names}")
+    return 0
 
 
 def _flavor(parsed: argparse.Namespace, cdb_setting: str | None, kd_setting: str | None) -> Flavor:
@@ -129,8 +133,9 @@ def _debugger(parsed: argparse.Namespace, flavor: Flavor, setting: str | None) -
 
 def _target(parsed: argparse.Namespace, flavor: Flavor, state_setting: str | None) -> Target:
     if parsed.dump is not None:
-        if not parsed.simulate and not os.path.isfile(parsed.dump):
-            raise InvalidArgument(f"--dump {parsed.dump}: no such file")
+        # Checked under --simulate too: the simulated cdb -z would fail every check instead.
+        if not os.path.isfile(parsed.dump):
+            raise InvalidArgument(f"--dump {parsed.dump}: no such file", file_problem=True)
         return DumpTarget(path=parsed.dump, kernel=flavor == "kd")
     if flavor == "cdb":
         return ProcessTarget(command_line=_IDLE_PROCESS)

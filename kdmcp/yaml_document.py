@@ -51,7 +51,7 @@ def read_yaml_document(
     except OSError as exc:
         problem = f"cannot be read: {exc.strerror or type(exc).__name__}"
     if problem is not None:
-        raise error(f"{label}: {problem}")
+        raise error(f"{label}: {problem}", file_problem=True)
 
     text, problem = _decode(raw)
     if text is None:

@@ -112,7 +112,7 @@ def _from_file(path: Path, warnings: list[str]) -> ClientRegistry:
         text = path.read_text(encoding="utf-8")
         mode = path.stat().st_mode
     except OSError as exc:
-        raise ConfigError(f"token file {path}: cannot read it ({exc.strerror})") from None
+        raise ConfigError(f"token file {path}: cannot read it ({exc.strerror})", file_problem=True) from None
     if os.name == "posix" and mode & (stat.S_IRGRP | stat.S_IROTH):
         warnings.append(f"token file {path} is readable by other users: chmod 600 it")
     try:

@@ -12,6 +12,7 @@ both are created owner-only (``open_private``).
 
 from __future__ import annotations
 
+import errno
 import json
 import logging
 import os
@@ -63,7 +64,11 @@ class Transcript:
         # moves the position, so two copies at once would write the same bytes twice. Re-entrant:
         # shutdown flushes from inside a flush's caller.
         self.session_logs_lock = threading.RLock()
-        self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        # The folder must exist: a typo in --transcript or KDMCP_TRANSCRIPT would otherwise make a
+        # tree somewhere nobody looks, and the person running `kd-mcp watch` would wait for ever.
+        if not self.path.parent.is_dir():
+            raise FileNotFoundError(errno.ENOENT, "no such folder for the transcript (kd-mcp creates none: make it "
+                                    "first)", str(self.path.parent))
         self._file = open_private(self.path, buffering=1)  # lives as long as we do
         self.record("start", version=__version__, pid=os.getpid())
 

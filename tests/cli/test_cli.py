@@ -47,11 +47,11 @@ def test_sim_subcommand_runs_the_simulator():
     assert b"0: kd> from the cli\r\n0: kd> quit:\r\n" in done.stdout
 
 
-def test_doctor_simulated_is_healthy_and_writes_nothing_to_stdout(run_main: RunMain):
+def test_doctor_simulated_is_healthy_and_reports_on_stdout(run_main: RunMain):
     done = run_main("doctor", "--simulate")
     assert done.returncode == 0, done.stderr
-    assert done.stdout == ""
-    assert "kd.exe" in done.stderr and "simulator" in done.stderr
+    assert done.stderr == ""  # the report is the command's output
+    assert "kd.exe" in done.stdout and "simulator" in done.stdout
 
 
 def test_doctor_without_debugger_or_state_file_fails(tmp_path, run_main: RunMain):
@@ -59,9 +59,11 @@ def test_doctor_without_debugger_or_state_file_fails(tmp_path, run_main: RunMain
            "XDG_CONFIG_HOME": str(tmp_path), "COLUMNS": "400"}
     done = run_main("doctor", env=env)
     assert done.returncode == 1
-    said = " ".join(done.stderr.split())
+    said = " ".join(done.stdout.split())
     assert "missing: looked in" in said and "missing not found" not in said
     assert "kd-mcp --simulate" in said  # the way to try kd-mcp on a machine without kd
+    assert done.stderr.startswith("kd-mcp: error: doctor found a problem: kd.exe not found, state file: ")
+    assert len(done.stderr.splitlines()) == 1
 
 
 @pytest.mark.process  # starts processes (tests/tiers.py)

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from kdmcp.cli import EXIT_CODES, EXIT_ENVIRONMENT, EXIT_USAGE, build_parser
+from kdmcp.cli import EXIT_CHECK_FAILED, EXIT_CODES, EXIT_ENVIRONMENT, EXIT_USAGE, build_parser
 from tests.cli.conftest import Ran, RunMain
 
 TOKEN = "selftest-token-0123456789abcdef0123"
@@ -33,20 +33,26 @@ CASES: list[tuple[str, list[str], int]] = [
     ("(top level)", ["--bogus"], EXIT_USAGE),
     ("serve", ["serve", "--log-level", "LOUD"], EXIT_USAGE),
     ("serve", ["serve", "--tools", "session,bogus"], EXIT_USAGE),
-    ("serve", ["serve", "--config", "{tmp}/missing.yaml"], EXIT_USAGE),
+    # A file the command line names that is not there: EXIT_ENVIRONMENT, whichever option named it.
+    ("serve", ["serve", "--config", "{tmp}/missing.yaml"], EXIT_ENVIRONMENT),
+    ("serve", ["serve", "--config", "{file}"], EXIT_USAGE),  # there, but not a valid config
     ("serve", ["serve", "--simulate", "--scenario", "{tmp}/missing.yaml"], EXIT_ENVIRONMENT),
     ("serve", ["serve", "--simulate", "--listen", "nohostport"], EXIT_USAGE),
     ("serve", ["serve", "--simulate", "--listen", "127.0.0.1:99999"], EXIT_USAGE),
     ("serve", ["serve", "--simulate", "--listen", "127.0.0.1:{port}"], EXIT_ENVIRONMENT),  # needs BUSY
-    ("serve", ["serve", "--simulate", "--listen", "127.0.0.1:0", "--token-file", "{tmp}/none.yaml"], EXIT_USAGE),
+    ("serve", ["serve", "--simulate", "--listen", "127.0.0.1:0", "--token-file", "{tmp}/none.yaml"],
+     EXIT_ENVIRONMENT),
     ("serve", ["serve", "--simulate", "--transcript", "{file}/x.jsonl"], EXIT_ENVIRONMENT),
-    ("doctor", ["doctor", "--config", "{tmp}/missing.yaml"], EXIT_USAGE),
+    ("serve", ["serve", "--simulate", "--transcript", "{tmp}/no/such/folder/x.jsonl"], EXIT_ENVIRONMENT),
+    ("doctor", ["doctor", "--config", "{tmp}/missing.yaml"], EXIT_ENVIRONMENT),
+    ("doctor", ["doctor"], EXIT_CHECK_FAILED),  # no kd.exe here, no state file: the report, then the line
     ("doctor", ["doctor", "--simulate", "--scenario", "{file}"], EXIT_USAGE),
     ("demo", ["demo", "--scenario", "{tmp}/missing.yaml"], EXIT_ENVIRONMENT),
     ("demo", ["demo", "--scenario", "{file}"], EXIT_USAGE),
     ("selftest", ["selftest", "--debugger", "windbg"], EXIT_USAGE),
     ("selftest", ["selftest", "--debugger-path", "{tmp}/cdb.exe"], EXIT_ENVIRONMENT),
     ("selftest", ["selftest", "--simulate", "--scenario", "{tmp}/missing.yaml"], EXIT_ENVIRONMENT),
+    ("selftest", ["selftest", "--simulate", "--dump", "{tmp}/missing.dmp"], EXIT_ENVIRONMENT),
     ("selftest", ["selftest", "--debugger", "kd", "--state-file", "{tmp}/none.json", "--debugger-path", "{file}"],
      EXIT_ENVIRONMENT),
     ("state", ["state"], EXIT_USAGE),
@@ -193,3 +199,20 @@ def test_port_in_use_names_the_address(busy_port: int) -> None:
     assert done.stderr.decode().strip().endswith("holds it)")
     assert f"cannot listen on 127.0.0.1:{busy_port}" in done.stderr.decode()
     assert b"Errno" not in done.stderr
+
+
+def test_a_transcript_folder_that_is_not_there_is_not_made(tmp_path: Path, run_main: RunMain) -> None:
+    done = run_main("serve", "--simulate", "--transcript", str(tmp_path / "typo" / "x.jsonl"), env=_env(tmp_path))
+    assert done.returncode == EXIT_ENVIRONMENT
+    assert "no such folder for the transcript" in done.stderr
+    assert not (tmp_path / "typo").exists()
+
+
+def test_doctor_prints_its_report_on_stdout_and_the_verdict_as_the_error_line(tmp_path: Path,
+                                                                              run_main: RunMain) -> None:
+    done = run_main("doctor", env=_env(tmp_path))
+    assert "doctor" in done.stdout and "kd.exe" in done.stdout  # the report: stdout
+    (line,) = [line for line in done.stderr.splitlines() if line.startswith("kd-mcp: error:")]
+    assert line.startswith("kd-mcp: error: doctor found a problem: kd.exe not found")
+    assert "kd.exe" not in done.stderr.replace(line, "")
+

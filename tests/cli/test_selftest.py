@@ -63,12 +63,17 @@ def test_selftest_of_kd_on_the_simulated_guest_passes() -> None:
 
 
 @process
-def test_a_failed_check_fails_the_run_with_the_reason_in_the_report() -> None:
-    done = selftest("--simulate", "--dump", "/nonexistent/crash.dmp")
+def test_a_failed_check_fails_the_run_with_the_reason_in_the_report(tmp_path: Path) -> None:
+    not_a_dump = tmp_path / "crash.dmp"
+    not_a_dump.write_text("not a dump\n")
+    done = selftest("--simulate", "--dump", str(not_a_dump))
     assert done.returncode == EXIT_CHECK_FAILED
     assert "FAIL  start and prompt detection" in done.stdout
     assert "Could not open dump file" in done.stdout
     assert re.search(r"result: 0 passed, [1-9]\d* failed", done.stdout)
+    # the report is printed whole, then the verdict as the one error line (stderr)
+    (line,) = done.stderr.splitlines()
+    assert line.startswith("kd-mcp: error: selftest: 2 of 2 checks failed: start and prompt detection [")
 
 
 def test_a_debugger_that_does_not_exist_is_one_error_line(run_main: RunMain) -> None:
