@@ -154,7 +154,12 @@ class KdMcpServer(MCPServer[Any]):
         t0 = time.monotonic()
         client = owner_of(self.app.options, context.headers if context is not None else None)
         transcript.record("request", tool=name, args=_masked_arguments(arguments), client=client)
-        result = await self._answer(name, arguments, context)
+        try:
+            result = await self._answer(name, arguments, context)
+        except MCPError as exc:  # an unknown tool: a protocol error, answered in the transcript too
+            transcript.record("result", tool=name, client=client, status="error", category="protocol_error",
+                              elapsed_ms=round((time.monotonic() - t0) * 1000, 3), text=exc.error.message)
+            raise
         data = (result.structured_content or read_error(result)) if isinstance(result, CallToolResult) else None
         data = data or {}
         transcript.record(

@@ -113,7 +113,7 @@ def _sessions(state: WatchState, focus: SessionView | None) -> Table:
     table.add_column("target", overflow="ellipsis", no_wrap=True, ratio=3)
     table.add_column("last call", overflow="ellipsis", no_wrap=True, ratio=2)
     table.add_column("output", justify="right", no_wrap=True)
-    for view in sorted(state.sessions.values(), key=lambda v: v.session_id):
+    for view in state.ordered():
         last = view.calls[-1] if view.calls else None
         call = f"{last.tool} {describe_args(last)}".strip() if last else ""
         mark = "\u25b6 " if view is focus else "  "
@@ -130,7 +130,7 @@ def _sessions(state: WatchState, focus: SessionView | None) -> Table:
 
 def _console(view: SessionView | None, state: WatchState, wanted: str | None, lines: int) -> Panel:
     if view is None:
-        known = ", ".join(sorted(state.sessions)) or "none yet"
+        known = ", ".join(view.session_id for view in state.ordered()) or "none yet"
         why = f"no session {wanted} (sessions: {known})" if wanted else "no session yet: the agent has not started one"
         return Panel(Text(why, style="dim"), title="console", title_align="left")
     every = view.console_lines()

@@ -81,6 +81,10 @@ class WatchState:
             self.sessions[session_id] = SessionView(session_id)
         return self.sessions[session_id]
 
+    def ordered(self) -> list[SessionView]:
+        """The sessions in the order the server numbered them: s1, s2, ..., s10 (not s1, s10, s2)."""
+        return sorted(self.sessions.values(), key=lambda v: session_order(v.session_id))
+
     def ingest_record(self, record: dict[str, Any]) -> None:
         """One transcript record (docs/transcripts.md lists the kinds and their fields)."""
         self.records += 1
@@ -101,6 +105,9 @@ class WatchState:
             for view in self.sessions.values():
                 if not view.ended:  # the server stopped every session as it exited
                     view.ended, view.state = True, "ended (server stopped)"
+            for call in self.pending:  # asked, never answered: not running any more
+                call.status, call.category = "error", "no answer (server stopped)"
+            self.pending.clear()
         elif kind == "session" and sid is not None:
             self._session_record(self.session(sid), record, at)
         elif kind == "request":
@@ -152,6 +159,10 @@ class WatchState:
         elapsed = record.get("elapsed_ms")
         call.elapsed_ms = float(elapsed) if isinstance(elapsed, (int, float)) else None
         target = sid or call.session_id
+        # A session is made by its "session" record, or by an answer that names it; an error naming
+        # a session (unknown_session for "s99") makes none: it would stay "starting" for ever.
+        if target is not None and target not in self.sessions and call.status != "ok":
+            target = None
         if target is not None and call.session_id is None:
             call.session_id = target
             self._attach(call, at)
@@ -189,3 +200,12 @@ class WatchState:
         if not self.sessions:
             return None
         return max(self.sessions.values(), key=lambda v: (v.last_active, v.session_id))
+
+
+_SESSION_NUMBER = re.compile(r"(\D*)(\d+)$")
+
+
+def session_order(session_id: str) -> tuple[str, int, str]:
+    """``s2`` before ``s10``: the prefix, then the number, then the id as text for any other shape."""
+    found = _SESSION_NUMBER.match(session_id)
+    return (found.group(1), int(found.group(2)), "") if found else (session_id, -1, session_id)

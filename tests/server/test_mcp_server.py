@@ -52,6 +52,22 @@ async def test_an_unknown_tool_is_a_json_rpc_error_not_a_result(caplog):
     assert "Traceback" not in caplog.text
 
 
+async def test_an_unknown_tool_is_answered_in_the_transcript_too(tmp_path):
+    # Without its result record, `kd-mcp watch` showed the call as running for ever (issue 31).
+    from kdmcp.config import Config
+    from kdmcp.server import KdMcpApp, ServerOptions
+    from kdmcp.server.transcript import read_records
+
+    app = KdMcpApp(ServerOptions(config=Config(), simulate=True, transcript=str(tmp_path / "run.jsonl")))
+    async with in_memory(app) as client:
+        with anyio.fail_after(10), pytest.raises(MCPError):
+            await client.call_tool("no_such_tool", {"session_id": "s1"})
+    records = [r for r in read_records(tmp_path / "run.jsonl") if r.get("tool") == "no_such_tool"]
+    assert [(r["kind"], r.get("status"), r.get("category")) for r in records] == [
+        ("request", None, None), ("result", "error", "protocol_error")]
+    assert records[1]["text"] == "Unknown tool: no_such_tool"
+
+
 async def test_a_tool_outside_the_surface_is_policy_denied_not_unknown():
     app = make_app()
     app.options.tools = frozenset({"list_sessions"})

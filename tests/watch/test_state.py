@@ -114,3 +114,41 @@ def test_the_focus_is_the_session_asked_for_else_the_most_recently_active():
     assert state.focus(None).session_id == "s2"
     assert state.focus("s1").session_id == "s1" and state.focus("s9") is None
     assert WatchState(Path("x")).focus(None) is None
+
+
+def test_an_error_naming_a_session_that_never_existed_makes_no_session():
+    state = ingest([
+        *a_session_records(),
+        record("request", 104.0, tool="kd_command", args={"command": "r", "session_id": "s99"}, client=None),
+        record("result", 104.1, tool="kd_command", client=None, status="error", category="unknown_session",
+               session_id="s99", state=None),
+    ])
+    assert set(state.sessions) == {"s1"}
+    assert not state.pending
+
+
+def test_a_call_that_got_no_answer_is_not_running_for_ever():
+    # An unknown tool (a protocol error) is answered by its own result record (kdmcp/server/mcp_server.py).
+    answered = ingest([
+        *a_session_records(),
+        record("request", 104.0, tool="no_such_tool", args={"session_id": "s1"}, client=None),
+        record("result", 104.1, tool="no_such_tool", client=None, status="error", category="protocol_error"),
+    ])
+    call = answered.sessions["s1"].calls[-1]
+    assert (call.tool, call.status, call.category) == ("no_such_tool", "error", "protocol_error")
+    # And a request the server never answered before it stopped reads as such, not as running.
+    stopped = ingest([
+        *a_session_records(),
+        record("request", 104.0, tool="break_in", args={"session_id": "s1"}, client=None),
+        record("stop", 105.0),
+    ])
+    call = stopped.sessions["s1"].calls[-1]
+    assert call.status == "error" and call.category == "no answer (server stopped)"
+    assert not stopped.pending
+
+
+def test_sessions_are_listed_in_numeric_order():
+    records = [record("start", 100.0, version="0.1.0", pid=1)]
+    records += [record("session", 100.0 + n, event="created", session_id=f"s{n}", command_line="kd")
+                for n in (1, 10, 2, 11, 3)]
+    assert [view.session_id for view in ingest(records).ordered()] == ["s1", "s2", "s3", "s10", "s11"]
