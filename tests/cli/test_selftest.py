@@ -53,6 +53,25 @@ def test_selftest_on_the_simulator_passes_every_check() -> None:
     assert "16384/16384 lines" in capture
     assert re.search(r"result: \d+ passed, 0 failed, 0 skipped", report)
     assert "Traceback" not in done.stderr
+    # The README's sample is this report, but for figures, paths and the machine: a change to
+    # what a check says (or to the checks) fails here until the README shows a fresh run.
+    assert _shape(_readme_sample()) == _shape(report)
+
+
+def _readme_sample() -> str:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = readme.split("## Self-test", 1)[1].split("\n## ", 1)[0]
+    return section.split("```\n", 2)[1]
+
+
+def _shape(report: str) -> list[str]:
+    """The report without what differs between runs and machines: figures, paths, the platform."""
+    lines = []
+    for line in report.strip().splitlines():
+        line = re.sub(r"^  (python|platform|debugger|command) .*", r"  \1 ...", line)
+        line = re.sub(r"'\d+:\d+> '", "'PROMPT'", line)
+        lines.append(re.sub(r"\d+(?:[.,]\d+)*", "N", line))
+    return lines
 
 
 @process
