@@ -11,8 +11,10 @@ the client's next IOCTL hits it, and read the stack there.
 from __future__ import annotations
 
 import re
+import tempfile
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -23,11 +25,14 @@ from rich.panel import Panel
 from kdmcp.config import Config
 from kdmcp.errors import CheckFailed
 from kdmcp.server import KdMcpApp, ServerOptions, build_server
+from kdmcp.server.options import demo_state
 from kdmcp.server.render import read_error
+from kdmcp.statefile import write_state
 
 # (tool, arguments from what earlier steps printed, why); "{name}" fills from _FOUND
 _STEPS: list[tuple[str, dict[str, Any], str]] = [
-    ("start_from_state", {"timeout_s": 20}, "connect kd.exe to the guest named in the state file"),
+    ("start_from_state", {"state_file": "{state_file}", "timeout_s": 20},
+     "connect kd.exe to the guest named in the state file"),
     ("break_in", {}, "break in: the guest freezes at nt!DbgBreakPointWithStatus"),
     ("kd_command", {"command": "!process 0 0 notmyfault64.exe"}, "find the test driver's client process"),
     ("kd_command", {"command": "!process {process} 2"}, "its threads"),
@@ -80,13 +85,15 @@ def _summary(name: str, data: dict[str, Any]) -> str:
     return "\n".join(parts)
 
 
-async def _drive(console: Console, scenario: str | None) -> bool:
+async def _drive(console: Console, scenario: str | None, state_file: Path) -> bool:
     app = KdMcpApp(ServerOptions(config=Config(), simulate=True, scenario=scenario))
     server = build_server(app)
     ok = True
     try:
         async with Client(server) as client:
-            found: dict[str, str] = {}
+            # The simulator's own guest, named outright: a KDMCP_STATE_FILE or config of the
+            # user's (the real guest's) must not be what the demo connects to.
+            found: dict[str, str] = {"state_file": str(state_file)}
             for name, template, why in _STEPS:
                 args = _fill(template, found)
                 if args is None:
@@ -117,7 +124,9 @@ def run_demo(scenario: str | None = None) -> int:
     console.print("[bold]kd-mcp demo[/]: break in, find a process and its threads, read a driver's "
                   "dispatch table, stop on its IOCTL routine — on the simulated machine\n")
     t0 = time.monotonic()
-    ok = anyio.run(_drive, console, scenario)
+    with tempfile.TemporaryDirectory(prefix="kdmcp-demo-") as work:
+        state_file = write_state(Path(work) / "kd-session.yaml", demo_state())
+        ok = anyio.run(_drive, console, scenario, state_file)
     console.print(f"\n{'[green]done' if ok else '[red]failed'}[/] in {time.monotonic() - t0:.1f} s")
     if not ok:
         raise CheckFailed("demo: a step failed (its panel above says which and why)")
