@@ -21,6 +21,7 @@
 #   CONFORMANCE_OUT      where the suite writes checks.json per scenario (default: inside the prefix)
 #   KDMCP_PYTHON         the Python that runs kd-mcp (default: .venv/bin/python, else python3)
 #   KDMCP_LOG            where the listener's and the proxy's stderr go (default: inside the prefix)
+#   CONFORMANCE_RECORD   write the run as JSON here (docs/conformance-run.json is the run the docs report)
 #
 # Exit status: the suite's (non-zero when any scenario fails, which some always do here: see
 # docs/conformance.md), or 2 when the setup failed.
@@ -242,35 +243,15 @@ mapfile -t SCENARIOS < <("$NODE" "$SUITE" list --server | sed -n 's/^  - \([^ ]*
 # The pending suite's names, from a run against a closed port (it only prints them).
 PENDING="$("$NODE" "$SUITE" server --suite pending --url "http://127.0.0.1:9/mcp" --output-dir "$PREFIX/pending" \
     2>/dev/null | sed -n 's/^=== Running scenario: \(.*\) ===$/\1/p' | tr '\n' ' ')" || true
+STARTED=$(date +%s)
 for scenario in "${SCENARIOS[@]}"; do
     "$NODE" "$SUITE" server --url "$URL" --scenario "$scenario" --output-dir "$OUT/$scenario" \
         >"$OUT/$scenario.log" 2>&1 || true
 done
 
-"$PYTHON" - "$OUT" "$PENDING" "${SCENARIOS[@]}" <<'EOF'
-import json
-import sys
-from pathlib import Path
-
-out, pending, scenarios = Path(sys.argv[1]), set(sys.argv[2].split()), sys.argv[3:]
-passed = {"active": 0, "pending": 0}
-total = {"active": 0, "pending": 0}
-for name in scenarios:
-    suite = "pending" if name in pending else "active"
-    files = sorted((out / name).glob("*/checks.json"))
-    checks = json.loads(files[-1].read_text()) if files else []
-    status = [c.get("status") for c in checks]
-    ok = bool(checks) and all(s in ("SUCCESS", "WARNING", "INFO") for s in status)
-    total[suite] += 1
-    passed[suite] += ok
-    print(f"{'PASS' if ok else 'FAIL'}  {name}{'  (pending)' if suite == 'pending' else ''}")
-    if not checks:
-        print(f"      no checks recorded: see {out / (name + '.log')}")
-    for c in checks:
-        if c.get("status") != "SUCCESS":
-            why = c.get("errorMessage") or c.get("description") or ""
-            print(f"      {c.get('status')} {c.get('id')}: {why[:240]}")
-print(f"\nactive scenarios passed: {passed['active']} of {total['active']}; "
-      f"pending: {passed['pending']} of {total['pending']}")
-sys.exit(0 if passed["active"] == total["active"] else 1)
-EOF
+SECONDS_TAKEN=$(( $(date +%s) - STARTED ))
+META="$("$PYTHON" -c 'import json, sys; print(json.dumps(dict(zip(("suite", "node", "commit", "date", "seconds"), sys.argv[1:4] + [sys.argv[4], int(sys.argv[5])]))))' \
+    "$CONFORMANCE_VERSION" "$("$NODE" --version)" "$(cd "$ROOT" && git rev-parse --short HEAD 2>/dev/null || echo '?')" \
+    "$(date -u +%Y-%m-%d)" "$SECONDS_TAKEN")"
+"$PYTHON" "$ROOT/scripts/conformance_summary.py" "$OUT" --pending "$PENDING" --meta "$META" \
+    ${CONFORMANCE_RECORD:+--record "$CONFORMANCE_RECORD"} "${SCENARIOS[@]}"
