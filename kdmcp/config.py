@@ -122,6 +122,9 @@ class Config(_Section):
     timeouts: Timeouts = Field(default_factory=Timeouts)
     inline_output_bytes: int = Field(default=64 * 1024, ge=1)
     max_sessions: int = Field(default=4, ge=1)
+    # The HTTP listener's clients come and go; their sessions do not end with a connection. One
+    # that no call has used for this long is stopped (a KDNET guest resumed first); 0: never.
+    idle_stop_minutes: float = Field(default=120.0, ge=0)
     # The command policy for the stdio client (listener clients carry their own): see docs/security.md.
     policy: Literal["read_only", "standard", "full"] = "standard"
     # Powers a tool has beyond any command, off under "standard" unless switched on here (full

@@ -6,6 +6,9 @@ kept) until pushed out by newer ones, but do not count against the limit.
 
 Each session has an owner (the client that started it; None on stdio, where there is one
 client). A session is invisible to every other owner: its id reads as unknown to them.
+
+A session's last use (its start, and every lookup a tool makes) is kept, so a server whose
+clients come and go (the HTTP listener) can stop what nobody has used for a while (``idle``).
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ from __future__ import annotations
 import collections
 import itertools
 import threading
+import time
 from collections.abc import Callable
 
 from kdmcp.console import BackendName, Console, SpawnSpec, open_console
@@ -44,6 +48,7 @@ class SessionManager:
         self._ended: collections.OrderedDict[str, DebuggerSession] = collections.OrderedDict()
         self._ids = itertools.count(1)
         self._owners: dict[str, str | None] = {}
+        self._used: dict[str, float] = {}  # live session -> time.monotonic() of its last use
 
     def create(
         self, plan: LaunchPlan, config: SessionConfig | None = None, owner: str | None = None
@@ -52,14 +57,25 @@ class SessionManager:
         with self._lock:
             self._reap_locked()
             if len(self._live) >= self.max_sessions:
-                mine = sorted(sid for sid in self._live if self._owners.get(sid) == owner)
-                which = f": stop one of yours ({', '.join(mine)}) first" if mine else ""
-                raise CapacityError(f"{len(self._live)} sessions are live (limit {self.max_sessions}){which}")
+                raise CapacityError(self._full_locked(owner))
             session_id = f"s{next(self._ids)}"
             session = DebuggerSession(session_id, plan, config or self.config, self._factory)
             self._live[session_id] = session
             self._owners[session_id] = owner
+            self._used[session_id] = time.monotonic()
             return session
+
+    def _full_locked(self, owner: str | None) -> str:
+        """Which sessions hold the slots, and what frees one: the caller's own by id, others' by count."""
+        mine = sorted((sid for sid in self._live if self._owners.get(sid) == owner), key=lambda s: int(s[1:]))
+        others = len(self._live) - len(mine)
+        described = (f"{sid} ({self._live[sid].plan.kind}, {self._live[sid].state.value})" for sid in mine)
+        held = [f"yours: {', '.join(described)}"] if mine else []
+        held += [f"{others} of another client's" if others == 1 else f"{others} of other clients'"] if others else []
+        what = (f"stop_kd session_id={mine[0]} (or another of yours) frees a slot" if mine else
+                "only their clients can stop them (or the server's idle stop, docs/remote-listener.md)")
+        return (f"{len(self._live)} sessions are live, the limit (max_sessions {self.max_sessions}): "
+                f"{'; '.join(held)}; {what}")
 
     def get(
         self, session_id: str | None = None, include_ended: bool = False, owner: str | None = None
@@ -69,13 +85,16 @@ class SessionManager:
             if session_id is None:
                 live = {sid: s for sid, s in self._live.items() if self._owners.get(sid) == owner}
                 if len(live) == 1:
-                    return next(iter(live.values()))
+                    only = next(iter(live.values()))
+                    self._used[only.session_id] = time.monotonic()
+                    return only
                 if not live:
                     raise UnknownSession("no session is live: start one first")
                 raise UnknownSession(f"{len(live)} sessions are live ({', '.join(sorted(live))}): "
                                      "name one with session_id")
             if session_id in self._owners and self._owners[session_id] == owner:
                 if session_id in self._live:
+                    self._used[session_id] = time.monotonic()
                     return self._live[session_id]
                 if include_ended and session_id in self._ended:
                     return self._ended[session_id]
@@ -125,6 +144,16 @@ class SessionManager:
                     session.store.close()
                 self._ended.clear()
 
+    def idle(self, idle_s: float, now: float | None = None) -> list[tuple[str, str | None]]:
+        """Live sessions of a named owner (a listener client) unused for ``idle_s`` or more: (id, owner).
+
+        Sessions of the stdio client (owner None) are never idle here: they end with their client.
+        """
+        now = time.monotonic() if now is None else now
+        with self._lock:
+            return [(sid, self._owners.get(sid)) for sid in self._live
+                    if self._owners.get(sid) is not None and now - self._used.get(sid, now) >= idle_s]
+
     def all_infos(self) -> list[SessionInfo]:
         """Every session, whoever owns it (for the server's own bookkeeping, never for callers)."""
         with self._lock:
@@ -143,6 +172,7 @@ class SessionManager:
 
     def _retire_locked(self, session: DebuggerSession) -> None:
         self._live.pop(session.session_id, None)
+        self._used.pop(session.session_id, None)
         self._ended[session.session_id] = session
         while len(self._ended) > _ENDED_KEPT:
             old_id, old = self._ended.popitem(last=False)

@@ -8,6 +8,7 @@ What each tool does is its family's (``kdmcp/server/tools/``); the tools run in 
 
 from __future__ import annotations
 
+import logging
 import threading
 import typing
 from pathlib import Path
@@ -31,7 +32,7 @@ from kdmcp.engine.commands import validate
 from kdmcp.engine.kinds import KINDS
 from kdmcp.engine.launch import Flavor, Target, flavor_for
 from kdmcp.engine.results import StartResult as EngineStart
-from kdmcp.errors import DebuggerError, InvalidArgument, NotConnected, PolicyDenied
+from kdmcp.errors import DebuggerError, InvalidArgument, KdMcpError, NotConnected, PolicyDenied
 from kdmcp.server import models
 from kdmcp.server.options import ServerOptions, demo_state
 from kdmcp.server.redaction import Redactor
@@ -39,6 +40,8 @@ from kdmcp.server.transcript import Transcript
 from kdmcp.statefile import LoadedState, load_state, resolve_state_path
 
 __all__ = ["KdMcpApp"]
+
+log = logging.getLogger(__name__)
 
 StateT = TypeVar("StateT")
 
@@ -68,6 +71,14 @@ class KdMcpApp:
                            if options.transcript else None)
         self._log_pos: dict[str, int] = {}
         self._family_state: dict[type[Any], Any] = {}
+        # Listener clients' sessions outlive their connections: the idle stop reclaims the slots
+        # (and the guests) of clients that went away (docs/remote-listener.md, "Sessions and clients").
+        self._stopping = threading.Event()
+        self._idle_stopper: threading.Thread | None = None
+        if options.clients is not None and cfg.idle_stop_minutes > 0:
+            self._idle_stopper = threading.Thread(target=self._stop_idle_sessions, args=(cfg.idle_stop_minutes * 60,),
+                                                  name="kdmcp-idle-stop", daemon=True)
+            self._idle_stopper.start()
 
     # -------------------------------------------------------------- helpers
 
@@ -264,8 +275,32 @@ class KdMcpApp:
 
     # ----------------------------------------------------------------- stop
 
+    def _stop_idle_sessions(self, idle_s: float) -> None:
+        """Every so often, stop the listener clients' sessions unused for ``idle_s`` (guests resumed)."""
+        while not self._stopping.wait(min(60.0, max(idle_s / 4, 1.0))):
+            self.stop_idle(idle_s)
+
+    def stop_idle(self, idle_s: float, now: float | None = None) -> list[str]:
+        """Stop the sessions ``manager.idle`` names, each as ``stop_kd`` would; the ids stopped."""
+        stopped = []
+        for session_id, owner in self.manager.idle(idle_s, now):
+            try:
+                result = self.manager.stop(session_id, owner=owner)
+            except KdMcpError as exc:  # it ended or was stopped meanwhile
+                log.info("idle stop of %s: %s", session_id, exc.message)
+                continue
+            stopped.append(session_id)
+            log.warning("stopped %s of client %s: unused for %.0f minutes (%s)", session_id, owner, idle_s / 60,
+                        ", ".join(result.actions) or "exited")
+            if self.transcript is not None:
+                self.transcript.record("session", event="stopped", session_id=session_id, owner=owner,
+                                       how=f"idle for {idle_s / 60:g} minutes: {', '.join(result.actions)}",
+                                       exit_code=result.exit_code)
+        return stopped
+
     def shutdown(self) -> None:
         """Stop every session (resuming live kernel targets) as the server exits."""
+        self._stopping.set()
         self.flush_session_logs()
         self.manager.stop_all(keep_ended=self.transcript is not None)
         if self.transcript is not None:

@@ -27,6 +27,7 @@ from pydantic import ValidationError
 from starlette.requests import Request
 
 from kdmcp import __version__
+from kdmcp.engine import SessionState
 from kdmcp.errors import category_list
 from kdmcp.secret import MASK
 from kdmcp.server import models
@@ -103,6 +104,33 @@ class ToolSurface:
         return {**result, "tools": [tool for tool in result.get("tools", []) if tool.get("name") in surface]}
 
 
+# Where a client reads the server's instructions: the handshake of the 2025 protocol generations,
+# and the 2026-07-28 generation's discovery request (which has no handshake); the SDK serves both.
+_OPENING_METHODS = frozenset({"initialize", "server/discover"})
+
+
+class EarlierSessions:
+    """Server middleware: a listener client that connects again is told, in the instructions it
+    opens with (``initialize`` or ``server/discover``), which of its sessions are still live (they
+    belong to its token, not to a connection: docs/remote-listener.md, "Sessions and clients")."""
+
+    def __init__(self, app: KdMcpApp) -> None:
+        self._app = app
+
+    async def __call__(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
+        result = await call_next(ctx)
+        if ctx.method not in _OPENING_METHODS or not isinstance(result, dict) or self._app.options.clients is None:
+            return result
+        owner = owner_of(self._app.options, ctx.request.headers if isinstance(ctx.request, Request) else None)
+        live = [i for i in self._app.manager.infos(owner=owner) if i.state != SessionState.exited]
+        if not live:
+            return result
+        listed = ", ".join(f"{i.session_id} ({i.kind}, {i.state.value})" for i in live)
+        note = (f"\nThis client's sessions from an earlier connection are still live: {listed}. Name one with "
+                "session_id, or stop_kd it; unused ones are stopped after idle_stop_minutes.")
+        return {**result, "instructions": (result.get("instructions") or "") + note}
+
+
 class KdMcpServer(MCPServer[Any]):
     """MCPServer whose errors, of every kind, are categorized results or protocol errors."""
 
@@ -112,7 +140,7 @@ class KdMcpServer(MCPServer[Any]):
             version=__version__,
             instructions=INSTRUCTIONS,
             log_level="WARNING",
-            middleware=[ToolSurface(app.options)],
+            middleware=[ToolSurface(app.options), EarlierSessions(app)],
             tools=tools,
         )
         self.app = app

@@ -22,7 +22,7 @@ def test_four_sessions_at_once_and_a_fifth_is_refused(manager):
     for s in sessions:
         assert s.start(10).state == SessionState.broken
     assert sorted(s.session_id for s in sessions) == ["s1", "s2", "s3", "s4"]
-    with pytest.raises(CapacityError, match=r"4 sessions are live \(limit 4\)") as info:
+    with pytest.raises(CapacityError, match=r"4 sessions are live, the limit \(max_sessions 4\)") as info:
         manager.create(_plan(50009))
     assert info.value.category == "capacity"
     # Each session answers on its own, in parallel processes.

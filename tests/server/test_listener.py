@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import selectors
@@ -191,3 +192,50 @@ async def test_stdio_tool_groups_limit_the_surface(tmp_path):
             assert names == {*tool_groups()["session"], "read_output"}
             refused = await call(client, "kd_command", command="r")
             assert refused["category"] == "policy_denied"
+
+
+
+def _lifetime_listener(tmp_path: Path, idle_stop_minutes: float):
+    tokens = tmp_path / "clients.yaml"
+    tokens.write_text(f"alice: {{token: {TOKEN_A}, policy: standard}}\nbob: {{token: {TOKEN_B}, policy: standard}}\n")
+    tokens.chmod(0o600)
+    config = tmp_path / "kdmcp.yaml"
+    config.write_text(f"max_sessions: 2\nidle_stop_minutes: {idle_stop_minutes}\n")
+    return listener("--token-file", str(tokens), "--config", str(config), "--transcript",
+                    str(tmp_path / "run.jsonl"), env=_env())
+
+
+async def test_a_clients_sessions_outlive_its_connection_and_are_listed_on_reconnect(tmp_path):
+    """Sessions belong to the token's client, not to a connection: a reconnect is told of them,
+    another client is not, and the limit says who holds the slots and what frees one."""
+    with _lifetime_listener(tmp_path, idle_stop_minutes=0) as (url, _lines):
+        async with http_client(url, TOKEN_A) as alice:
+            assert "earlier connection" not in (alice.instructions or "")
+            started = await call(alice, "start_kd", port=50000, key=CANARY_KEY, initial_break=True)
+            assert not started["_is_error"], started
+        async with http_client(url, TOKEN_B) as bob:  # another client: not told of alice's
+            assert "earlier connection" not in (bob.instructions or "")
+            await call(bob, "start_kd", port=50001, key=CANARY_KEY, initial_break=True)
+            full = await call(bob, "start_kd", port=50002, key=CANARY_KEY, initial_break=True)
+            assert full["category"] == "capacity"
+            assert "yours: s2 (kdnet, broken); 1 of another client's; stop_kd session_id=s2" in full["message"]
+            await call(bob, "stop_kd")
+        async with http_client(url, TOKEN_A) as alice:  # a new connection, the same client
+            assert "still live: s1 (kdnet, broken)" in (alice.instructions or "")
+            assert [s["session_id"] for s in (await call(alice, "list_sessions"))["sessions"]] == ["s1"]
+            assert not (await call(alice, "kd_command", command="r"))["_is_error"]  # no session_id needed
+            await call(alice, "stop_kd")
+
+
+async def test_a_session_no_call_uses_is_stopped_with_its_guest_resumed(tmp_path):
+    with _lifetime_listener(tmp_path, idle_stop_minutes=0.05) as (url, _lines):  # 3 s; looked at every second
+        async with http_client(url, TOKEN_A) as alice:
+            started = await call(alice, "start_kd", port=50000, key=CANARY_KEY, initial_break=True)
+            assert not started["_is_error"], started
+        async with http_client(url, TOKEN_A) as alice:
+            with anyio.fail_after(30):  # nobody uses it: the idle stop resumes the guest and quits kd
+                while (await call(alice, "list_sessions"))["sessions"][0]["state"] != "exited":
+                    await anyio.sleep(0.5)
+    records = [json.loads(line) for line in (tmp_path / "run.jsonl").read_text().splitlines()]
+    (stop,) = [r for r in records if r.get("kind") == "session" and r.get("event") == "stopped"]
+    assert stop["session_id"] == "s1" and stop["how"].startswith("idle for 0.05 minutes: resumed target")
