@@ -27,7 +27,8 @@ PROGRAMS = ("kd-mcp", "python", "pytest", "pip", "pipx", "uvx", "npm", "claude")
 INLINE_RE = re.compile(r"`((?:{})(?=[ `])[^`]*)`".format("|".join(re.escape(p) for p in PROGRAMS)))
 BLOCK_RE = re.compile(r"^```\n(.*?)^```", re.DOTALL | re.MULTILINE)
 
-# command as the README shows it -> (arguments of `python -m kdmcp`, exit code on this machine).
+# command as the README shows it -> (arguments of `python -m kdmcp`, or a script and its arguments,
+# exit code on this machine).
 # {tmp} is a fresh folder, {state} a state file written there, {sample} a real kd output.
 RUN: dict[str, tuple[list[str], int]] = {
     "kd-mcp": ([], 0),  # the stdio server: end of input ends it
@@ -42,6 +43,7 @@ RUN: dict[str, tuple[list[str], int]] = {
     "kd-mcp parse FILE [--command CMD]": (["parse", "{sample}", "--command", "k"], 0),
     "kd-mcp state write": (["state", "write", "--path", "{tmp}/s.yaml", "--guest-host", "guest", "--host-ip",
                             "192.0.2.1", "--port", "50000"], 0),
+    "python scripts/bench.py": (["scripts/bench.py", "--policy", "--quick", "--json"], 0),  # its quick section
     "kd-mcp state write --guest-host … --host-ip … --port …": (
         ["state", "write", "--path", "{tmp}/t.yaml", "--guest-host", "guest", "--host-ip", "192.0.2.1", "--port",
          "50001"], 0),
@@ -56,7 +58,6 @@ COVERED: dict[str, str] = {
     "npm ci --prefix tests/interop": ".ci/run",
     "python -m build": "tests/interop/test_packaging.py",
     "python scripts/build_mcpb.py": "tests/interop/test_mcpb.py",
-    "python scripts/bench.py": "tests/parse/test_bench_script.py",
     "python -m kdmcp": "tests/test_readme_clients.py",
     "python -m venv .venv && . .venv/bin/activate": ".ci/run",
     "pip install kd-mcp": "tests/interop/test_packaging.py",  # the wheel, installed and served
@@ -100,7 +101,8 @@ def test_a_readme_command_does_what_the_readme_says(command: str, tmp_path: Path
     args, code = RUN[command]
     sample = ROOT / "fixtures" / "corpus" / "stack" / "01.txt"
     args = [a.replace("{tmp}", str(tmp_path)).replace("{sample}", str(sample)) for a in args]
-    done = subprocess.run([sys.executable, "-m", "kdmcp", *args], cwd=tmp_path, stdin=subprocess.DEVNULL,
+    argv = [str(ROOT / args[0]), *args[1:]] if args and args[0].endswith(".py") else ["-m", "kdmcp", *args]
+    done = subprocess.run([sys.executable, *argv], cwd=tmp_path, stdin=subprocess.DEVNULL,
                           capture_output=True, text=True, timeout=120, check=False, env=_env(tmp_path))
     assert "Traceback" not in done.stderr, done.stderr
     assert done.returncode == code, (command, done.returncode, done.stderr[-2000:])
