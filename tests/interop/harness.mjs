@@ -42,7 +42,25 @@ const ERROR_TEXT = /^error\[([a-z_]+)\]: /;
 
 const work = mkdtempSync(join(tmpdir(), "kdmcp-interop-"));
 const children = new Set();
-const results = { passed: 0, failed: 0, failures: [], categories: {}, tools_ok: {}, tools_list_bytes: {} };
+const results = {
+  passed: 0, failed: 0, failures: [], categories: {}, tools_ok: {}, tools_list_bytes: {},
+  // What the results carried, as a host application would hand them on (scripts/compatibility_page.py).
+  success_carries: [], error_carries: [],
+};
+
+/** "1 text + structuredContent": a result's content blocks by type, and whether structuredContent came. */
+function carried(result) {
+  const types = {};
+  for (const block of result?.content ?? []) types[block.type] = (types[block.type] ?? 0) + 1;
+  const parts = Object.keys(types).sort().map((type) => `${types[type]} ${type}`);
+  if (result?.structuredContent !== undefined) parts.push("structuredContent");
+  return parts.join(" + ");
+}
+
+function noteCarried(list, result) {
+  const shape = carried(result);
+  if (shape && !list.includes(shape)) list.push(shape);
+}
 
 function check(label, ok, detail = "") {
   if (ok) {
@@ -85,6 +103,7 @@ async function expectOk(t, name, args = {}) {
   const ok = !outcome.error && !outcome.result.isError && outcome.result.structuredContent !== undefined
     && outcome.result.content.length === 1 && text?.type === "text" && text.text.startsWith("[");
   if (check(`${t.label}: ${name} ok`, ok, describe(outcome))) {
+    noteCarried(results.success_carries, outcome.result);
     results.tools_ok[name] = true;
     return outcome.result.structuredContent;
   }
@@ -104,6 +123,7 @@ async function expectError(t, name, args, wanted) {
   }
   const ok = got !== null && categories.includes(got);
   if (check(`${t.label}: ${name} -> ${categories.join("|")}`, ok, describe(outcome))) {
+    noteCarried(results.error_carries, outcome.result);
     results.categories[got] = (results.categories[got] ?? 0) + 1;
   }
   return details;

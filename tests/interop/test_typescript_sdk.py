@@ -35,6 +35,10 @@ def test_typescript_sdk_client_reads_every_result(node: str, transport: str) -> 
     summary = json.loads(lines[-1])
     assert done.returncode == 0 and summary["failed"] == 0, "\n".join(summary["failures"]) + "\n" + done.stderr
     assert summary["passed"] > 50, done.stdout
+    # docs/compatibility.md's row for this transport is this run (scripts/compatibility_page.py --write)
+    from tests.interop.test_compatibility_page import page_rows, page_script
+
+    assert page_script().typescript_row(transport, summary) in page_rows(), "rerun scripts/compatibility_page.py"
     if transport == "stdio":  # the categories the simulator can provoke, each seen by a TS client
         seen = set(summary["categories"])
         assert {"invalid_argument", "unknown_session", "capacity", "target_running", "not_connected", "busy",
