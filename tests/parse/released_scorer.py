@@ -26,6 +26,7 @@ ParseFn = Callable[[str, str], Json]  # (command, output) -> record dict
 TranscriptFn = Callable[[str], list[tuple[str | None, Json]]]  # text -> [(command or None, record)]
 
 RELEASED = Path(__file__).resolve().parents[2] / "fixtures" / "released"
+REPO_ROOT_SCRIPTS = Path(__file__).resolve().parents[2] / "scripts"
 
 
 @dataclass
