@@ -16,8 +16,8 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from kdmcp.parse import parse, parse_transcript  # noqa: E402
-from tests.parse.released_scorer import SetScore, score_set1, score_set2  # noqa: E402
+from kdmcp.parse import parse, parse_transcript
+from tests.parse.released_scorer import SetScore, score_set1, score_set2
 
 
 def kdmcp_parse(command: str, output: str) -> dict[str, Any]:

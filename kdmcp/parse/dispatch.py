@@ -20,6 +20,7 @@ from kdmcp.parse import errors
 from kdmcp.parse.analyze import parse_analysis, parse_bugcheck
 from kdmcp.parse.breakpoints import parse_breakpoints
 from kdmcp.parse.command_list import split_command_list
+from kdmcp.parse.context_switch import parse_implicit
 from kdmcp.parse.datamodel import parse_data_model
 from kdmcp.parse.disasm import parse_disassembly
 from kdmcp.parse.errorcode import parse_error_code
@@ -94,7 +95,9 @@ _ROUTES: tuple[tuple[re.Pattern[str], Parser], ...] = (
     (re.compile(r"^!(?:error|gle)\b", re.IGNORECASE), parse_error_code),
     (re.compile(r"^\?|^\.formats\b", re.IGNORECASE), parse_expression),
     (re.compile(r"^(?:x|ln)(?=\s|$)"), parse_symbols),
-    (re.compile(r"^\.sym(?:path|fix)\b", re.IGNORECASE), parse_symbol_path),
+    # .srcpath/.srcfix/.lsrcpath/.exepath answer like .sympath ("Source search path is: ...")
+    (re.compile(r"^\.(?:sym(?:path|fix)|l?src(?:path|fix)|exepath)\b", re.IGNORECASE), parse_symbol_path),
+    (re.compile(r"^\.(?:process|thread)\b", re.IGNORECASE), parse_implicit),
     (re.compile(r"^(?:\.reload|ld)(?=\s|$)", re.IGNORECASE), parse_symbol_load),
 )
 

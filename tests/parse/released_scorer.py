@@ -159,7 +159,7 @@ def _entry_eq(expected: Any, entry: Json) -> bool:
     """ENTRY: every expected value matches some value of the entry (HEX when both sides look hex,
     else a case-insensitive substring)."""
     values = [v for v in _flat_values(entry)]
-    for want in (expected.values() if isinstance(expected, dict) else [expected]):
+    for want in expected.values() if isinstance(expected, dict) else [expected]:
         if not any(
             hex_eq(want, v) if hex_looking(want) and hex_looking(v) else str(want).lower() in str(v).lower()
             for v in values
@@ -318,7 +318,11 @@ def _module_eq(expected: Json, module: Json | None) -> bool:
 def _memory_row_eq(expected: Json, row: Json | None) -> bool:
     if row is None:
         return False
-    rules = {"address": hex_eq, "values": lambda e, g: list_eq(hex_eq, e, g), "symbols": lambda e, g: list_eq(sym_eq, e, g)}
+    rules = {
+        "address": hex_eq,
+        "values": lambda e, g: list_eq(hex_eq, e, g),
+        "symbols": lambda e, g: list_eq(sym_eq, e, g),
+    }
     return all(rules[k](v, row.get(k)) for k, v in expected.items())
 
 
@@ -360,7 +364,12 @@ _ROW_TABLES = {
     "lock": ("resources", "critical_sections"),
     "heap_row": ("heap_summaries",),
 }
-_COUNT_TABLES = {"handles_count": "handle", "poolused_rows_count": "poolused_row", "locks_count": "lock", "heap_rows_count": "heap_row"}
+_COUNT_TABLES = {
+    "handles_count": "handle",
+    "poolused_rows_count": "poolused_row",
+    "locks_count": "lock",
+    "heap_rows_count": "heap_row",
+}
 
 
 def _all_frames(record: Json) -> list[Json]:
@@ -373,7 +382,7 @@ def _all_frames(record: Json) -> list[Json]:
 # --------------------------------------------------------------------------- one check
 
 
-def check(key: str, want: Any, record: Json, blocks: list[tuple[str | None, Json]] | None = None) -> bool:  # noqa: C901, PLR0911, PLR0912
+def check(key: str, want: Any, record: Json, blocks: list[tuple[str | None, Json]] | None = None) -> bool:
     """Whether ``record`` (and the file's prompt blocks, for set1's block keys) meets one check."""
     r = record
     # ---- set1 (README "Label conventions")
@@ -594,7 +603,12 @@ def _crashed(record: Json) -> bool:
 
 
 def _score_sample(
-    score: SetScore, file: str, kind: str | None, checks: Json, record: Json, blocks: list[tuple[str | None, Json]] | None
+    score: SetScore,
+    file: str,
+    kind: str | None,
+    checks: Json,
+    record: Json,
+    blocks: list[tuple[str | None, Json]] | None,
 ) -> None:
     score.samples += 1
     if _crashed(record) or any(_crashed(b) for _, b in blocks or []):

@@ -79,7 +79,8 @@ class PoolBlock(StrictModel):
     details: str | None = None  # what follows the tag: "Process: 8507a030", "(Protected)"
     description: str | None = None  # "Pooltag MmSt : <description>, Binary : nt!mm"
     binary: str | None = None
-    pool_type: str | None = None  # !poolfind (Windows 10): "Nonpaged pool", "Paged pool"
+    pool_type: str | None = None  # !poolfind (Windows 10): "Nonpaged pool", "Paged pool"; special pool: "NonPaged"
+    data: str | None = None  # special pool: where the caller's bytes start ("data: ffffb98851f06b10")
 
 
 class PoolTagUsage(StrictModel):
@@ -152,6 +153,7 @@ class HeapEntry(StrictModel):
     used: str | None = None  # !heap -a "busy (24)": bytes in use, hex as printed
     tag: str | None = None  # !heap -a "tail fill (NTDLL!LDR Database)"
     free_list: bool = False  # !heap -a: the row is in a FreeList[..] listing, not the segment's
+    unused: str | None = None  # -x on current engines: the "Unused" column, bytes, hex as printed
 
 
 class HeapPageBlock(StrictModel):
@@ -160,6 +162,8 @@ class HeapPageBlock(StrictModel):
     block: str
     virtual_address: str
     virtual_size: str
+    user_address: str | None = None  # a busy block's "UserAddr" (a freed one prints none)
+    user_size: str | None = None
 
 
 class HeapSizeStat(StrictModel):

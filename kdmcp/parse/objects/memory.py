@@ -20,9 +20,19 @@ _POOL_BLOCK_RE = re.compile(
 )
 # A large allocation has no pool header (Windows 8.1 x64 write-up, a `!pool` of a bitmap):
 # "*fffff901400d0000 : large page allocation, tag is Gh05, size is 0x1090 bytes"
+# An x86 target's answer carries 8-digit addresses and older engines capitalise "Tag is"; the
+# session-pool walk ("... checking large session pool...") answers a large session-pool block
+# in the same words (the issue 29 parser sample; the x64 form is DebugPrivilege's and clxsh's).
 _POOL_LARGE_RE = re.compile(
-    r"^\s*(?P<mark>\*)?(?P<addr>[0-9a-fA-F`]{8,17}) : large page allocation, tag is (?P<tag>.+?),"
-    r" size is (?P<size>0x[0-9a-fA-F]+) bytes"
+    r"^\s*(?P<mark>\*)?(?P<addr>[0-9a-fA-F`]{8,17}) : large (?:page|session pool|pool) allocation,"
+    r" [Tt]ag is (?P<tag>.+?), size is (?P<size>0x[0-9a-fA-F]+) bytes"
+)
+# A special-pool block has no pool header either: its page holds one allocation, the caller's
+# bytes at "data:", and the pool type in parentheses (Project Zero's registry write-up):
+# "*ffffb98851f06000 size:  4f0 data: ffffb98851f06b10 (NonPaged) *Scbf"; x86 "(Paged session)".
+_POOL_SPECIAL_RE = re.compile(
+    r"^\s*(?P<mark>\*)?(?P<addr>[0-9a-fA-F`]{8,17}) size:\s*(?P<size>[0-9a-fA-F]+) data:\s*(?P<data>[0-9a-fA-F`]{8,17})"
+    r"\s+\((?P<type>[^)]*)\)\s*\*?(?P<tag>.*)$"
 )
 # The description line under a block (Windows 10/11 print it tab-indented):
 # "\t\tPooltag MmSt : Mm section object prototype ptes, Binary : nt!mm",
@@ -63,6 +73,21 @@ def _pool(lines: list[str], out: dict[str, Any]) -> None:
                     "state": m.group("state").strip(),
                     "tag": tag or None,
                     "contains_address": m.group("mark") is not None,
+                    "details": details.strip() or None,
+                }
+            )
+            continue
+        sp = _POOL_SPECIAL_RE.match(line)
+        if sp is not None:
+            tag, _, details = sp.group("tag").strip().partition(" ")
+            blocks.append(
+                {
+                    "address": addr(sp.group("addr")),
+                    "size": "0x" + sp.group("size").lower(),
+                    "data": addr(sp.group("data")),
+                    "pool_type": sp.group("type").strip(),
+                    "tag": tag or None,
+                    "contains_address": sp.group("mark") is not None,
                     "details": details.strip() or None,
                 }
             )
