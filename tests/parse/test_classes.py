@@ -42,15 +42,23 @@ def test_heap_x_lfh_row_with_a_dash_prev_size_is_kept() -> None:
     assert r.kind == "object" and len(r.heap_entries) == 1
     e = r.heap_entries[0]
     assert (e.address, e.user_pointer, e.heap, e.segment) == (
-        "0x00000234c1b1a9a0", "0x00000234c1b1a9b0", "0x00000234c1450000", "0x00000234c1a5e870",
+        "0x00000234c1b1a9a0",
+        "0x00000234c1b1a9b0",
+        "0x00000234c1450000",
+        "0x00000234c1a5e870",
     )
     assert (e.size, e.previous_size, e.unused, e.state) == ("0x2c0", None, "0xf", "LFH;busy")
 
 
 @pytest.mark.parametrize("flags", ["LFH;free", "LFH;busy", "busy extra", "free"])
 def test_heap_x_flag_words(flags: str) -> None:
-    row = f"00000234c1b1a9a0  00000234c1b1a9b0  00000234c1450000  00000234c1a5e870       2c0      -            f  {flags} \n"
-    head = "Entry             User              Heap              Segment               Size  PrevSize  Unused    Flags\n"
+    row = (
+        "00000234c1b1a9a0  00000234c1b1a9b0  00000234c1450000  00000234c1a5e870"
+        f"       2c0      -            f  {flags} \n"
+    )
+    head = (
+        "Entry             User              Heap              Segment               Size  PrevSize  Unused    Flags\n"
+    )
     r = parse("!heap -x 00000234c1b1a9e0", head + row)
     assert [e.state for e in r.heap_entries] == [flags]
 
@@ -68,7 +76,12 @@ def test_special_pool_block() -> None:
     r = _sample("pool_special.txt")
     [b] = r.pool_blocks
     assert (b.address, b.size, b.data, b.pool_type, b.tag, b.contains_address) == (
-        "0xffffb98851f06000", "0x4f0", "0xffffb98851f06b10", "NonPaged", "Scbf", True,
+        "0xffffb98851f06000",
+        "0x4f0",
+        "0xffffb98851f06b10",
+        "NonPaged",
+        "Scbf",
+        True,
     )
     assert b.description == "Mass storage driver tags" and r.fields["region"] == "Special pool"
 
@@ -94,9 +107,18 @@ def test_x86_large_pool_answers_give_a_block(line: str) -> None:
 
 
 def test_x86_special_pool_answer_gives_a_block() -> None:  # reconstructed x86 form of the real x64 line
-    r = parse("!pool 9c2b8fe0", "Pool page 9c2b8fe0 region is Special pool\n*9c2b8000 size:  fe0 data: 9c2b8020 (Paged session) *Ttfd\n")
+    r = parse(
+        "!pool 9c2b8fe0",
+        "Pool page 9c2b8fe0 region is Special pool\n*9c2b8000 size:  fe0 data: 9c2b8020 (Paged session) *Ttfd\n",
+    )
     [b] = r.pool_blocks
-    assert (b.address, b.size, b.data, b.pool_type, b.tag) == ("0x9c2b8000", "0xfe0", "0x9c2b8020", "Paged session", "Ttfd")
+    assert (b.address, b.size, b.data, b.pool_type, b.tag) == (
+        "0x9c2b8000",
+        "0xfe0",
+        "0x9c2b8020",
+        "Paged session",
+        "Ttfd",
+    )
 
 
 def test_kp_parameters_are_their_own_field() -> None:
@@ -147,7 +169,10 @@ def test_process_switch_names_the_process() -> None:
 
 
 def test_thread_switch_names_thread_and_process() -> None:
-    out = "Implicit thread is now 821b7b30\nImplicit process is now 821b9830\n.cache forcedecodeuser done\nLoading User Symbols\n"
+    out = (
+        "Implicit thread is now 821b7b30\nImplicit process is now 821b9830\n"
+        ".cache forcedecodeuser done\nLoading User Symbols\n"
+    )
     r = parse(".thread /p /r 821b7b30", out)  # a kernel-debugging note, stored-index file 22766956252
     [t] = r.threads
     assert (r.kind, t.address, t.owning_process, t.current) == ("threads", "0x821b7b30", "0x821b9830", True)

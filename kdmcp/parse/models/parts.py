@@ -36,6 +36,8 @@ class Frame(ServedForm):
     # kp/kP: the parameters printed after the function ("int argc = 0n1"), () for "(void)",
     # None when the command printed none (k, kb...)
     params: tuple[str, ...] | None = None
+    partial: bool = False  # a row read only in part (kdmcp/parse/partial.py), whole in ``raw_line``
+    raw_line: str | None = None
 
     def leave_out_derived(self, data: dict[str, Any]) -> None:
         """Served, the call site is left out when it only spells ``module!function+offset``

@@ -25,6 +25,7 @@ from typing import Any
 from kdmcp.parse._text import addr
 from kdmcp.parse.frames import site_fields
 from kdmcp.parse.objects.fields import KV_RE, complaint_re
+from kdmcp.parse.partial import partial_row
 
 _A = r"[0-9a-fA-F`]{8,17}"  # an address column, with or without the backtick
 
@@ -78,6 +79,9 @@ _BLOCK_ROW_RE = re.compile(
     rf"^\s*(?P<entry>{_A})\s+(?P<user>{_A})\s+(?P<heap>{_A})\s+(?P<seg>{_A})\s+(?P<size>[0-9a-fA-F]+)"
     r"\s+(?P<prev>[0-9a-fA-F]+|-)(?:\s+(?P<unused>[0-9a-fA-F]+))?\s+(?P<flags>[A-Za-z_;]+(?: [A-Za-z_;]+)*)\s*$"
 )
+# A -l/-x row by its start (the Entry and User columns), whatever follows: one _BLOCK_ROW_RE does
+# not read is kept as a partial block (kdmcp/parse/partial.py).
+_PARTIAL_BLOCK_ROW_RE = re.compile(rf"^\s*{_A}\s+{_A}(?=\s|$)")
 _LEAKS_RE = re.compile(r"^\s*(?P<count>\d+) leaks detected")
 # -x -v: "Search VM for address range 002057a8 - 002057ff : 00205990 (002057d0),"
 _SEARCH_RE = re.compile(r"^\s*Search VM for address range (?P<range>\S+ - \S+) : (?P<found>.*?),?\s*$")
@@ -200,6 +204,9 @@ def heap(lines: list[str], out: dict[str, Any]) -> None:
                     "percent": float(r.group("pct")),
                 }
             )
+            continue
+        if in_blocks and _PARTIAL_BLOCK_ROW_RE.match(line) and _BLOCK_ROW_RE.match(line) is None:
+            entries.append(partial_row(line, address=addr(line.split()[0])))
             continue
         if in_blocks:
             b = _BLOCK_ROW_RE.match(line)

@@ -8,6 +8,7 @@ from typing import Any
 from kdmcp.parse._text import addr
 from kdmcp.parse.objects.fields import Handler, complaint_re
 from kdmcp.parse.objects.heap import heap
+from kdmcp.parse.partial import partial_row
 
 # --------------------------------------------------------------------------- !pool / !poolfind / !poolused
 
@@ -33,6 +34,11 @@ _POOL_LARGE_RE = re.compile(
 _POOL_SPECIAL_RE = re.compile(
     r"^\s*(?P<mark>\*)?(?P<addr>[0-9a-fA-F`]{8,17}) size:\s*(?P<size>[0-9a-fA-F]+) data:\s*(?P<data>[0-9a-fA-F`]{8,17})"
     r"\s+\((?P<type>[^)]*)\)\s*\*?(?P<tag>.*)$"
+)
+# A block line by its start ("*85246428 size:", "fe7b1000 : large"), whatever follows: one the
+# patterns above do not read is kept as a partial block (kdmcp/parse/partial.py).
+_PARTIAL_POOL_RE = re.compile(
+    r"^\s*(?P<mark>\*)?(?P<addr>[0-9a-fA-F`]{8,17}) (?:size:\s*(?P<size>[0-9a-fA-F]+)(?=\s|$)|: large\b)"
 )
 # The description line under a block (Windows 10/11 print it tab-indented):
 # "\t\tPooltag MmSt : Mm section object prototype ptes, Binary : nt!mm",
@@ -104,6 +110,12 @@ def _pool(lines: list[str], out: dict[str, Any]) -> None:
                     "large": True,
                 }
             )
+            continue
+        pr = _PARTIAL_POOL_RE.match(line)
+        if pr is not None:
+            size = "0x" + pr.group("size").lower() if pr.group("size") else ""
+            read = {"address": addr(pr.group("addr")), "size": size, "contains_address": pr.group("mark") is not None}
+            blocks.append(partial_row(line, **read))
             continue
         d = _POOL_TAG_LINE_RE.match(line)
         if d is not None:
