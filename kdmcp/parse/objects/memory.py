@@ -65,38 +65,31 @@ _POOL_REGION_RE = re.compile(r"^\s*Pool page (?P<page>[0-9a-fA-F`]+) region is (
 _POOL_COMPLAINT_RE = complaint_re(r"\S+ is not (?:a )?valid (?:large )?pool\b", r"(?:Address )?\S+ could not be read")
 
 
+def _block(m: re.Match[str], **read: Any) -> dict[str, Any]:
+    """A block whose line prints its address, size and tag (a pool header's, or a special-pool
+    page's): those, the ``*`` mark, what follows the tag in ``details``, and ``read``."""
+    tag, _, details = m.group("tag").strip().partition(" ")
+    return {
+        "address": addr(m.group("addr")),
+        "size": "0x" + m.group("size").lower(),
+        **read,
+        "tag": tag or None,
+        "contains_address": m.group("mark") is not None,
+        "details": details.strip() or None,
+    }
+
+
 def _pool(lines: list[str], out: dict[str, Any]) -> None:
     blocks: list[dict[str, Any]] = out["pool_blocks"]
     for line in lines:
         m = _POOL_BLOCK_RE.match(line)
         if m is not None:
-            tag, _, details = m.group("tag").strip().partition(" ")
-            blocks.append(
-                {
-                    "address": addr(m.group("addr")),
-                    "size": "0x" + m.group("size").lower(),
-                    "previous_size": "0x" + m.group("prev").lower(),
-                    "state": m.group("state").strip(),
-                    "tag": tag or None,
-                    "contains_address": m.group("mark") is not None,
-                    "details": details.strip() or None,
-                }
-            )
+            prev = "0x" + m.group("prev").lower()
+            blocks.append(_block(m, previous_size=prev, state=m.group("state").strip()))
             continue
         sp = _POOL_SPECIAL_RE.match(line)
         if sp is not None:
-            tag, _, details = sp.group("tag").strip().partition(" ")
-            blocks.append(
-                {
-                    "address": addr(sp.group("addr")),
-                    "size": "0x" + sp.group("size").lower(),
-                    "data": addr(sp.group("data")),
-                    "pool_type": sp.group("type").strip(),
-                    "tag": tag or None,
-                    "contains_address": sp.group("mark") is not None,
-                    "details": details.strip() or None,
-                }
-            )
+            blocks.append(_block(sp, data=addr(sp.group("data")), pool_type=sp.group("type").strip()))
             continue
         g = _POOL_LARGE_RE.match(line)
         if g is not None:
