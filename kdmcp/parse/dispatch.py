@@ -44,6 +44,7 @@ logger = logging.getLogger(__name__)
 
 Parser = Callable[[str, str], RecordBase | None]
 
+
 def _run_control(command: str, raw: str) -> RecordBase | None:
     """What a go/step/trace command printed: its events, or a ``registers`` record when the
     output is only the register display (no event line, no banner). ``0:000> pct`` printed
