@@ -27,6 +27,9 @@ from kdmcp.parse.models import ProcessesRecord, RecordBase, ThreadsRecord
 _IMPLICIT_RE = re.compile(r"^\s*Implicit (?P<what>process|thread) is now (?P<addr>[0-9a-fA-F`]+)\s*$")
 _CACHE_RE = re.compile(r"^\s*\.cache (?P<cache>\S.*?)\s*$")
 _LOADING_RE = re.compile(r"^\s*Loading (?P<which>User|Kernel) Symbols\s*$")
+# what kd complains of around the switch: "WARNING: .cache forcedecodeuser is not enabled",
+# "ReadVirtual: 82c98038 not properly sign extended" (a kernel-lab write-up, stored-index file 42607048053)
+_COMPLAINT_RE = re.compile(r"^\s*(?:WARNING: |ReadVirtual: )")
 
 
 def parse_implicit(command: str, raw: str) -> RecordBase | None:
@@ -35,7 +38,11 @@ def parse_implicit(command: str, raw: str) -> RecordBase | None:
     process: str | None = None
     thread: str | None = None
     details: dict[str, str] = {}
+    warnings: list[str] = []
     for line in split_lines(raw):
+        if _COMPLAINT_RE.match(line):
+            warnings.append(line.strip())
+            continue
         m = _IMPLICIT_RE.match(line)
         if m is not None:
             if m.group("what") == "thread":
@@ -50,7 +57,7 @@ def parse_implicit(command: str, raw: str) -> RecordBase | None:
         loading = _LOADING_RE.match(line)
         if loading is not None:
             details["symbols"] = f"loading {loading.group('which').lower()} symbols"
-    base: dict[str, Any] = {"command": command, "raw": raw}
+    base: dict[str, Any] = {"command": command, "raw": raw, "warnings": warnings}
     if thread is not None:
         info = {"address": thread, "current": True, "owning_process": process, "details": details}
         return ThreadsRecord.model_validate({**base, "threads": [info]})
