@@ -29,6 +29,7 @@ from typing import Any
 
 from kdmcp.parse._text import addr, split_lines
 from kdmcp.parse.models import BreakpointsRecord
+from kdmcp.parse.partial import partial_row
 
 BREAKPOINT_RE = re.compile(
     r"^(?P<indent>\s*)(?P<id>\d+)\s+(?P<state>[ed])(?P<u>u)?\s+(?:(?:Disable|Enable) Clear\s+(?:(?P<dml_u>u)\s+)?)?"
@@ -54,6 +55,13 @@ _DEFERRED_TAIL = "' could not be resolved, adding deferred bp"
 
 # the command attached to the breakpoint above: '     "r rax; g"'
 _COMMAND_RE = re.compile(r'^\s+"(?P<cmd>.*)"$')
+
+# A row by its start (the id and the status letter, then maybe the address), whatever follows:
+# one BREAKPOINT_RE does not read is kept as a partial breakpoint (kdmcp/parse/partial.py).
+_PARTIAL_ROW_RE = re.compile(
+    r"^\s*(?P<id>\d+)\s+(?P<state>[ed])u?(?=\s|$)(?:\s+(?:(?:Disable|Enable) Clear\s+)?"
+    r"(?P<addr>[0-9a-fA-F]{8}(?:`[0-9a-fA-F]{8})?)(?=\s|$))?"
+)
 
 # what follows the symbol on one row: the breakpoint's command in quotes
 # ('nt!NtTerminateProcess "dx ...; .if (@$t0 == 1) {} .else {gc}"'), and on a member of an
@@ -90,6 +98,13 @@ def parse_breakpoints(command: str, raw: str) -> BreakpointsRecord | None:
         c = _COMMAND_RE.match(line)
         if c is not None and bps:
             bps[-1]["command"] = c.group("cmd")
+            continue
+        p = _PARTIAL_ROW_RE.match(line)
+        if p is not None:
+            read: dict[str, Any] = {"id": int(p.group("id")), "enabled": p.group("state") == "e"}
+            if p.group("addr"):
+                read["address"] = addr(p.group("addr"))
+            bps.append(partial_row(line, **read))
     if not bps and not _lists_nothing(command, lines):
         return None
     return BreakpointsRecord.model_validate({"command": command, "raw": raw, "breakpoints": bps})

@@ -23,7 +23,10 @@ INSTRUCTION_RE = re.compile(
     r"""^\s*
     (?:(?P<lineno>\d+)\s+)?                                 # uf: "   13 "
     (?:(?P<seg>[0-9a-fA-F]{4}):)?                           # "0033:" selector prefix
-    (?P<address>[0-9a-fA-F]{8}(?:`[0-9a-fA-F]{8})?)\s+
+    # a 32/64-bit address, or a 16-bit offset after its segment: a V86-mode or real-mode
+    # .trap / r shows "0b4a:0123 cd21  int 21h" (the issue 29 parser sample's class; the form
+    # here is reconstructed, segment:offset as kd prints 16-bit addresses)
+    (?P<address>[0-9a-fA-F]{8}(?:`[0-9a-fA-F]{8})?|(?<=:)[0-9a-fA-F]{4})\s+
     (?P<bytes>(?:[0-9a-fA-F]{2})+|\?\?)\s+
     (?P<mnemonic>[a-zA-Z?][\w?.]*)
     (?:\s+(?P<operands>.*))?$""",

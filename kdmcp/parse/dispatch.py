@@ -20,6 +20,7 @@ from kdmcp.parse import errors
 from kdmcp.parse.analyze import parse_analysis, parse_bugcheck
 from kdmcp.parse.breakpoints import parse_breakpoints
 from kdmcp.parse.command_list import split_command_list
+from kdmcp.parse.context_switch import parse_implicit
 from kdmcp.parse.datamodel import parse_data_model
 from kdmcp.parse.disasm import parse_disassembly
 from kdmcp.parse.errorcode import parse_error_code
@@ -28,7 +29,7 @@ from kdmcp.parse.exceptions import parse_exception_record
 from kdmcp.parse.expressions import parse_expression
 from kdmcp.parse.locals import parse_locals
 from kdmcp.parse.memory import memory_command, parse_memory
-from kdmcp.parse.models import Record, RecordBase, TextRecord
+from kdmcp.parse.models import DisassemblyRecord, EventsRecord, Record, RecordBase, TextRecord
 from kdmcp.parse.modules import parse_modules
 from kdmcp.parse.objects import OBJECT_EXTENSIONS, parse_object
 from kdmcp.parse.processes import parse_processes
@@ -43,6 +44,24 @@ logger = logging.getLogger(__name__)
 
 Parser = Callable[[str, str], RecordBase | None]
 
+
+def _run_control(command: str, raw: str) -> RecordBase | None:
+    """What a go/step/trace command printed: its events, or a ``registers`` record when the
+    output is only the register display (no event line, no banner). ``0:000> pct`` printed
+    just that (released set1 registers/n_03): a step that reached its end reports the context
+    there, as ``r`` would, and nothing happened to make an event of."""
+    record = parse_events(command, raw)
+    if (
+        isinstance(record, EventsRecord)
+        and not record.events
+        and record.target is None
+        and record.context is not None
+        and record.context.registers
+    ):
+        return parse_registers(command, raw) or record
+    return record
+
+
 # Families chosen by the head of the command. Order matters only where heads overlap
 # (kd = memory, not stack; dt/dv/dx before the d* memory table).
 _ROUTES: tuple[tuple[re.Pattern[str], Parser], ...] = (
@@ -54,9 +73,9 @@ _ROUTES: tuple[tuple[re.Pattern[str], Parser], ...] = (
     # go / step / trace, and commands that resume or restart the target
     (
         re.compile(
-            r"^(?:[pt][acthr]?|pt|tt|wt|g[hnNuc]?)(?=[\s;]|$)|^\.(?:breakin|reboot|restart|attach|create|detach)\b"
+            r"^(?:[pt][acthr]?|pct|tct|tb|wt|g[hnNuc]?)(?=[\s;]|$)|^\.(?:breakin|reboot|restart|attach|create|detach)\b"
         ),
-        parse_events,
+        _run_control,
     ),
     (re.compile(r"^lm", re.IGNORECASE), parse_modules),
     (re.compile(r"^!process\b", re.IGNORECASE), parse_processes),
@@ -66,7 +85,8 @@ _ROUTES: tuple[tuple[re.Pattern[str], Parser], ...] = (
     (re.compile(r"^!stacks\b", re.IGNORECASE), parse_stacks),
     (re.compile(r"^!analyze\b", re.IGNORECASE), parse_analysis),
     (re.compile(r"^\.bugcheck\b", re.IGNORECASE), parse_bugcheck),
-    (re.compile(r"^dt(?=[\s/-]|$)"), parse_type_dump),
+    # "dt_IO_STACK_LOCATION addr": kd reads a type name glued to dt (issue 29's parser sample)
+    (re.compile(r"^dt(?=[\s/_-]|$)"), parse_type_dump),
     (re.compile(r"^dv(?=[\s/-]|$)"), parse_locals),
     (re.compile(r"^dx(?=[\s/-]|$)"), parse_data_model),
     (re.compile(r"^u[bf]?(?=[\s.]|$)"), parse_disassembly),
@@ -76,7 +96,9 @@ _ROUTES: tuple[tuple[re.Pattern[str], Parser], ...] = (
     (re.compile(r"^!(?:error|gle)\b", re.IGNORECASE), parse_error_code),
     (re.compile(r"^\?|^\.formats\b", re.IGNORECASE), parse_expression),
     (re.compile(r"^(?:x|ln)(?=\s|$)"), parse_symbols),
-    (re.compile(r"^\.sym(?:path|fix)\b", re.IGNORECASE), parse_symbol_path),
+    # .srcpath/.srcfix/.lsrcpath/.exepath answer like .sympath ("Source search path is: ...")
+    (re.compile(r"^\.(?:sym(?:path|fix)|l?src(?:path|fix)|exepath)\b", re.IGNORECASE), parse_symbol_path),
+    (re.compile(r"^\.(?:process|thread)\b", re.IGNORECASE), parse_implicit),
     (re.compile(r"^(?:\.reload|ld)(?=\s|$)", re.IGNORECASE), parse_symbol_load),
 )
 
@@ -96,6 +118,12 @@ _ANALYSIS_MARKERS = (
 )
 
 
+# A stack's column header at the top of pasted output ("ChildEBP RetAddr  Args to Child",
+# " # Child-SP          RetAddr           Call Site"): a k* listing pasted without its prompt,
+# as a crash report quotes one (released set1 stack/n_09, a prompt-less x86 kb block).
+_STACK_HEADER_RE = re.compile(r"^\s*(?:#\s+)?(?:ChildEBP|Child-SP)\s+RetAddr\b")
+
+
 def _parse_unprompted(command: str, raw: str) -> RecordBase | None:
     """Output with no command: an analysis pasted without its prompt, else events.
 
@@ -105,6 +133,11 @@ def _parse_unprompted(command: str, raw: str) -> RecordBase | None:
     analysis and the analysis is only that short form, the events reading keeps them, and
     it reads the ``BugCheck`` line as a bugcheck event. A full analysis stays an analysis.
     """
+    head = raw[:2048].lstrip("\n").split("\n", 1)[0]
+    if _STACK_HEADER_RE.match(head):
+        stack = parse_stack(command, raw)
+        if stack is not None:
+            return stack
     starts = [i for i in (raw.find(marker) for marker in _ANALYSIS_MARKERS) if i >= 0]
     if starts:
         record = parse_analysis(command, raw)
@@ -113,7 +146,7 @@ def _parse_unprompted(command: str, raw: str) -> RecordBase | None:
             short_form = record.fields.keys() <= {"Followup"}
             if not (short_form and parse_events(command, before) is not None):
                 return record
-    return parse_events(command, raw)
+    return _run_control(command, raw)
 
 
 def route(command: str) -> Parser | None:
@@ -212,6 +245,12 @@ def _parse(command: str, output: str) -> Record:
         if err is not None:
             return err
         return TextRecord(command=cmd, raw=output)
+    if isinstance(record, DisassemblyRecord) and all(i.mnemonic == "???" for i in record.instructions):
+        # "92c915cd ??  ???" then "^ Memory access error in 'u win32k!NtUserSendInput'": u read
+        # nothing, and said why (released set1 exceptions_errors/n_04); the error is the answer
+        err = errors.error_record(cmd, output, diags)
+        if err is not None:
+            return err
     if diags:  # the family parser's own warnings (lines only it knows are complaints) stay
         scanned = errors.warnings_of(diags)
         seen = set(scanned)

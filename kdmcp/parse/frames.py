@@ -24,7 +24,9 @@ from typing import Any
 
 from kdmcp.parse._construct import adopt, field_defaults
 from kdmcp.parse._text import addr, split_lines, split_symbol, strip_source
+from kdmcp.parse.frame_params import split_params
 from kdmcp.parse.models import Frame
+from kdmcp.parse.partial import partial_row
 
 # A column token: an address (8 or 8`8 hex digits), a placeholder for an inline frame's
 # missing address ("--------`--------", "(Inline Function)"), the ":" around kb/kv
@@ -98,6 +100,13 @@ CHILD_SP_ROW_RE = re.compile(
     r"|" + _MODULE_SITE + r"(?:!(?P<function>[A-Za-z0-9_:~<>$@?.]+)|)(?:\+0x(?P<offset>[0-9a-f]+)|))"
     r"(?: \(TrapFrame @ (?P<trap>" + _A16 + r")\)|)[ \t]*\n",
     re.MULTILINE,
+)
+
+# A frame line by its start (a frame number and the first address column, or an x64 address
+# column alone), whatever follows: one that does not read whole is kept as a partial frame.
+_PARTIAL_FRAME_RE = re.compile(
+    r"^\s*(?:(?P<index>[0-9a-fA-F]{2,4})\s+(?P<col>[0-9a-fA-F]{8}(?:`[0-9a-fA-F]{8})?)"
+    r"|(?P<col64>[0-9a-fA-F]{8}`[0-9a-fA-F]{8}))(?=\s|$)"
 )
 
 # kP continuation: at most this many parameter lines, and never across the next frame line.
@@ -217,7 +226,10 @@ def site_fields(site: str) -> dict[str, Any]:
     if module is not None:
         frame["module"] = module
     if function is not None:
+        function, params = split_params(function)
         frame["function"] = function
+        if params is not None:
+            frame["params"] = params
     if offset is not None:
         frame["offset"] = offset
     if address is not None:
@@ -328,6 +340,9 @@ def child_sp_frame(row: tuple[str, str, str, str, str, str, str, str]) -> Frame:
         "inline": False,
         "trap_frame": trap_frame,
         "annotations": annotations,
+        "params": None,
+        "partial": False,
+        "raw_line": None,
     }
     return _new_frame(fields, given)
 
@@ -397,7 +412,21 @@ def frames_from_lines(
         f = frame_fields(m, child_sp_column)
         if f is not None:
             frames.append(f)
+            continue
+        p = _PARTIAL_FRAME_RE.match(line)
+        if p is not None:
+            frames.append(_partial_frame(p, line, child_sp_column))
     return frames
+
+
+def _partial_frame(p: re.Match[str], line: str, child_sp_column: bool) -> dict[str, Any]:
+    """A frame line whose rest did not read (kdmcp/parse/partial.py): its number and first column."""
+    read: dict[str, Any] = {"call_site": ""}
+    if p.group("index"):
+        read["index"] = int(p.group("index"), 16)
+    col = p.group("col") or p.group("col64")
+    read["child_ebp" if len(col) == 8 and not child_sp_column else "child_sp"] = addr(col)
+    return partial_row(line, **read)
 
 
 def frames_from_text(text: str) -> list[dict[str, Any] | Frame]:

@@ -25,6 +25,7 @@ from typing import Any
 
 from kdmcp.parse._text import addr
 from kdmcp.parse.models import ModulesRecord
+from kdmcp.parse.partial import partial_row
 
 _HEX = r"[0-9a-fA-F]{8}(?:`[0-9a-fA-F]{8})?"
 
@@ -35,6 +36,10 @@ MODULE_RE = re.compile(
     r"(?:\s+\((?P<status>[^)]*)\))?"
     r"(?:\s+(?P<file>\S.*))?$"
 )
+
+# A row by its start (an address column, then a blank or the line's end), whatever follows: one
+# MODULE_RE does not read is kept as a partial module (kdmcp/parse/partial.py).
+_PARTIAL_ROW_RE = re.compile(r"^(?P<start>" + _HEX + r")(?:\s+(?P<end>" + _HEX + r")(?=\s|$))?(?=\s|$)")
 
 # A date stamp as lm prints it: "Wed Jun  3 11:37:54 2020" (always 24 characters).
 _DATE_RE = re.compile(r"[A-Z][a-z]{2} [A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d \d{4}")
@@ -107,7 +112,16 @@ def parse_modules(command: str, raw: str) -> ModulesRecord | None:
         line = raw[start:end].rstrip()
         m = match_row(line) if line[0] in "0123456789abcdefABCDEF" else None
         if m is None and not line.startswith("Unloaded modules"):
-            continue  # hex text that is not a row: ignored, the section goes on
+            p = _PARTIAL_ROW_RE.match(line) if not in_unloaded else None
+            if p is None:
+                continue  # hex text that is not a row: ignored, the section goes on
+            if current is not None:
+                _add_verbose(current, _VERBOSE_PAIR_RE.findall(raw, section, start))
+            end_column = addr(p.group("end")) if p.group("end") else ""
+            current = partial_row(line, start=addr(p.group("start")), end=end_column, name="", details={})
+            modules.append(current)
+            section = end
+            continue
         if current is not None:
             _add_verbose(current, _VERBOSE_PAIR_RE.findall(raw, section, start))
             current = None

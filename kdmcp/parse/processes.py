@@ -25,6 +25,7 @@ from kdmcp.parse._construct import trusted
 from kdmcp.parse._text import addr, split_detail, split_lines, to_int
 from kdmcp.parse.kernel_thread import KERNEL_THREAD_RE, kernel_thread_header, kernel_thread_model, pop_complaints
 from kdmcp.parse.models import ProcessesRecord, ProcessInfo
+from kdmcp.parse.partial import partial_row
 from kdmcp.parse.thread_body import fold_kernel_thread_body
 
 # "PROCESS ffff9189527e9080" [+ old-format fields on the same line]
@@ -46,6 +47,12 @@ _MUTANT_RE = re.compile(r"^(?P<addr>[0-9a-fA-F]{8,16})\s+MutantState\s+(?P<state
 # user mode "|": "[.#] N id: pid [create|attach|child] name: image"
 _USER_PROCESS_RE = re.compile(
     r"^\s*(?:(?P<mark>[.#])\s*)?(?P<index>\d+)\s+id:\s*(?P<pid>[0-9a-fA-F]+)\s+(?:(?P<how>\w+)\s+)?name:\s*(?P<name>.*)$"
+)
+
+# A "|" row by its start (marker, number, "id:"), whatever follows: one _USER_PROCESS_RE does not
+# read is kept as a partial process (kdmcp/parse/partial.py).
+_PARTIAL_USER_PROCESS_RE = re.compile(
+    r"^\s*(?:(?P<mark>[.#])\s*)?(?P<index>\d+)\s+id:\s*(?:(?P<pid>[0-9a-fA-F]+)(?=\s|$))?"
 )
 
 _ADDRESS_KEYS = {"Peb": "peb", "DirBase": "dir_base", "ObjectTable": "object_table"}
@@ -194,6 +201,13 @@ def _parse_user_processes(command: str, raw: str, lines: list[str]) -> Processes
     for line in lines:
         m = _USER_PROCESS_RE.match(line)
         if m is None:
+            r = _PARTIAL_USER_PROCESS_RE.match(line)
+            if r is not None:
+                read: dict[str, Any] = {"index": int(r.group("index")), "current": r.group("mark") == "."}
+                read["event_process"] = r.group("mark") == "#"
+                if r.group("pid"):
+                    read["cid"] = "0x" + r.group("pid").lower()
+                processes.append(partial_row(line, **read))
             continue
         proc: dict[str, Any] = {
             "index": int(m.group("index")),

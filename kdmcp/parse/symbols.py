@@ -148,8 +148,15 @@ def parse_symbols(command: str, raw: str) -> SymbolsRecord | None:
     return SymbolsRecord.model_validate({"command": command, "raw": raw, "symbols": symbols})
 
 
-# "Symbol search path is: srv*" / "Expanded Symbol search path is: SRV*C:\..."
-_PATH_RE = re.compile(r"^\s*(?P<expanded>Expanded )?Symbol search path is: (?P<path>.*)$")
+# "Symbol search path is: srv*" / "Expanded Symbol search path is: SRV*C:\...", and the other
+# paths' answers in the same words: "Source search path is: C:\Projects\WebKit\OpenSource"
+# (.srcpath in a cdb crash log kept by WebKit's tools), "Local source search path is: SRV*",
+# "Executable image search path is: ..."; "No source search path" when none is set (dbgeng).
+_PATH_RE = re.compile(
+    r"^\s*(?P<expanded>Expanded )?(?:Symbol|Source|Local source|Executable image) search path is: (?P<path>.*)$",
+    re.IGNORECASE,
+)
+_NO_PATH_RE = re.compile(r"^\s*No (?:symbol|source|executable image) search path\s*$", re.IGNORECASE)
 # validation row: "Deferred                                       srv*" / "OK    12    C:\sym"
 _VALIDATION_RE = re.compile(
     r"^(?P<response>Deferred|OK|Failed|Cancelled|Timeout)\s+(?:(?P<time>\d+)\s+)?(?P<location>\S.*)$"
@@ -157,13 +164,16 @@ _VALIDATION_RE = re.compile(
 
 
 def parse_symbol_path(command: str, raw: str) -> SymbolPathRecord | None:
-    """``.sympath`` / ``.symfix`` output; ``None`` if no path line is present."""
+    """``.sympath`` / ``.symfix`` (and ``.srcpath``, ``.exepath``) output; ``None`` if no path line is present."""
     record: dict[str, Any] = {"command": command, "raw": raw, "validation": []}
     found = False
     for line in split_lines(raw):
         m = _PATH_RE.match(line)
         if m is not None:
             record["expanded_path" if m.group("expanded") else "path"] = m.group("path")
+            found = True
+            continue
+        if _NO_PATH_RE.match(line):
             found = True
             continue
         v = _VALIDATION_RE.match(line)

@@ -23,6 +23,7 @@ from kdmcp.parse.frames import (
 )
 from kdmcp.parse.kernel_thread import kernel_threads_from_lines, pop_complaints, thread_complaints
 from kdmcp.parse.models import ThreadsRecord
+from kdmcp.parse.partial import partial_row
 
 # "[.#] N  Id: pid.tid Suspend: n Teb: addr Unfrozen [name] [// comment]"
 USER_THREAD_RE = re.compile(
@@ -30,6 +31,26 @@ USER_THREAD_RE = re.compile(
     r"\s+(?:Suspend:\s*(?P<suspend>-?\d+)\s+)?Teb:?\s+(?P<teb>[0-9a-fA-F`]+)"
     r"(?:\s+(?P<frozen>Unfrozen|Frozen))?(?P<rest>.*)$"
 )
+
+# A thread line by its start (marker, number, "Id:"), whatever follows: one USER_THREAD_RE does
+# not read is kept as a partial thread (kdmcp/parse/partial.py).
+_PARTIAL_USER_THREAD_RE = re.compile(
+    r"^\s*(?:(?P<mark>[.#])\s*)?(?P<index>\d+)\s+[Ii]d:\s*(?:(?P<pid>[0-9a-fA-F]+)\.(?P<tid>[0-9a-fA-F]+)(?=\s|$))?"
+)
+
+
+def _partial_user_thread(r: re.Match[str], line: str) -> dict[str, Any]:
+    read: dict[str, Any] = {"index": int(r.group("index"))}
+    if r.group("mark"):
+        read["current" if r.group("mark") == "." else "event_thread"] = True
+    if r.group("pid"):
+        read.update(
+            id=f"{r.group('pid').lower()}.{r.group('tid').lower()}",
+            process_id="0x" + r.group("pid").lower(),
+            thread_id="0x" + r.group("tid").lower(),
+        )
+    return partial_row(line, **read)
+
 
 # "      Start: ntdll!DbgUiRemoteBreakin (76fcec3b)"
 _START_RE = re.compile(r"^\s+Start:\s*(?P<rest>.*)$")
@@ -93,6 +114,11 @@ def parse_user_threads(lines: list[str]) -> list[dict[str, Any]]:
         m = USER_THREAD_RE.match(line)
         if m is not None:
             threads.append(user_thread_fields(m))
+            pending = False
+            continue
+        r = _PARTIAL_USER_THREAD_RE.match(line)
+        if r is not None:
+            threads.append(_partial_user_thread(r, line))
             pending = False
             continue
         if not threads:

@@ -80,8 +80,32 @@ _BARE_FIELD_RE = re.compile(r"^(?P<indent>\s*)(?P<name>[A-Za-z_][\w.]*) +:(?P<te
 # -ca of the last type ("dt -ca4 . 01002d00") names the type it uses: "Using sym ULONG".
 _USING_SYM_RE = re.compile(r"^Using sym (?P<name>\S+)$")
 
+# The type a dt command names, for an instance dump that prints no header line: "dt nt!_POOL_HEADER
+# 85246428" prints only the "+0x000 PreviousSize : 0y000010111 (0x17)" rows (released set2
+# types_symbols/n_01, h0mbre's HEVD pool overflow post). dt's options that take an argument are
+# "-l ListField" and "-s Size"; a bare hex word is an address, not a type.
+_COMMAND_TYPE_RE = re.compile(r"^(?:[\w.]+!)?[A-Za-z_][\w:<>*]*$")
+_HEX_WORD_RE = re.compile(r"^[0-9a-fA-F`]+$")
+
 # "0x51568e00`0010e700": a plain hex literal (its backtick is dropped like an address's).
 _HEX_LITERAL_RE = re.compile(r"0x[0-9a-fA-F`]+")
+
+
+def command_type(command: str) -> str | None:
+    """The type a ``dt`` command line names (``dt -r1 nt!_EPROCESS ffff...`` -> ``nt!_EPROCESS``);
+    ``dt_IO_STACK_LOCATION addr`` (no blank after ``dt``, which kd accepts) names ``_IO_STACK_LOCATION``."""
+    words = command[2:].split() if command.startswith("dt") else []
+    skip = False
+    for word in words:
+        if skip:
+            skip = False
+        elif word.startswith("-"):
+            skip = word in ("-l", "-s")
+        elif _COMMAND_TYPE_RE.match(word) and not _HEX_WORD_RE.match(word):
+            return word
+        else:
+            return None
+    return None
 
 
 def parse_type_dump(command: str, raw: str) -> TypeDumpRecord | None:
@@ -134,6 +158,8 @@ def parse_type_dump(command: str, raw: str) -> TypeDumpRecord | None:
             return None
         return TypeDumpRecord.model_validate({"command": command, "raw": raw, "types": listed})
     instance = any(_VALUE_START_RE.match(text) for _, _, text, _ in items)
+    if type_name is None:
+        type_name = command_type(command)
     fields = [_field(offset, name, text, instance, depth) for offset, name, text, depth in items]
     if preview is not None and preview.startswith('"') and preview.endswith('"') and len(preview) >= 2:
         preview = preview[1:-1]

@@ -82,7 +82,7 @@ def test_route(command: str, kind: str) -> None:
         "data_model": "parse_data_model",
         "locals": "parse_locals",
         "registers": "parse_registers",
-        "events": ("parse_events", "_parse_unprompted"),
+        "events": ("_run_control", "_parse_unprompted"),
         "processes": "parse_processes",
         "threads": "parse_threads",
         "analysis": "parse_analysis",

@@ -27,7 +27,8 @@ def test_kP_parameters_on_following_lines_are_joined() -> None:
     assert r.kind == "stack"
     assert len(r.frames) == 2
     f = r.frames[0]
-    assert f.function == "main(int argc = 0n1, char ** argv = 0x00342fb8)"
+    # the parameter list is no part of the function's name (issue 29: "_efree(void * ptr = 0x030bf1e0)")
+    assert (f.function, f.params) == ("main", ("int argc = 0n1", "char ** argv = 0x00342fb8"))
     assert (f.offset, f.source_line) == ("0x1d", 12)
     assert r.frames[1].index == 1
 

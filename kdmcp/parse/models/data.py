@@ -19,6 +19,13 @@ class RegistersRecord(RecordBase, Context):
 
     kind: Literal["registers"] = "registers"
 
+    @property
+    def context(self) -> Context:
+        """The record is itself the context. A step that printed only the register display is a
+        ``registers`` record (``kdmcp.parse.dispatch``), one that reported an event an ``events``
+        record with the display in ``context``: code reading a step's context reads either."""
+        return self
+
 
 # --------------------------------------------------------------------------- memory
 
@@ -143,7 +150,7 @@ class DataModelEntry(StrictModel):
     value: str | None = None
     type: str | None = None
     depth: int = 1
-    links: list[str] = Field(default_factory=list)  # DML link text such as "[Switch To]"
+    links: list[str] = Field(default_factory=list)  # DML link text, brackets dropped: "[Switch To]" -> "Switch To"
 
 
 class DataModelRecord(RecordBase):

@@ -31,6 +31,8 @@ class Module(StrictModel):
     company_name: str | None = None
     file_description: str | None = None
     details: dict[str, str] = Field(default_factory=dict)
+    partial: bool = False  # a row read only in part (kdmcp/parse/partial.py), whole in ``raw_line``
+    raw_line: str | None = None
 
 
 class UnloadedModule(StrictModel):

@@ -79,7 +79,10 @@ class PoolBlock(StrictModel):
     details: str | None = None  # what follows the tag: "Process: 8507a030", "(Protected)"
     description: str | None = None  # "Pooltag MmSt : <description>, Binary : nt!mm"
     binary: str | None = None
-    pool_type: str | None = None  # !poolfind (Windows 10): "Nonpaged pool", "Paged pool"
+    pool_type: str | None = None  # !poolfind (Windows 10): "Nonpaged pool", "Paged pool"; special pool: "NonPaged"
+    data: str | None = None  # special pool: where the caller's bytes start ("data: ffffb98851f06b10")
+    partial: bool = False  # a row read only in part (kdmcp/parse/partial.py), whole in ``raw_line``
+    raw_line: str | None = None
 
 
 class PoolTagUsage(StrictModel):
@@ -152,6 +155,9 @@ class HeapEntry(StrictModel):
     used: str | None = None  # !heap -a "busy (24)": bytes in use, hex as printed
     tag: str | None = None  # !heap -a "tail fill (NTDLL!LDR Database)"
     free_list: bool = False  # !heap -a: the row is in a FreeList[..] listing, not the segment's
+    unused: str | None = None  # -x on current engines: the "Unused" column, bytes, hex as printed
+    partial: bool = False  # a row read only in part (kdmcp/parse/partial.py), whole in ``raw_line``
+    raw_line: str | None = None
 
 
 class HeapPageBlock(StrictModel):
@@ -160,6 +166,8 @@ class HeapPageBlock(StrictModel):
     block: str
     virtual_address: str
     virtual_size: str
+    user_address: str | None = None  # a busy block's "UserAddr" (a freed one prints none)
+    user_size: str | None = None
 
 
 class HeapSizeStat(StrictModel):
@@ -207,6 +215,8 @@ class HandleEntry(StrictModel):
     owner: str | None = None  # "Mutant Owner 2dd8.23a0": the owner's pid.tid, hex as printed
     semaphore_count: int | None = None  # "Semaphore Count 0"
     semaphore_limit: int | None = None  # "Semaphore Limit 1"
+    partial: bool = False  # a row read only in part (kdmcp/parse/partial.py), whole in ``raw_line``
+    raw_line: str | None = None
 
 
 class HandleTypeCount(StrictModel):

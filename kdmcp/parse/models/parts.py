@@ -33,12 +33,18 @@ class Frame(ServedForm):
     inline: bool = False
     trap_frame: str | None = None  # "(TrapFrame @ ffffd48f`77af9e40)"
     annotations: tuple[str, ...] = ()  # "(FPO: [Non-Fpo])", "(CONV: cdecl)"
+    # kp/kP: the parameters printed after the function ("int argc = 0n1"), () for "(void)",
+    # None when the command printed none (k, kb...)
+    params: tuple[str, ...] | None = None
+    partial: bool = False  # a row read only in part (kdmcp/parse/partial.py), whole in ``raw_line``
+    raw_line: str | None = None
 
     def leave_out_derived(self, data: dict[str, Any]) -> None:
         """Served, the call site is left out when it only spells ``module!function+offset``
         (kd prints ``nt!KiIdleLoop+0x54``): a third of a frame's bytes, said twice."""
         if self.module and self.function:
-            spelled = f"{self.module}!{self.function}" + (f"+{self.offset}" if self.offset else "")
+            params = "" if self.params is None else "(" + (", ".join(self.params) or "void") + ")"
+            spelled = f"{self.module}!{self.function}{params}" + (f"+{self.offset}" if self.offset else "")
             if data.get("call_site") == spelled:
                 del data["call_site"]
 

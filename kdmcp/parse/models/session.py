@@ -33,6 +33,8 @@ class Breakpoint(StrictModel):
     group: str | None = None  # a container row: "inline function", "hierarchical breakpoint"
     parent: int | None = None  # the id of the container row this breakpoint is listed under
     inline_function: str | None = None  # "(inline function simple!MoreCalculate)" after the symbol
+    partial: bool = False  # a row read only in part (kdmcp/parse/partial.py), whole in ``raw_line``
+    raw_line: str | None = None
 
 
 class BreakpointsRecord(RecordBase):

@@ -86,6 +86,8 @@ class ThreadInfo(StrictModel):
     wait_objects: list[WaitObject] = Field(default_factory=list)
     details: dict[str, str] = Field(default_factory=dict)
     frames: list[Frame] = Field(default_factory=list)
+    partial: bool = False  # a row read only in part (kdmcp/parse/partial.py), whole in ``raw_line``
+    raw_line: str | None = None
 
     # Typed readings of three multi-column !thread detail lines, derived from ``details`` on
     # access: ``!process 0 7`` prints them for every one of thousands of threads, and reading
@@ -173,6 +175,8 @@ class ProcessInfo(StrictModel):
     event_process: bool = False
     details: dict[str, str] = Field(default_factory=dict)
     threads: list[ThreadInfo] = Field(default_factory=list)
+    partial: bool = False  # a row read only in part (kdmcp/parse/partial.py), whole in ``raw_line``
+    raw_line: str | None = None
 
 
 class ProcessesRecord(RecordBase):

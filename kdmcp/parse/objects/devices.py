@@ -334,7 +334,12 @@ _DEVSTACK_RE = re.compile(
 # it triggered printed its complaint: the address alone ("> ffffe000...  "), or the address
 # with the complaint on the same line; the rest of the row ("\Driver\foo  ffffe000...  Name")
 # comes on a line after the complaint(s).
-_DEVSTACK_HEAD_RE = re.compile(r"^\s*(?:(?P<cur>>)\s*)?(?P<dev>[0-9a-fA-F`]{8,17})\s*(?P<noise>\*\*\*.*)?$")
+# The complaint may also be the image loader's own, printed where the driver column starts:
+# "  ffffd188a8d4a780 Unable to load image amdacpbus.sys, Win32 error 0n2" (released set2
+# io_objects/n_05, a 5: kd> !devstack whose first row spans three lines).
+_DEVSTACK_HEAD_RE = re.compile(
+    r"^\s*(?:(?P<cur>>)\s*)?(?P<dev>[0-9a-fA-F`]{8,17})\s*(?P<noise>(?:\*\*\*|Unable to load image\b).*)?$"
+)
 _DEVSTACK_REST_RE = re.compile(r"^\s*\\\S+")
 # What !devstack prints in the ObjectName column when it cannot read the name: a complaint
 # of the extension, not a name ("InfoMask field not found for _OBJECT_HEADER at fffffa80...",

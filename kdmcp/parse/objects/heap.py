@@ -25,6 +25,7 @@ from typing import Any
 from kdmcp.parse._text import addr
 from kdmcp.parse.frames import site_fields
 from kdmcp.parse.objects.fields import KV_RE, complaint_re
+from kdmcp.parse.partial import partial_row
 
 _A = r"[0-9a-fA-F`]{8,17}"  # an address column, with or without the backtick
 
@@ -67,11 +68,20 @@ _ENTRY_SYMBOL_RE = re.compile(r"^\s{6,}(?P<symbol>[^\s!]+![^\s].*?)\s*$")
 # -l / -x: "Entry     User      Heap      Segment       Size  PrevSize  Flags" (the docs print
 # "## Entry" and "## 1:Entry"), then
 # "001b2958  001b2960  00170000  00000000        40        18  busy extra"
-_BLOCK_HEADER_RE = re.compile(r"^(?:#+ )?(?:\d+:)?Entry\s+User\s+Heap\s+Segment\s+Size\s+PrevSize\s+Flags")
+# Current engines add an "Unused" column, print "-" for the PrevSize of an LFH block (LFH
+# blocks have no previous-size field) and flag words such as "LFH;busy" / "LFH;free"
+# (`!exts.heap -x` quoted in a heap-tool README, stored-index file 11778372020):
+# "00000234c1b1a9a0  00000234c1b1a9b0  00000234c1450000  00000234c1a5e870  2c0  -  f  LFH;busy "
+_BLOCK_HEADER_RE = re.compile(
+    r"^(?:#+ )?(?:\d+:)?Entry\s+User\s+Heap\s+Segment\s+Size\s+PrevSize\s+(?:Unused\s+)?Flags"
+)
 _BLOCK_ROW_RE = re.compile(
     rf"^\s*(?P<entry>{_A})\s+(?P<user>{_A})\s+(?P<heap>{_A})\s+(?P<seg>{_A})\s+(?P<size>[0-9a-fA-F]+)"
-    r"\s+(?P<prev>[0-9a-fA-F]+)\s+(?P<flags>[a-z_]+(?: [a-z_]+)*)\s*$"
+    r"\s+(?P<prev>[0-9a-fA-F]+|-)(?:\s+(?P<unused>[0-9a-fA-F]+))?\s+(?P<flags>[A-Za-z_;]+(?: [A-Za-z_;]+)*)\s*$"
 )
+# A -l/-x row by its start (the Entry and User columns), whatever follows: one _BLOCK_ROW_RE does
+# not read is kept as a partial block (kdmcp/parse/partial.py).
+_PARTIAL_BLOCK_ROW_RE = re.compile(rf"^\s*{_A}\s+{_A}(?=\s|$)")
 _LEAKS_RE = re.compile(r"^\s*(?P<count>\d+) leaks detected")
 # -x -v: "Search VM for address range 002057a8 - 002057ff : 00205990 (002057d0),"
 _SEARCH_RE = re.compile(r"^\s*Search VM for address range (?P<range>\S+ - \S+) : (?P<found>.*?),?\s*$")
@@ -91,7 +101,15 @@ _A_LAYOUT_RE = re.compile(r"^\s+Segment at \S+ to \S+")
 # page heap / -p -a
 _ADDRESS_RE = re.compile(r"^\s*address (?P<addr>[0-9a-fA-F`]+) found in")
 _HEAP_AT_RE = re.compile(r"^\s*(?P<what>_HEAP|_DPH_HEAP_ROOT) @ (?P<addr>[0-9a-fA-F`]+)")
-_DPH_BLOCK_RE = re.compile(r"^\s+(?P<block>[0-9a-fA-F]+):\s+(?P<virt>[0-9a-fA-F]+)\s+(?P<vsize>[0-9a-fA-F]+)\s*$")
+# "in free-ed allocation (  DPH_HEAP_BLOCK:  VirtAddr  VirtSize)" then
+# "                                    f663924:          bde8000             4000", and a busy
+# block's "(  DPH_HEAP_BLOCK:  UserAddr  UserSize -  VirtAddr  VirtSize)" then
+# "                             25ca375ca90:      25cb5e67d90             126e -      25cb5e67000             3000"
+# (a libdwarf fuzzing write-up, stored-index file 32773418754)
+_DPH_BLOCK_RE = re.compile(
+    r"^\s+(?P<block>[0-9a-fA-F]+):\s+(?:(?P<user>[0-9a-fA-F]+)\s+(?P<usize>[0-9a-fA-F]+)\s+-\s+)?"
+    r"(?P<virt>[0-9a-fA-F]+)\s+(?P<vsize>[0-9a-fA-F]+)\s*$"
+)
 _STATE_RE = re.compile(r"^\s*in (?P<state>free-ed|busy) allocation")
 _TRACE_RE = re.compile(r"^\s+Trace: (?P<trace>[0-9a-fA-F]+)\s*$")
 # a stack trace line: "        7ffc3be3d887 ntdll!RtlpAllocateHeapInternal+0x0000000000096b87",
@@ -187,6 +205,9 @@ def heap(lines: list[str], out: dict[str, Any]) -> None:
                 }
             )
             continue
+        if in_blocks and _PARTIAL_BLOCK_ROW_RE.match(line) and _BLOCK_ROW_RE.match(line) is None:
+            entries.append(partial_row(line, address=addr(line.split()[0])))
+            continue
         if in_blocks:
             b = _BLOCK_ROW_RE.match(line)
             if b is not None:
@@ -197,7 +218,8 @@ def heap(lines: list[str], out: dict[str, Any]) -> None:
                         "heap": addr(b.group("heap")),
                         "segment": addr(b.group("seg")),
                         "size": _hex(b.group("size")),
-                        "previous_size": _hex(b.group("prev")),
+                        "previous_size": None if b.group("prev") == "-" else _hex(b.group("prev")),
+                        "unused": _hex(b.group("unused")) if b.group("unused") else None,
                         "state": b.group("flags"),
                     }
                 )
@@ -286,6 +308,8 @@ def _other_line(line: str, out: dict[str, Any]) -> bool:
         out["heap_page_blocks"].append(
             {
                 "block": addr(b.group("block")),
+                "user_address": addr(b.group("user")) if b.group("user") else None,
+                "user_size": _hex(b.group("usize")) if b.group("usize") else None,
                 "virtual_address": addr(b.group("virt")),
                 "virtual_size": _hex(b.group("vsize")),
             }

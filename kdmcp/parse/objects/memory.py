@@ -8,6 +8,7 @@ from typing import Any
 from kdmcp.parse._text import addr
 from kdmcp.parse.objects.fields import Handler, complaint_re
 from kdmcp.parse.objects.heap import heap
+from kdmcp.parse.partial import partial_row
 
 # --------------------------------------------------------------------------- !pool / !poolfind / !poolused
 
@@ -20,9 +21,24 @@ _POOL_BLOCK_RE = re.compile(
 )
 # A large allocation has no pool header (Windows 8.1 x64 write-up, a `!pool` of a bitmap):
 # "*fffff901400d0000 : large page allocation, tag is Gh05, size is 0x1090 bytes"
+# An x86 target's answer carries 8-digit addresses and older engines capitalise "Tag is"; the
+# session-pool walk ("... checking large session pool...") answers a large session-pool block
+# in the same words (the issue 29 parser sample; the x64 form is DebugPrivilege's and clxsh's).
 _POOL_LARGE_RE = re.compile(
-    r"^\s*(?P<mark>\*)?(?P<addr>[0-9a-fA-F`]{8,17}) : large page allocation, tag is (?P<tag>.+?),"
-    r" size is (?P<size>0x[0-9a-fA-F]+) bytes"
+    r"^\s*(?P<mark>\*)?(?P<addr>[0-9a-fA-F`]{8,17}) : large (?:page|session pool|pool) allocation,"
+    r" [Tt]ag is (?P<tag>.+?), size is (?P<size>0x[0-9a-fA-F]+) bytes"
+)
+# A special-pool block has no pool header either: its page holds one allocation, the caller's
+# bytes at "data:", and the pool type in parentheses (Project Zero's registry write-up):
+# "*ffffb98851f06000 size:  4f0 data: ffffb98851f06b10 (NonPaged) *Scbf"; x86 "(Paged session)".
+_POOL_SPECIAL_RE = re.compile(
+    r"^\s*(?P<mark>\*)?(?P<addr>[0-9a-fA-F`]{8,17}) size:\s*(?P<size>[0-9a-fA-F]+) data:\s*(?P<data>[0-9a-fA-F`]{8,17})"
+    r"\s+\((?P<type>[^)]*)\)\s*\*?(?P<tag>.*)$"
+)
+# A block line by its start ("*85246428 size:", "fe7b1000 : large"), whatever follows: one the
+# patterns above do not read is kept as a partial block (kdmcp/parse/partial.py).
+_PARTIAL_POOL_RE = re.compile(
+    r"^\s*(?P<mark>\*)?(?P<addr>[0-9a-fA-F`]{8,17}) (?:size:\s*(?P<size>[0-9a-fA-F]+)(?=\s|$)|: large\b)"
 )
 # The description line under a block (Windows 10/11 print it tab-indented):
 # "\t\tPooltag MmSt : Mm section object prototype ptes, Binary : nt!mm",
@@ -49,23 +65,31 @@ _POOL_REGION_RE = re.compile(r"^\s*Pool page (?P<page>[0-9a-fA-F`]+) region is (
 _POOL_COMPLAINT_RE = complaint_re(r"\S+ is not (?:a )?valid (?:large )?pool\b", r"(?:Address )?\S+ could not be read")
 
 
+def _block(m: re.Match[str], **read: Any) -> dict[str, Any]:
+    """A block whose line prints its address, size and tag (a pool header's, or a special-pool
+    page's): those, the ``*`` mark, what follows the tag in ``details``, and ``read``."""
+    tag, _, details = m.group("tag").strip().partition(" ")
+    return {
+        "address": addr(m.group("addr")),
+        "size": "0x" + m.group("size").lower(),
+        **read,
+        "tag": tag or None,
+        "contains_address": m.group("mark") is not None,
+        "details": details.strip() or None,
+    }
+
+
 def _pool(lines: list[str], out: dict[str, Any]) -> None:
     blocks: list[dict[str, Any]] = out["pool_blocks"]
     for line in lines:
         m = _POOL_BLOCK_RE.match(line)
         if m is not None:
-            tag, _, details = m.group("tag").strip().partition(" ")
-            blocks.append(
-                {
-                    "address": addr(m.group("addr")),
-                    "size": "0x" + m.group("size").lower(),
-                    "previous_size": "0x" + m.group("prev").lower(),
-                    "state": m.group("state").strip(),
-                    "tag": tag or None,
-                    "contains_address": m.group("mark") is not None,
-                    "details": details.strip() or None,
-                }
-            )
+            prev = "0x" + m.group("prev").lower()
+            blocks.append(_block(m, previous_size=prev, state=m.group("state").strip()))
+            continue
+        sp = _POOL_SPECIAL_RE.match(line)
+        if sp is not None:
+            blocks.append(_block(sp, data=addr(sp.group("data")), pool_type=sp.group("type").strip()))
             continue
         g = _POOL_LARGE_RE.match(line)
         if g is not None:
@@ -79,6 +103,12 @@ def _pool(lines: list[str], out: dict[str, Any]) -> None:
                     "large": True,
                 }
             )
+            continue
+        pr = _PARTIAL_POOL_RE.match(line)
+        if pr is not None:
+            size = "0x" + pr.group("size").lower() if pr.group("size") else ""
+            read = {"address": addr(pr.group("addr")), "size": size, "contains_address": pr.group("mark") is not None}
+            blocks.append(partial_row(line, **read))
             continue
         d = _POOL_TAG_LINE_RE.match(line)
         if d is not None:

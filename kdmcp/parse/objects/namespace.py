@@ -11,6 +11,7 @@ from kdmcp.parse.objects.fields import (
     Handler,
 )
 from kdmcp.parse.objects.system import complaints
+from kdmcp.parse.partial import partial_row
 
 # --------------------------------------------------------------------------- !object
 
@@ -100,6 +101,9 @@ _HANDLE_RE = re.compile(
     r"^(?P<handle>[0-9a-fA-F]{4,}): (?:(?P<free>free handle)"
     r"|Object: (?P<obj>[0-9a-fA-F`]+)\s+GrantedAccess: (?P<access>[0-9a-fA-F]+))(?P<rest>.*)$"
 )
+# A kernel row by its start ("01f0: "), whatever follows: one _HANDLE_RE does not read is kept
+# as a partial handle (kdmcp/parse/partial.py).
+_PARTIAL_HANDLE_RE = re.compile(r"^(?P<handle>[0-9a-fA-F]{4,}):(?=\s|$)")
 _FREE_TAIL_RE = re.compile(r"Entry address (?P<entry>[0-9a-fA-F`]+)(?:, Next Entry (?P<next>[0-9a-fA-F`]+))?")
 # "New version of handle table at e1002000 with 380 Entries in use" (XP), "Kernel New version of
 # handle table at ..." (flag 0x10), "Handle table at ffffa08f5ad26540 with 45 entries in use" (10)
@@ -240,6 +244,11 @@ def _handle(lines: list[str], out: dict[str, Any]) -> None:
         u = _USER_HANDLE_RE.match(line)
         if u is not None:
             handles.append({"handle": "0x" + u.group("handle").lower()})
+            section = ""
+            continue
+        ph = _PARTIAL_HANDLE_RE.match(line)
+        if ph is not None:
+            handles.append(partial_row(line, handle="0x" + ph.group("handle").lower(), process=process))
             section = ""
             continue
         # the summary first: its head "Type            Count" would read as a "Type" key

@@ -401,8 +401,28 @@ def _lmi(lines: list[str], out: dict[str, Any]) -> None:
         out["address"] = addr(base)
 
 
+# !gflag: "Current NtGlobalFlag contents: 0x02000000" (or "New ..." after a change; kernels
+# since 20H1 add "Current NtGlobalFlag2 contents: 0x00000000"), then one line per flag set,
+# "    hpa - Place heap allocations at ends of pages" (a cdb session of a leak write-up,
+# stored-index file 39591084709; the wording is dbgeng's own "%s - %s").
+_GFLAG_HEAD_RE = re.compile(r"^\s*(?:Current|New) (?P<key>NtGlobalFlag2?) contents: (?P<value>0x[0-9a-fA-F]+)\s*$")
+_GFLAG_ROW_RE = re.compile(r"^\s+(?P<flag>[a-z0-9]{2,5}) - (?P<description>\S.*?)\s*$")
+
+
+def _gflag(lines: list[str], out: dict[str, Any]) -> None:
+    for line in lines:
+        h = _GFLAG_HEAD_RE.match(line)
+        if h is not None:
+            out["fields"][h.group("key")] = h.group("value").lower()
+            continue
+        r = _GFLAG_ROW_RE.match(line)
+        if r is not None and out["fields"]:
+            out["entries"].append({"flag": r.group("flag"), "description": r.group("description")})
+
+
 # the extensions this module reads, by name (``kdmcp.parse.objects`` dispatches on it)
 HANDLERS: dict[str, Handler] = {
+    "gflag": _gflag,
     "irql": _irql,
     "teb": _teb_peb,
     "peb": _teb_peb,
