@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 
+from kdmcp.command.allowlist import effect_names
 from kdmcp.command.classes import CommandClass, RunEffect
 from kdmcp.command.lexing import strip_selectors
 
@@ -382,7 +383,13 @@ _KNOWN_EXTENSION_MODULES: frozenset[str] = frozenset(
 # A word that names a network location: "\\\\host\\share", "//host/share", "\\\\?\\UNC\\...",
 # "file://", "http(s)://", "ftp://" -- the host connects there (and for SMB, authenticates).
 NETWORK_WORD_RE = re.compile(
-    r"(?:(?<=^)|(?<=[\s*=\"'(,;<]))(?P<path>(?:[\\/]{2}|[\\/]\?\?[\\/]UNC[\\/]|(?:file|https?|ftps?|smb|webdav)\s*:)[^\s;*\"']*)",
+    r"(?:(?<=^)|(?<=[\s*=\"'(,;<]))(?P<path>(?:[\\/]{2}|[\\/]\?\?[\\/]UNC[\\/]|(?:file|https?|ftps?|smb|webdav)\s*:)"
+    r"[^\s;*\"']*"
+    # NT-namespace spellings of the same: "\??\GLOBALROOT\Device\Mup\h\s", "\Device\LanmanRedirector\h\s",
+    # "\GLOBAL??\UNC\h\s" -- the object manager hands them to a network redirector.
+    r"|(?:[\\/](?:\?\?|GLOBAL\?\?)[\\/](?:GLOBALROOT|UNC)(?:[\\/]|$)|[\\/]GLOBALROOT(?:[\\/]|$)"
+    r"|[\\/]Device[\\/](?:Mup|LanmanRedirector|WebDavRedirector|MailslotRedirector|RdpDr|vmsmb|P9Rdr|CscRedirector)"
+    r"(?:[\\/]|$))[^\s;*\"']*)",
     re.IGNORECASE,
 )
 # Commands that only print their arguments: a network-looking word there reaches nothing.
@@ -410,18 +417,19 @@ def under_allowed_root(path: str, roots: tuple[str, ...]) -> bool:
 
 # ---------------------------------------------------------------- run effects
 
-# g gh gn gN gc gu ga, behind an optional selector; arguments follow a space, '=' or nothing.
-# "gu" runs until the function returns, "gc" resumes from a conditional breakpoint: the
-# target runs and kd reads no input until it stops ("g (Go)": commands after a ';' "are
-# executed immediately after the g command has completed").
-_GO_EFFECT_RE = re.compile(r"g[hncua]?(?![A-Za-z_]).*", re.IGNORECASE | re.DOTALL)
-_TRACE_EFFECT_RE = re.compile(r"wt(?![A-Za-z_]).*", re.IGNORECASE | re.DOTALL)
-# p/t and their variants step or trace: "the target executes" one instruction, a call, or up
-# to a branch/return ("p (Step)", "t (Trace)", "pt", "tt"...), and kd reads no input until it
-# stops again: run effects like g's. Arguments follow a blank, '=', a digit or a quote.
-_STEP_EFFECT_RE = re.compile(r"(?:p(?:a|c|ct|h|t|r)?|t(?:a|b|c|ct|h|t|r)?)(?=[\s=\d\"]|$).*",
-                             re.IGNORECASE | re.DOTALL)
-_REBOOT_EFFECT_RE = re.compile(r"\.(?:reboot|restart)(?!\w).*", re.IGNORECASE | re.DOTALL)
+# From the allowlist's entries (kdmcp/command/known.py): "g (Go)": commands after a ';' "are
+# executed immediately after the g command has completed"; "gu" runs until the function
+# returns; p/t and their variants step or trace: "the target executes" one instruction, a call,
+# or up to a branch/return, and kd reads no input until it stops again; "wt" runs while tracing.
+# Arguments may be glued to the name ("pa(nt!NtCreateFile)", "ta@$ra", "pc(1)", "g=addr"): the
+# name ends where no name letter follows, as kd reads a letter command's name.
+_EFFECTS = effect_names()
+_RESUMES_EFFECT_RE = re.compile(rf"(?:{'|'.join(_EFFECTS[RunEffect.RESUMES.value])})(?![A-Za-z_]).*",
+                                re.IGNORECASE | re.DOTALL)
+_STEP_EFFECT_RE = re.compile(rf"(?:{'|'.join(_EFFECTS['steps'])})(?![A-Za-z_]).*", re.IGNORECASE | re.DOTALL)
+_REBOOT_EFFECT_RE = re.compile(
+    rf"(?:{'|'.join(re.escape(n) for n in _EFFECTS[RunEffect.REBOOTS.value])})(?!\w).*", re.IGNORECASE | re.DOTALL
+)
 _QUIT_EFFECT_RE = re.compile(r"q[qd]?", re.IGNORECASE)
 
 
@@ -446,6 +454,6 @@ def leaf_effect(piece: str) -> RunEffect:
         return RunEffect.ENDS
     if _REBOOT_EFFECT_RE.fullmatch(text):
         return RunEffect.REBOOTS
-    if _GO_EFFECT_RE.fullmatch(text) or _TRACE_EFFECT_RE.fullmatch(text) or _STEP_EFFECT_RE.fullmatch(text):
+    if _RESUMES_EFFECT_RE.fullmatch(text):
         return RunEffect.RESUMES
     return RunEffect.IMMEDIATE

@@ -19,7 +19,9 @@ from dataclasses import dataclass, field
 
 from pydantic import BaseModel, ConfigDict
 
-from kdmcp.command.classes import CommandClass, RunEffect
+from kdmcp.command.allowlist import path_list_refusal
+from kdmcp.command.classes import PROFILE_ALLOWS, CommandClass, RunEffect
+from kdmcp.command.grammar import NT_PATH_RE
 from kdmcp.command.command_strings import alias_command
 from kdmcp.command.leaf_rules import single_command
 from kdmcp.command.lexing import Lexing
@@ -53,6 +55,8 @@ from kdmcp.command.tables import (
     leaf_effect,
     under_allowed_root,
 )
+
+_STANDARD = PROFILE_ALLOWS["standard"]
 
 __all__ = ["MAX_EXPANSIONS", "MAX_NESTED", "Finding", "Walker"]
 
@@ -275,6 +279,7 @@ class Walker:
     def path_command(self, node: PathCommand) -> None:
         """``.sympath a;b;c``: kd takes the rest of the line as a path list; every element is checked."""
         command_class, reason = _DOT_COMMANDS[node.name]
+        before = len(self.findings)
         self.add(node.text, command_class, reason)
         head_args = node.head.strip()[len(node.name) + 1 :].lstrip("+").strip()
         for element in (head_args, *node.elements):
@@ -284,6 +289,14 @@ class Walker:
             element = raw.strip()
             if element and not _PATH_LIKE_RE.match(element):
                 self.nested(element)
+        if all(f.command_class in _STANDARD for f in self.findings[before:]):
+            # On the allowlist only as local drive paths, srv*/cache* over them, and network roots
+            # (an element that is no path at all was checked above as the command it could be).
+            for element in (head_args, *(e for e in node.elements if _PATH_LIKE_RE.match(e.strip()))):
+                problem = path_list_refusal(element.strip(), self.roots) if element.strip() else None
+                if problem is not None:
+                    nt = NT_PATH_RE.search(element) is not None
+                    self.add(node.text, _NETWORK_PATH if nt else _UNKNOWN, f"not on kd-mcp's allowlist: {problem}")
 
     def network_words(self, piece: str, text: str) -> None:
         """Every word of ``text`` that names a network location outside the allowed roots."""
