@@ -130,6 +130,8 @@ def _classify_plain(line: str, roots: tuple[str, ...]) -> tuple[Finding, ...]:
     """
     parser = Walker(KD_LEXING, roots=roots)
     parser.parse_list(line, 0)
+    if parser.alias_values:  # a definition: later blocks may use it bare ("aS x g; .block { x }")
+        return _classify_full(line, roots)
     return tuple(dict.fromkeys(_or_no_command(line, parser.findings)))
 
 
@@ -251,7 +253,7 @@ def _classify_line(line: str, depth: int, roots: tuple[str, ...]) -> list[Findin
         parser.parse_list(line, 0)
         parsers.append(parser)
     findings.extend(_fixed_aliases(line))
-    uses = [m for m in _ALIAS_USE_RE.finditer(line) if not _is_defined_test(m)]
+    uses = [m for m in _alias_uses(line, parsers) if not _is_defined_test(m)]
     unresolved = [m for m in uses if not _resolvable(line, m, depth, parsers)]
     if uses and not unresolved:
         # kd pastes the values in before it runs the block: classify what it will run.
@@ -280,6 +282,33 @@ def _fixed_aliases(line: str) -> list[Finding]:
     ]
 
 
+def _alias_uses(line: str, parsers: list[Walker]) -> list[re.Match[str]]:
+    """``${name}`` uses, and bare uses inside ``{ }`` bodies of names this line defines.
+
+    kd replaces a user-named alias "only if its name is separated from other characters by
+    white space ... [it] must begin the line or follow a space, a semicolon, or a quotation
+    mark" and end likewise (Using Aliases), and again "when a new block of code is entered":
+    ``aS foo g; .block { foo }`` runs ``g``.
+    """
+    names = sorted({n for p in parsers for n in p.alias_values if n}, key=len, reverse=True)
+    if not names:
+        return list(_ALIAS_USE_RE.finditer(line))
+    bare = "|".join(re.escape(n) for n in names)
+    pattern = re.compile(
+        rf"\$\{{(?P<opt>/[A-Za-z]:)?(?P<name>[^}}]*)\}}?|(?:(?<=^)|(?<=[\s;\"{{]))(?P<bare>{bare})(?=$|[\s;\"}}])"
+    )
+    blocks = [span for p in parsers for span in p.blocks]
+    return [
+        m for m in pattern.finditer(line)
+        if m.group("bare") is None or any(start <= m.start() < end for start, end in blocks)
+    ]
+
+
+def _use_name(use: re.Match[str]) -> str:
+    bare = use.groupdict().get("bare")
+    return bare if bare is not None else use.group("name")
+
+
 def _is_defined_test(use: re.Match[str]) -> bool:
     """``${/d:name}`` expands to 1 or 0 (whether the alias exists), never to its text."""
     return (use.group("opt") or "").lower() == "/d:" and use.group().endswith("}")
@@ -298,10 +327,11 @@ def _resolvable(line: str, use: re.Match[str], depth: int, parsers: list[Walker]
     the definition, in a line starting with an alias command; anywhere else it could be
     a value set by an earlier call, which this stateless check cannot know.
     """
-    name = use.group("name")
+    name = _use_name(use)
+    bare = use.groupdict().get("bare") is not None
     return (
         (use.group("opt") or "").lower() in ("", "/f:")
-        and use.group().endswith("}")
+        and (bare or use.group().endswith("}"))
         and depth < 2
         and 0 < len(_alias_values(name, parsers)) <= _MAX_ALIAS_VARIANTS
         and _ALIAS_LINE_START_RE.match(line) is not None
@@ -313,7 +343,7 @@ def _expansions(line: str, uses: list[re.Match[str]], parsers: list[Walker]) -> 
     """``line`` with every alias use replaced, once per combination of candidate values (bounded)."""
     variants = [line]
     for use in reversed(uses):  # right to left, so earlier offsets stay valid
-        values = _alias_values(use.group("name"), parsers)
+        values = _alias_values(_use_name(use), parsers)
         variants = [v[: use.start()] + value + v[use.end() :] for v in variants for value in values]
         variants = variants[:_MAX_ALIAS_VARIANTS]
     return variants

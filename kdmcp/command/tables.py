@@ -89,6 +89,21 @@ _DX_SIDE_EFFECT_RE = re.compile(
 )
 _DX_BREAKPOINT_RE = re.compile(r"\.\s*SetBreakpoint\w*\s*\(", re.IGNORECASE)
 _DX_TARGET_CALL_RE = re.compile(r"\w!\w+\s*\(", re.ASCII)
+# What dx may call under read_only and standard: LINQ queries over data-model collections, string
+# helpers, the list-entry walker and the disassembler ("dx" docs, "Using LINQ With the debugger
+# objects"), plus ExecuteCommand and SetBreakpoint*, whose own rules judge them. Lower case.
+DX_METHODS: frozenset[str] = frozenset(
+    {
+        "where", "select", "selectmany", "first", "firstordefault", "last", "lastordefault", "single",
+        "singleordefault", "count", "any", "all", "orderby", "orderbydescending", "thenby", "thenbydescending",
+        "groupby", "take", "skip", "takewhile", "skipwhile", "distinct", "reverse", "flatten", "aggregate", "sum",
+        "min", "max", "average", "concat", "contains", "elementat", "zip", "join", "todisplaystring", "tostring",
+        "startswith", "endswith", "indexof", "lastindexof", "substring", "tolower", "toupper", "padleft", "padright",
+        "fromlistentry", "createdisassembler", "disassembleblocks", "disassemblefunction", "disassembleinstructions",
+        "executecommand", "setbreakpoint", "setbreakpointatoffset", "calls",
+    }
+)  # fmt: skip
+DX_FUNCTIONS: frozenset[str] = frozenset({"sizeof"})
 _DX_SUSPICIOUS_LITERAL_RE = re.compile(r"control|executecommand|filesystem|script|contents", re.IGNORECASE)
 
 # "r eax=1", "r $t0 = 5", "r $.u0 = text": the target in front of an assignment.

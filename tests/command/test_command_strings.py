@@ -53,9 +53,9 @@ def test_for_each_extensions() -> None:
 
 
 def test_single_word_alias_definitions_are_classified_by_their_value() -> None:
-    assert classes("aS x lm") == {READ}
-    assert classes('aS x "k"') == {READ}
-    assert EXECUTION in classes("aS x g")
+    assert classes("aS va lm") == {READ}
+    assert classes('aS va "k"') == {READ}
+    assert EXECUTION in classes("aS va g")
     assert SESSION_ENDING in classes("aS kb q")
     assert classes("as /x base nt") == {READ}
 

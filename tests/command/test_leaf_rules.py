@@ -57,7 +57,7 @@ FAMILIES: dict[CommandClass, list[str]] = {
         "!devstack @rcx", "!irp @rcx", "!error 0xc0000005", "!peb", "!teb", "!heap -s", "!handle 0 f",
         "!running -it", "!ready", "!sysptes", "!locks", "!stacks 2", "!idt", "!sym noisy", "!chkimg nt",
         "!kdexts.process 0 0", "!nt.process", "!PROCESS 0 0",
-        "* a comment", "$$ a comment", "al", "ad /q x", "aS x lm", "as /x x @rax",
+        "* a comment", "$$ a comment", "al", "ad /q x", "aS va lm", "as /x va @rax",
         "~", "~.", "~*k", "~*kb 100", "~3 kv", "~*e kb", "~*e r", "~0 s", "~0s", "~~[1a4]s", "|", "|1s", "||0s",
     ],
     MEMORY_WRITE: [
