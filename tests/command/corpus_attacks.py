@@ -139,6 +139,7 @@ NT_NETWORK_SPELLINGS = [
     r"\??\GLOBALROOT\??\UNC\h\s",
     r"\Device\LanmanRedirector\h\s",
     r"\\?\GLOBALROOT\??\UNC\h\s",
+    r"\\?\UNC\h\s",
 ]
 # Every other spelling the namespace offers, tried on .sympath only.
 NT_NETWORK_MORE = [
@@ -166,6 +167,9 @@ _NETWORK_COMMANDS: list[tuple[str, str]] = [
     (r".sympath srv*c:\sym*{p}", _SYMPATH),
     (".sympath cache*{p};srv*https://msdl.microsoft.com/download/symbols", _SYMPATH),
     (".symfix {p}", _SYMFIX),
+    (".symfix+ {p}", _SYMFIX),
+    (".srcfix {p}", DOCS + "-srcfix---lsrcfix--use-source-server-"),
+    (".lsrcfix {p}", DOCS + "-srcfix---lsrcfix--use-source-server-"),
     (".srcpath {p}", _SRCPATH),
     (".srcpath+ {p}", _SRCPATH),
     (".lsrcpath {p}", _SRCPATH),
@@ -284,7 +288,7 @@ SETTINGS_CHANGES: list[Base] = [
     _deny("n 10", C.SETTINGS_CHANGE, _RADIX),
     _deny("n 0x8", C.SETTINGS_CHANGE, _RADIX),
     _deny("N 8", C.SETTINGS_CHANGE, _RADIX),
-    _deny("n8", C.SETTINGS_CHANGE, _RADIX),
+    _deny("n8", C.SETTINGS_CHANGE, _RADIX, C.UNKNOWN),
     # output the typed tools parse, reformatted for every later command
     _deny(
         ".force_radix_output 1",
@@ -309,7 +313,6 @@ SETTINGS_CHANGES: list[Base] = [
     _deny("l+s", C.SETTINGS_CHANGE, DOCS + "l---l---set-source-options-"),
     _deny(".lines -d", C.SETTINGS_CHANGE, DOCS + "-lines--toggle-source-line-support-"),
     _deny(".netsyms yes", C.SETTINGS_CHANGE, DOCS + "-netsyms", C.NETWORK_PATH),
-    _deny(".srcnoisy 3", C.SETTINGS_CHANGE, DOCS + "-srcnoisy--noisy-source-loading-"),
     _deny(".ignore_missing_pages 1", C.SETTINGS_CHANGE, DOCS + "-ignore-missing-pages--suppress-missing-page-errors-"),
     _deny(r"!homedir c:\temp\home", C.SETTINGS_CHANGE, _HOMEDIR),
     # ".pcmd -s CommandString": output of a command printed before every later prompt
@@ -324,7 +327,6 @@ SETTINGS_CHANGES: list[Base] = [
     _deny(".childdbg 1", C.SETTINGS_CHANGE, DOCS + "-childdbg--debug-child-processes-"),
     _deny(".bpsync 1", C.SETTINGS_CHANGE, DOCS + "-bpsync--synchronize-threads-at-breakpoint-"),
     _deny(".cache forcedecodeuser", C.SETTINGS_CHANGE, DOCS + "-cache--set-cache-size-"),
-    _deny(".noversion", C.SETTINGS_CHANGE, DOCS + "-noversion--disable-version-checking-"),
     # ".idle_cmd String: a command executed whenever control returns from the target to the debugger"
     _deny(".idle_cmd k", C.SETTINGS_CHANGE, DOCS + "-idle-cmd--set-idle-command-", C.OUTPUT_CONTROL, C.UNKNOWN),
     _deny(".pcmd -s k", C.SETTINGS_CHANGE, _PCMD, C.OUTPUT_CONTROL),
@@ -433,7 +435,7 @@ WRAPPERS: dict[str, Wrapper] = {
 
 # A breakpoint's or an event's command string runs at a later break: the target is already
 # running then, so a run effect inside one hides nothing from the engine (it waits for a break).
-_LATER = {"bp", "sxe"}
+LATER_WRAPPERS = frozenset({"bp", "sxe"})
 
 EXTENSION_PREFIXES = ("ext", "kdexts")
 
@@ -458,7 +460,7 @@ def _product() -> list[Attack]:
                 variants.append((module, prefixed))
         for prefix, line in variants:
             for name, wrap in WRAPPERS.items():
-                if base.effect is not None and name in _LATER:
+                if base.effect is not None and name in LATER_WRAPPERS:
                     continue
                 attacks.append(Attack(line=wrap(line), base=base, wrapper=name, prefix=prefix))
     return attacks

@@ -29,15 +29,7 @@ import pytest
 
 from kdmcp.command import PROFILE_ALLOWS, CommandClass, Profile, RunEffect, check, run_effect
 from tests.command import corpus
-from tests.command.corpus_attacks import (
-    _LATER,
-    ATTACKS,
-    BASES,
-    EXTENSION_PREFIXES,
-    WRAPPERS,
-    Attack,
-    Base,
-)
+from tests.command.corpus_attacks import ATTACKS, BASES, EXTENSION_PREFIXES, LATER_WRAPPERS, WRAPPERS, Attack, Base
 from tests.command.corpus_everyday import EVERYDAY, TRANSCRIPTS
 
 C = CommandClass
@@ -222,7 +214,7 @@ def test_attack_corpus_covers_issue_28() -> None:
         assert named in lines, named
     for base in BASES:
         forms = {(a.wrapper, a.prefix) for a in _ATTACKS_BY_BASE[id(base)]}
-        wrappers = set(WRAPPERS) - (_LATER if base.effect is not None else set())
+        wrappers = set(WRAPPERS) - (LATER_WRAPPERS if base.effect is not None else set())
         prefixes = {""}
         if base.line.startswith("!") and "." not in base.line.split(" ", 1)[0]:
             prefixes |= set(EXTENSION_PREFIXES)
