@@ -96,6 +96,7 @@ _ALIAS = DOCS + "as--as--set-alias-"
 _PCMD = DOCS + "-pcmd--set-prompt-command-"
 # "n [Radix]": "If you omit Radix, the current default radix is displayed"
 _RADIX = DOCS + "n--set-number-base-"
+_IDLE = DOCS + "-idle-cmd--set-idle-command-"
 _DX = DOCS + "dx--display-visualizer-variables-"
 # Microsoft's SyntheticTypes script: "ReadHeader ... headerPath - the path to a basic C header file to read
 # from disk" (its readme's own example: ReadHeader("e:\\examples\\test.h", "ntdll"))
@@ -125,9 +126,9 @@ FILE_WRITES: list[Base] = [
     _deny(r"!wmitrace.logsave 0x2 c:\temp\x.etl", C.FILE_WRITE, DOCS + "-wmitrace-logsave", C.CODE_LOAD, C.UNKNOWN),
     # "!rcdrkd.rcdrlogsave: saves the recorder logs of a driver" to a trace file on the host
     _deny("!rcdrkd.rcdrlogsave mydrv", C.FILE_WRITE, DOCS + "-rcdrkd-rcdrlogsave", C.CODE_LOAD, C.UNKNOWN),
-    # ".copysym [-l] Path: copies the current symbol files to the specified directory"
+    # ".copysym [/l] Path: copies the current symbol files to the specified directory"
     _deny(r".copysym c:\temp\syms", C.FILE_WRITE, DOCS + "-copysym--copy-symbol-files-"),
-    _deny(r".copysym -l c:\temp\syms", C.FILE_WRITE, DOCS + "-copysym--copy-symbol-files-"),
+    _deny(r".copysym /l c:\temp\syms", C.FILE_WRITE, DOCS + "-copysym--copy-symbol-files-"),
 ]
 
 # ------------------------------------------------------------------ network paths in NT-namespace spellings
@@ -194,8 +195,6 @@ NETWORK_PATHS: list[Base] = [
     _deny(
         r".copysym \??\GLOBALROOT\Device\Mup\h\s", C.NETWORK_PATH, DOCS + "-copysym--copy-symbol-files-", C.FILE_WRITE
     ),
-    # "!net_send SendingMachine TargetMachine Sender Message: sends a message over a local network"
-    _deny("!net_send h1 h2 me hello", C.NETWORK_PATH, DOCS + "-net-send", C.HOST_EXEC, C.UNKNOWN),
     # trace format search paths of the tracing extensions
     _deny(r"!wmitrace.searchpath \\h\s", C.NETWORK_PATH, DOCS + "-wmitrace-searchpath", C.CODE_LOAD, C.UNKNOWN),
     _deny(r"!wdfkd.wdfsearchpath \\h\s", C.NETWORK_PATH, DOCS + "-wdfkd-wdfsearchpath", C.CODE_LOAD, C.UNKNOWN),
@@ -254,8 +253,6 @@ HOST_FILE_READS: list[Base] = [
     _deny(r"!wdfkd.wdftmffile c:\x.tmf", C.HOST_FILE_READ, DOCS + "-wdfkd-wdftmffile", C.CODE_LOAD, C.UNKNOWN),
     _deny(r"!wmitrace.tmffile c:\x.tmf", C.HOST_FILE_READ, DOCS + "-wmitrace-tmffile", C.CODE_LOAD, C.UNKNOWN),
     _deny(r"!rcdrkd.rcdrtmffile c:\x.tmf", C.HOST_FILE_READ, DOCS + "-rcdrkd-rcdrtmffile", C.CODE_LOAD, C.UNKNOWN),
-    # ".sound_notify /ef File: plays the sound file" -- a host file WinDbg opens
-    _deny(r".sound_notify /ef c:\x.wav", C.HOST_FILE_READ, DOCS + "-sound-notify--use-notification-sound-", C.UNKNOWN),
 ]
 
 # ------------------------------------------------------------------ code loading and script code
@@ -317,6 +314,7 @@ SETTINGS_CHANGES: list[Base] = [
     _deny(r"!homedir c:\temp\home", C.SETTINGS_CHANGE, _HOMEDIR),
     # ".pcmd -s CommandString": output of a command printed before every later prompt
     # register mask, symbol suffix, source lines, inline frames, CPU numbers, locale, step filter
+    # 'The "m" in the command name must be a lowercase letter' (rM is r's one-off mask: a read)
     _deny("rm 0x8", C.SETTINGS_CHANGE, DOCS + "rm--register-mask-", C.OUTPUT_CONTROL),
     _deny("ss a", C.SETTINGS_CHANGE, DOCS + "ss--set-symbol-suffix-"),
     _deny("lsp -a 40", C.SETTINGS_CHANGE, DOCS + "lsp--set-number-of-source-lines-"),
@@ -327,8 +325,11 @@ SETTINGS_CHANGES: list[Base] = [
     _deny(".childdbg 1", C.SETTINGS_CHANGE, DOCS + "-childdbg--debug-child-processes-"),
     _deny(".bpsync 1", C.SETTINGS_CHANGE, DOCS + "-bpsync--synchronize-threads-at-breakpoint-"),
     _deny(".cache forcedecodeuser", C.SETTINGS_CHANGE, DOCS + "-cache--set-cache-size-"),
-    # ".idle_cmd String: a command executed whenever control returns from the target to the debugger"
-    _deny(".idle_cmd k", C.SETTINGS_CHANGE, DOCS + "-idle-cmd--set-idle-command-", C.OUTPUT_CONTROL, C.UNKNOWN),
+    # ".idle_cmd String": "a command that is executed whenever control returns from the target to the
+    # debugger"; the page's own example is "r eax" ("because the debugger is already idle, this command
+    # immediately executes")
+    _deny(".idle_cmd r eax", C.SETTINGS_CHANGE, _IDLE, C.OUTPUT_CONTROL, C.UNKNOWN),
+    _deny(r".idle_cmd !chkimg -mmw c:\chk.log 0 nt", C.FILE_WRITE, _IDLE, C.SETTINGS_CHANGE, C.UNKNOWN),
     _deny(".pcmd -s k", C.SETTINGS_CHANGE, _PCMD, C.OUTPUT_CONTROL),
     _deny('.pcmd -s ".echo x"', C.SETTINGS_CHANGE, _PCMD, C.OUTPUT_CONTROL),
 ]
@@ -358,7 +359,8 @@ ALIASES: list[Base] = [
 
 # ------------------------------------------------------------------ other host processes, and the debugger's own time
 HOST_EFFECTS: list[Base] = [
-    # ".wake PID: causes sleep mode to end" in the debugger process PID -- another process on the host
+    # ".wake PID": "causes sleep mode to end" in the user-mode debugger with that process ID, another
+    # process on the machine kd runs on
     _deny(".wake 4242", C.HOST_EXEC, DOCS + "-wake--wake-debugger-", C.UNKNOWN, C.SETTINGS_CHANGE),
     # ".sleep Milliseconds: the debugger pauses" -- every later call of the session times out
     _deny(".sleep 600000", C.UNKNOWN, DOCS + "-sleep--pause-debugger-", C.SETTINGS_CHANGE),
@@ -379,6 +381,7 @@ RUN_EFFECTS: list[Base] = [
     _runs(".pcmd -s gh", _PCMD),
     _runs(".pcmd -s p", _PCMD),
     _runs(".pcmd -s gu", _PCMD),
+    _runs(".idle_cmd g", _IDLE),
     # steps and goes with their argument glued to the command word (kd reads "pa(x)" as "pa (x)")
     _runs("pa(nt!NtCreateFile)", ISSUE),
     _runs("ta@$ra", ISSUE),
