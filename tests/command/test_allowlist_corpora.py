@@ -314,4 +314,6 @@ def test_fixture_shape() -> None:
     assert per["corpus-released/set2"] == 58  # one prompt line per set2 file (its README)
     assert all(row["command"] and row["command"] == row["command"].strip() for row in rows)
     assert all(row["source"] and row["file"].endswith(".txt") and row["line"] >= 1 for row in rows)
+    assert all(row["prompt"].endswith(">") and row["mode"] in {"kernel", "local_kernel", "user"} for row in rows)
+    assert {row["mode"] for row in rows} == {"kernel", "local_kernel", "user"}
     assert len({row["command"] for row in rows}) >= 300
