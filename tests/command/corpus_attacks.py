@@ -41,6 +41,7 @@ class Base:
     denied: CommandClass | None = None
     effect: RunEffect | None = None
     also: frozenset[CommandClass] = field(default_factory=frozenset)
+    dll: str = "ext"  # the extension DLL that exports a bare "!command" (its reference page's "DLL")
 
     @property
     def classes(self) -> frozenset[CommandClass]:
@@ -68,15 +69,15 @@ class Attack:
     @property
     def classes(self) -> frozenset[CommandClass]:
         classes = self.base.classes
-        if self.prefix == "kdexts" and classes:
-            # kdexts.dll exports none of ext.dll's commands: kd answers "No export ... found",
-            # and an allowlist that does not know the pair may call it unknown or a load.
+        if self.prefix and self.prefix != self.base.dll and classes:
+            # a DLL that does not export the command: kd answers "No export ... found", and an
+            # allowlist that does not know the pair may call it unknown or a load
             classes |= {C.UNKNOWN, C.CODE_LOAD}
         return classes
 
 
-def _deny(line: str, denied: CommandClass, source: str, *also: CommandClass) -> Base:
-    return Base(line=line, source=source, denied=denied, also=frozenset(also))
+def _deny(line: str, denied: CommandClass, source: str, *also: CommandClass, dll: str = "ext") -> Base:
+    return Base(line=line, source=source, denied=denied, also=frozenset(also), dll=dll)
 
 
 def _runs(line: str, source: str, effect: RunEffect = RunEffect.RESUMES) -> Base:
@@ -126,6 +127,8 @@ FILE_WRITES: list[Base] = [
     _deny(r"!wmitrace.logsave 0x2 c:\temp\x.etl", C.FILE_WRITE, DOCS + "-wmitrace-logsave", C.CODE_LOAD, C.UNKNOWN),
     # "!rcdrkd.rcdrlogsave: saves the recorder logs of a driver" to a trace file on the host
     _deny("!rcdrkd.rcdrlogsave mydrv", C.FILE_WRITE, DOCS + "-rcdrkd-rcdrlogsave", C.CODE_LOAD, C.UNKNOWN),
+    # "!logexts.loge [OutputDirectory]": injects Logger into the target and writes its logs there
+    _deny(r"!logexts.loge c:\temp", C.FILE_WRITE, DOCS + "-logexts-loge", C.CODE_LOAD, C.UNKNOWN),
     # ".copysym [/l] Path: copies the current symbol files to the specified directory"
     _deny(r".copysym c:\temp\syms", C.FILE_WRITE, DOCS + "-copysym--copy-symbol-files-"),
     _deny(r".copysym /l c:\temp\syms", C.FILE_WRITE, DOCS + "-copysym--copy-symbol-files-"),
@@ -183,12 +186,16 @@ _NETWORK_COMMANDS: list[tuple[str, str]] = [
 ]
 
 NETWORK_PATHS: list[Base] = [
-    *(_deny(cmd.format(p=p), C.NETWORK_PATH, src) for p in NT_NETWORK_SPELLINGS for cmd, src in _NETWORK_COMMANDS),
+    *(
+        _deny(cmd.format(p=p), C.NETWORK_PATH, src, dll="dbghelp" if src == _HOMEDIR else "ext")
+        for p in NT_NETWORK_SPELLINGS
+        for cmd, src in _NETWORK_COMMANDS
+    ),
     *(_deny(f".sympath {p}", C.NETWORK_PATH, _SYMPATH) for p in NT_NETWORK_MORE),
     # the plain UNC spelling where the denylist never looked
     _deny(r"!chkimg -mmw \\h\s\chk.log 0 nt", C.NETWORK_PATH, _CHKIMG),
     _deny(r"!chkimg -p \\h\s nt", C.NETWORK_PATH, _CHKIMG),
-    _deny(r"!homedir \\h\s", C.NETWORK_PATH, _HOMEDIR),
+    _deny(r"!homedir \\h\s", C.NETWORK_PATH, _HOMEDIR, dll="dbghelp"),
     _deny(r"!analyze /xmf \\h\s\x.xml", C.NETWORK_PATH, ISSUE),
     _deny(r".extmatch /e \\h\s\evil.dll *", C.NETWORK_PATH, _EXTMATCH, C.CODE_LOAD),
     _deny(r".copysym \\h\s", C.NETWORK_PATH, DOCS + "-copysym--copy-symbol-files-", C.FILE_WRITE),
@@ -246,7 +253,8 @@ HOST_FILE_READS: list[Base] = [
     _deny(r"!analyze /c /load c:\ki.xml", C.HOST_FILE_READ, ISSUE),
     _deny(r"!analyze /c -load c:\ki.xml", C.HOST_FILE_READ, ISSUE),
     _deny(r"!ANALYZE -C -LOAD c:\ki.xml", C.HOST_FILE_READ, _ANALYZE),
-    # ".tlist: lists all processes running on the system" -- the debugger host's, not the target's
+    # ".tlist: lists all processes running on the system" -- the debugger host's, not the target's;
+    # "-v ... the command-line used to start the process" (kd's own holds the KDNET key)
     _deny(".tlist", C.HOST_FILE_READ, DOCS + "-tlist--list-process-ids-"),
     _deny(".tlist -v", C.HOST_FILE_READ, DOCS + "-tlist--list-process-ids-"),
     # "!wdfkd.wdftmffile TMFFile": reads a trace message format file from the host
@@ -311,7 +319,7 @@ SETTINGS_CHANGES: list[Base] = [
     _deny(".lines -d", C.SETTINGS_CHANGE, DOCS + "-lines--toggle-source-line-support-"),
     _deny(".netsyms yes", C.SETTINGS_CHANGE, DOCS + "-netsyms", C.NETWORK_PATH),
     _deny(".ignore_missing_pages 1", C.SETTINGS_CHANGE, DOCS + "-ignore-missing-pages--suppress-missing-page-errors-"),
-    _deny(r"!homedir c:\temp\home", C.SETTINGS_CHANGE, _HOMEDIR),
+    _deny(r"!homedir c:\temp\home", C.SETTINGS_CHANGE, _HOMEDIR, dll="dbghelp"),
     # ".pcmd -s CommandString": output of a command printed before every later prompt
     # register mask, symbol suffix, source lines, inline frames, CPU numbers, locale, step filter
     # 'The "m" in the command name must be a lowercase letter' (rM is r's one-off mask: a read)
@@ -372,6 +380,15 @@ TARGET_WRITES: list[Base] = [
     _deny("!chkimg /f nt", C.MEMORY_WRITE, ISSUE),
     _deny("!chkimg -f nt", C.MEMORY_WRITE, _CHKIMG),
     _deny("!chkimg -f -v hal", C.MEMORY_WRITE, _CHKIMG),
+    # the other ways the reference gives to change the target, each read_only's to refuse
+    _deny("m @rsp L10 @rsp+0x100", C.MEMORY_WRITE, DOCS + "m--move-memory-"),
+    _deny("wrmsr 0xc0000082 0", C.MEMORY_WRITE, DOCS + "wrmsr--write-msr-"),
+    _deny("ob 0x80 0x1", C.MEMORY_WRITE, DOCS + "ob--ow--od--output-to-port-"),
+    _deny("!ed 1000 0", C.MEMORY_WRITE, DOCS + "-eb---ed", dll="kdexts"),
+    _deny(".dvalloc 1000", C.MEMORY_WRITE, DOCS + "-dvalloc--allocate-memory-"),
+    _deny(".dvfree 7ff00000 0", C.MEMORY_WRITE, DOCS + "-dvfree--free-memory-"),
+    _deny(".fiximports mydrv", C.MEMORY_WRITE, DOCS + "-fiximports--fix-target-module-imports-"),
+    _deny("!gflag +hpa", C.MEMORY_WRITE, DOCS + "-gflag", dll="exts"),
 ]
 
 # ------------------------------------------------------------------ hidden run effects
