@@ -49,7 +49,9 @@ if TYPE_CHECKING:
     from kdmcp.command.walker import Walker
 
 # "dx [-g|-gc #][-c #][-n|-v]-r[#] Expression" (dx, Display Debugger Object Model Expression).
-_DX_OPTION_RE = re.compile(r"(?:-r[0-9]*|-g|-gc\s+[0-9]+|-c\s+[0-9]+|-n|-v|-h|-\?)(?=\s|$)")
+_DX_OPTION_RE = re.compile(r"(?:-r[0-9]*|-g|-gc\s+[0-9]+|-c\s+[0-9]+|-nv|-n|-v|-h|-\?|-id\s+[0-9a-fA-F`,]+)(?=\s|$)")
+# "[ ... "string" ... ]": a member named by a string ("Modules[\"win32u.dll\"]" names a key).
+_DX_INDEX_RE = re.compile(r"\[(?P<index>\s*[^\]]*__kdmcp_str(?P<i>\d+)__[^\]]*)\]")
 # "name(" -- a call (after a '.' a method call); "(T*)x" casts and "(a + b)" groups have no name.
 _DX_CALL_RE = re.compile(r"(?P<dot>\.\s*)?(?P<name>@?\$?[A-Za-z_]\w*)\s*\(", re.ASCII)
 
@@ -243,7 +245,8 @@ def dx(w: Walker, piece: str, expression: str) -> None:
         if member == "executecommand" or member.startswith("setbreakpoint"):
             continue
         w.add(piece, _UNKNOWN, "uses Debugger.Utility.Control, which can run debugger commands")
-    if re.search(r"\[\s*[^\]]*__kdmcp_str\d+__", code):
+    if any(not re.fullmatch(r"[\w.\-: ]*[.\-: ][\w.\-: ]*", literals[int(i)]) or "+" in index
+           for index, i in _DX_INDEX_RE.findall(code)):
         w.add(piece, _UNKNOWN, "names a member with a string (Utility[\"Contr\" + \"ol\"] reaches any member)")
     if "\\" in code:
         w.add(piece, _UNKNOWN, "an escape outside a string literal can spell any member's name")
@@ -286,7 +289,7 @@ def _dx_allowlist(w: Walker, piece: str, code: str) -> None:
         rest = rest[option.end() :].lstrip()
     if rest[:1] in ("-", "/") and rest[1:2].isalpha():
         w.add(piece, _UNKNOWN, f"the dx option '{rest.split()[0]}' is not on kd-mcp's allowlist")
-    for call in _DX_CALL_RE.finditer(code):
+    for call in _DX_CALL_RE.finditer(rest):
         name = call.group("name")
         method = call.group("dot") is not None
         if name.startswith(("@$", "$")):

@@ -86,8 +86,8 @@ class Entry:
         forms: list[str] = []
         for option in self.options:
             forms.append(option)
-            if self.both_spellings and option[:1] == "-":
-                forms.append("/" + option[1:])
+            if self.both_spellings and option[:1] in "-/":
+                forms.append({"-": "/", "/": "-"}[option[0]] + option[1:])
         return tuple(forms)
 
 

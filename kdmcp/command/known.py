@@ -35,7 +35,7 @@ __all__ = ["EXTENSIONS", "LETTERS", "METAS", "SYMBOLS", "TABLE"]
 _E, _O, _S, _P, _T, _N = Shape.EXPR, Shape.OBJECT, Shape.STRING, Shape.PATH, Shape.TEXT, Shape.NONE
 _RUNS = RunEffect.RESUMES
 # Display-memory options ("d*": /c Columns, /p physical with c/u/w caching attributes).
-_D_OPTS = ("/c=", "/p[uw]?c?")
+_D_OPTS = ("/c=", "/c[0-9]+", "/p[uw]?c?")
 # Breakpoint options ("bp": /1 once, /f predicated count, /p process, /t thread, /c /C call depth,
 # /w a dx condition; "bm": /a all, /d no-deferred).
 _BP_OPTS = ("/1", "/f=", "/p=", "/t=", "/c=", "/C=", "/w=")
@@ -60,11 +60,10 @@ LETTERS: tuple[Entry, ...] = (
     Entry((r"dlb?",), "dl--display-linked-list-"),
     Entry((r"ds",), "ds--ds--display-string-"),
     Entry((r"dt",), "dt--display-type-",
-          options=("-a[0-9]*", "-b", "-c", "-d", "-e", "-h", "-i", "-o", "-p", "-r[0-9]*", "-s=", "-t", "-v", "-y",
-                   "-l=")),
+          options=("-[abcdehiopvty]+[0-9]*", "-r[0-9]*", "-s=", "-y", "-l=")),
     Entry((r"dtx",), "dtx--display-type---extended-debugger-object-model-information-"),
     Entry((r"dv",), "dv--display-local-variables-",
-          options=("/f=", "/i", "/r", "/t", "/v", "/V", "/a", "/A", "/n", "/N", "/z", "/Z")),
+          options=("/f=", "/i", "/r", "/t", "/v", "/V", "/a", "/A", "/n", "/N", "/z", "/Z"), both_spellings=True),
     # dx: the expression's grammar is command_strings.dx's (methods and functions it may call).
     Entry((r"dx",), "dx--display-visualizer-variables-", args=_T),
     Entry((r"e[abdfpquw]?", r"ez[au]"), "e--ea--eb--ed--ed--ef--ep--eq--eu--ew--eza--ezu--enter-values-", args=_S),
@@ -107,7 +106,7 @@ LETTERS: tuple[Entry, ...] = (
     Entry((r"sx[-ednir]?",), "sx--sxd--sxe--sxi--sxn--sxr--sx---set-exceptions-", options=("-c=", "-c2=", "-h"),
           value=_S),
     Entry((r"r[mxflq]?", r"r\."), "r--registers-"),
-    Entry((r"rm",), "rm--register-mask-"),
+    Entry((r"rm",), "rm--register-mask-", args=_N),
     # as/aS: the name and the value are command_strings.alias_command's to judge.
     Entry((r"as",), "as--as--set-alias-", args=_T),
     Entry((r"ad",), "ad--delete-alias-", options=("/q",)),
@@ -116,7 +115,7 @@ LETTERS: tuple[Entry, ...] = (
     Entry((r"s",), "s--search-memory-", options=(r"-(?:\[[^\]]*\])?(?:[bwdqau]|s[au]|v)?",), args=_S),
     Entry((r"so",), "so--set-kernel-debugging-options-"),
     Entry((r"sq",), "sq--set-quiet-mode-"),
-    Entry((r"ss",), "ss--set-symbol-suffix-"),
+    Entry((r"ss",), "ss--set-symbol-suffix-", args=_N),
     Entry((r"u", r"ub", r"uu"), "u--unassemble-"),
     Entry((r"uf",), "uf--unassemble-function-", options=("/c", "/D", "/m", "/o", "/O", "/i")),
     Entry((r"up",), "up--unassemble-from-physical-memory-"),
@@ -127,8 +126,7 @@ LETTERS: tuple[Entry, ...] = (
     Entry((r"ld",), "ld--load-symbols-"),
     Entry((r"ls", r"lsa"), "ls--lsa--list-source-lines-"),
     Entry((r"lsc",), "lsc--list-current-source-"),
-    Entry((r"lsp",), "lsp--set-number-of-source-lines-", options=("-a",)),
-    Entry((r"l[+-][tlos*]*",), "l---l---set-source-options-"),
+    Entry((r"lsp",), "lsp--set-number-of-source-lines-", args=_N),
     Entry((r"x",), "x--examine-symbols-",
           options=("/D", "/t", "/v", "/q", "/p", "/P", "/f", "/d", "/a", "/A", "/n", "/N", "/z", "/Z", "/s=")),
     Entry((r"n",), "n--set-number-base-", args=_N),
@@ -187,7 +185,7 @@ METAS: tuple[Entry, ...] = (
     Entry((".logclose",), "-logclose--close-log-file-", args=_N),
     Entry((".logfile",), "-logfile--display-log-file-status-", args=_N),
     Entry((".time",), "-time--display-system-time-", options=("-h=",)),
-    Entry((".process",), "-process--set-process-context-", options=("/i", "/p", "/r", "/P")),
+    Entry((".process",), "-process--set-process-context-", options=("/i", "/p", "/r", "/P", "-i", "-p", "-r")),
     Entry((".thread",), "-thread--set-register-context-", options=("/p", "/r", "/w")),
     Entry((".context",), "-context--set-user-mode-address-context-"),
     Entry((".tss",), "-tss--display-task-state-segment-"),
@@ -226,7 +224,6 @@ METAS: tuple[Entry, ...] = (
     Entry((".dml_flow",), "-dml-flow"),
     Entry((".prefer_dml",), "-prefer-dml"),
     Entry((".beep",), "-beep--speaker-beep-", args=_N),
-    Entry((".sleep",), "-sleep--pause-debugger-"),
     Entry((".push",), "-push--save-debugger-state-", options=("/k", "/r", "/q")),
     Entry((".pop",), "-pop--restore-debugger-state-", options=("/k", "/r", "/q")),
     Entry((".record_branches",), "-record-branches--enable-branch-recording-"),
@@ -254,7 +251,6 @@ METAS: tuple[Entry, ...] = (
     Entry((".pagein",), "-pagein--page-in-memory-", options=("/p=",)),
     Entry((".step_filter",), "-step-filter--set-step-filter-", options=("/c",), args=_S),
     Entry((".breakin",), "-breakin--break-to-the-kernel-debugger-", args=_N),
-    Entry((".wake",), "-wake--wake-debugger-"),
     Entry((".apply_dbp",), "-apply-dbp--apply-data-breakpoint-to-context-", options=("/m=",)),
     Entry((".bpsync",), "-bpsync--synchronize-threads-at-breakpoint-"),
     Entry((".reboot",), "-reboot--reboot-target-computer-", args=_N, effect=RunEffect.REBOOTS),
@@ -277,12 +273,12 @@ def _ext(name: str, doc: str | None = None, options: tuple[str, ...] = (), args:
 
 
 EXTENSIONS: tuple[Entry, ...] = (
-    _ext("analyze", options=("-v[0-9]*", "-f", "-hang", "-show")),
+    _ext("analyze", options=("-v+[0-9]*", "-f", "-hang", "-show")),
     _ext("process", options=("-s=", "-m=")),
     _ext("thread", options=("-p", "-t")),
     _ext("pool"),
     _ext("poolused"),
-    _ext("poolfind"),
+    _ext("poolfind", options=("-nonpaged", "-paged", "-session", "-global")),
     _ext("poolval"),
     _ext("pte"),
     _ext("vtop"),
@@ -322,7 +318,8 @@ EXTENSIONS: tuple[Entry, ...] = (
     _ext("sym", args=_N, keywords=("noisy", "quiet", "prompts", "off")),
     _ext("peb"),
     _ext("teb"),
-    _ext("heap", options=("-s", "-a", "-p", "-x", "-v", "-i", "-l", "-h", "-stat", "-triage", "-srch", "-all")),
+    _ext("heap", options=("-s", "-a", "-p", "-x", "-v", "-i", "-l", "-h", "-stat", "-triage", "-srch", "-all", "-flt",
+                          "-grp", "-k", "-m", "-t", "-hl", "-c")),
     _ext("token", options=("-n",)),
     _ext("sd"),
     _ext("sid"),
@@ -358,7 +355,11 @@ EXTENSIONS: tuple[Entry, ...] = (
     _ext("blackboxbsd"),
     _ext("ca"),
     _ext("cpuid"),
-    _ext("dh"),
+    _ext("dh", options=("-f", "-s", "-e", "-a", "-h")),
+    _ext("gflag"),
+    _ext("vprot"),
+    _ext("critsec"),
+    _ext("apic"),
     _ext("dreg"),
     _ext("errlog"),
     _ext("help"),

@@ -69,6 +69,15 @@ if TYPE_CHECKING:
 __all__ = ["single_command"]
 
 _STANDARD = PROFILE_ALLOWS["standard"]
+# Meta-commands that show a debugger option bare and set it with an argument (or as ".x+"/".x-"):
+# how later output reads (radix, Unicode, DML, disassembly, source lines, time stamps), which
+# symbols load and how (.symopt, .netsyms), how the target is stepped or cached.
+_SETTING_DOTS = frozenset({
+    "force_radix_output", "enable_long_status", "enable_unicode", "kframes", "prefer_dml", "echotimestamps",
+    "asm", "symopt", "lines", "netsyms", "ignore_missing_pages", "inline", "echocpunum", "locale", "step_filter",
+    "childdbg", "bpsync", "cache", "typeopt", "hideinjectedcode", "record_branches", "show_read_failures",
+    "show_sym_failures",
+})  # fmt: skip
 # An extension option in either spelling: EngExtCpp-based extensions parse "/x" like "-x".
 _BANG_OPTION_RE = re.compile(r"(?:^|\s)[-/](?P<name>[A-Za-z]\w*)")
 
@@ -203,8 +212,10 @@ def dot(w: Walker, piece: str) -> None:
         w.add(piece, _READ, "shows or clears the command run at every prompt")
     elif base_name == "cxr" and re.search(r"/w\b", args, re.IGNORECASE):
         w.add(piece, _MEMORY_WRITE, "writes the context record to target memory")
-    elif base_name == "process" and re.search(r"/i\b", args, re.IGNORECASE):
+    elif base_name == "process" and re.search(r"(?:^|\s)[-/]i\b", args, re.IGNORECASE):
         w.add(piece, _EXECUTION, "switches process invasively (the target runs to get there)")
+    elif base_name in _SETTING_DOTS and (args or name.endswith(("+", "-"))):
+        w.add(piece, _SETTINGS_CHANGE, f"changes a debugger option (.{name}): later output or symbols read differently")
     elif base_name == "extmatch" and re.search(r"(?:^|\s)[-/]e", args, re.IGNORECASE):
         w.add(piece, _CODE_LOAD, "resolves (and loads) an extension DLL by name (/e ExtDLL)")
     elif base_name == "browse":
@@ -251,6 +262,10 @@ def bang(w: Walker, piece: str) -> None:
         w.add(piece, _MEMORY_WRITE, "fixes (rewrites) image memory in the target")
     elif name == "address" and "c" in {o.split(":")[0] for o in _option_words(args)}:
         w.add(piece, _UNKNOWN, "runs a command for each region (-c:\"...\"), with target-controlled text")
+    elif name == "gflag" and args.strip():
+        w.add(piece, _MEMORY_WRITE, "sets global flags in the target")
+    elif name == "homedir" and args.strip():
+        w.add(piece, _SETTINGS_CHANGE, "changes the debugger's home directory (where symbols and settings go)")
     elif name in _BANG_WRITE:
         w.add(piece, _MEMORY_WRITE, "writes physical memory, an I/O port or PCI space")
     elif name in _BANG_READ:
@@ -270,11 +285,18 @@ def _option_words(args: str) -> list[str]:
 
 
 _RADIX_RE = re.compile(r"n(?![A-Za-z_])\s*\S", re.IGNORECASE)
+# Letter commands that set an option when given one: "rm 8" (register mask), "ss a" (symbol
+# suffix), "lsp -a 40" (source lines shown), "l+t"/"l-s" (source options).
+# "rm" is lower case: "rM 4" is r with a register mask for this display only (r, Registers).
+_LETTER_SETTING_RE = re.compile(r"(?:rm|(?i:ss|lsp))(?![A-Za-z_])\s*\S|l[+-]")
 
 
 def letter(w: Walker, piece: str) -> None:
     """Commands whose name is letters: ``k``, ``dd``, ``bp``, ``r``, ``dx``..."""
     first = piece[0].lower()  # an ASCII letter or '#' (single_command's test)
+    if _LETTER_SETTING_RE.match(piece):
+        w.add(piece, _SETTINGS_CHANGE, "changes a debugger option: later output reads differently")
+        return
     if first in _HANDLED_FIRST and _handled(w, piece):
         return
     if first == "n" and _RADIX_RE.match(piece):

@@ -100,7 +100,7 @@ DX_METHODS: frozenset[str] = frozenset(
         "min", "max", "average", "concat", "contains", "elementat", "zip", "join", "todisplaystring", "tostring",
         "startswith", "endswith", "indexof", "lastindexof", "substring", "tolower", "toupper", "padleft", "padright",
         "fromlistentry", "createdisassembler", "disassembleblocks", "disassemblefunction", "disassembleinstructions",
-        "executecommand", "setbreakpoint", "setbreakpointatoffset", "calls",
+        "executecommand", "setbreakpoint", "setbreakpointatoffset", "calls", "memory",
     }
 )  # fmt: skip
 DX_FUNCTIONS: frozenset[str] = frozenset({"sizeof"})
@@ -111,7 +111,8 @@ _REGISTER_TARGET_RE = re.compile(r"(?P<target>[@$.\w]+)(?::\w+)?\s*$", re.ASCII)
 _TEMP_REGISTER_RE = re.compile(r"@?\$t\d+", _FLAGS)
 _FIXED_ALIAS_REGISTER_RE = re.compile(r"@?\$\.u\d", _FLAGS)
 _REGISTER_ASSIGN_RE = re.compile(r"(?<![=!<>])=(?!=)")
-_SINGLE_WORD_RE = re.compile(r"\w*", re.ASCII)
+# One word an alias may hold: no blank, ';', quote, brace, '$' (aliases), '~'/'|' (selectors).
+_SINGLE_WORD_RE = re.compile(r"[\w.:\\/!@+\-*#?,=\[\]]*", re.ASCII)
 
 
 def _head(pattern: str) -> re.Pattern[str]:
@@ -247,6 +248,7 @@ _DOT_COMMANDS: dict[str, tuple[CommandClass, str]] = {
     "dump": (_FILE_WRITE, "writes a dump file on the debugger host"),
     "dumpcab": (_FILE_WRITE, "writes a CAB file on the debugger host"),
     "writemem": (_FILE_WRITE, "writes memory to a file on the debugger host"),
+    "copysym": (_FILE_WRITE, "copies symbol files to a directory on the debugger host"),
     "logopen": (_FILE_WRITE, "opens a log file on the debugger host"),
     "logappend": (_FILE_WRITE, "appends to a log file on the debugger host"),
     "write_cmd_hist": (_FILE_WRITE, "writes the command history to a file"),
@@ -266,12 +268,13 @@ _DOT_COMMANDS: dict[str, tuple[CommandClass, str]] = {
     "dvalloc": (_MEMORY_WRITE, "allocates target memory"),
     "dvfree": (_MEMORY_WRITE, "frees target memory"),
     "pop": (_MEMORY_WRITE, "restores saved registers"),
+    "fiximports": (_MEMORY_WRITE, "rewrites a target module's import table"),
     # execution
     "call": (_EXECUTION, "calls a function in the target"),
     "pagein": (_EXECUTION, "pages memory in (the target runs)"),
     "step_filter": (_EXECUTION, "changes what stepping skips"),
     "breakin": (_EXECUTION, "breaks into the kernel debugger"),
-    "wake": (_EXECUTION, "wakes a sleeping process"),
+    "wake": (_HOST_EXEC, "wakes a sleeping debugger process on the debugger host"),
     "apply_dbp": (_EXECUTION, "applies data breakpoints to a register context"),
     "bpsync": (_EXECUTION, "changes how breakpoints synchronize threads"),
     # reads and display settings
@@ -346,7 +349,7 @@ _DOT_COMMANDS: dict[str, tuple[CommandClass, str]] = {
     "prefer_dml": (_READ, "sets a display option"),
     "wtitle": (_READ, "sets the window title"),
     "beep": (_READ, "beeps"),
-    "sleep": (_READ, "pauses the debugger"),
+    "sleep": (_UNKNOWN, "pauses the debugger (kd reads no input meanwhile)"),
     "push": (_READ, "saves registers"),
     "quit_lock": (_SETTINGS_CHANGE, "locks the debugger against quitting (kd-mcp's own stop included)"),
     "record_branches": (_READ, "sets a branch-recording option"),
@@ -376,7 +379,7 @@ _BANG_READ: frozenset[str] = frozenset(
         "pte", "pte2va", "ptov", "qlocks", "ready", "reg", "running", "runaway", "sd", "search", "session",
         "sid", "smt", "stacks", "stl", "str", "sym", "sysinfo", "sysptes", "teb", "thread", "timer", "token",
         "tz", "tzinfo", "uniqstack", "unload", "ustr", "vad", "vadump", "verifier", "vm", "vtop", "wsle",
-        "zombies", "dpcs", "mtrr",
+        "zombies", "dpcs", "mtrr", "gflag", "vprot", "critsec", "apic", "homedir",
     }
 )  # fmt: skip
 # "!eb", "!ed"...: physical memory / port writes.

@@ -304,6 +304,8 @@ class Walker:
             return  # every form NETWORK_WORD_RE knows has two slashes or a scheme's ':'
         for m in NETWORK_WORD_RE.finditer(text):
             path = m.group("path")
+            if path in ("//", "\\\\"):
+                continue  # no host after the slashes: a "// comment", not a location
             if not under_allowed_root(path, self.roots):
                 self.add(piece, _NETWORK_PATH, f"names the network location '{path}' (the host connects there)")
 

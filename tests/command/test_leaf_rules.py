@@ -66,14 +66,14 @@ FAMILIES: dict[CommandClass, list[str]] = {
         "r rax=1", "r @rip = nt!KiSystemCall64", "r eax=1, ebx=2", "r $ip = 0", "m @rsp L8 @rbx",
         "ob 0xcf9 6", "ib 0x60", "wrmsr 0xc0000082 0", "!ed 1000 1", "!eb 1000 1",
         "?? x = 1", "?? x++", "? @@c++(x = 1)", "dx @$curthread.Registers.User.rax = 1", "dx @$x += 1",
-        ".dvalloc 1000", ".dvfree 1000 0", ".cxr /w @rcx", "!chkimg -f nt", ".pop /r",
+        ".dvalloc 1000", ".dvfree 1000 0", ".cxr /w @rcx", "!chkimg -f nt", ".pop /r", "!gflag +hpa",
     ],
     EXECUTION: [
         "g", "G", "gu", "gh", "gn", "gN", "gc", "g nt!KeBugCheckEx", "p", "p 5", "pa @rip+10", "pc", "pct",
         "ph", "pt", "pr", "t", "ta @rip+10", "tb", "tc", "tct", "th", "tt", "wt", "bp nt!NtCreateFile",
         "bp1 nt!NtCreateFile", "bu nt!NtCreateFile", "bm nt!Nt*", "ba r4 @rsp", "ba e1 fffff800`12345678",
         "bc *", "bd 1", "be 1", "br 1 2", "bs 0 \"k\"", "bsc 0 @rax==0 \"k\"", "sxe ld", "sxd av", "sxn ld",
-        "sxi av", "sxr", "sx- -c \"k\" ld", "~2f", "~2 u", "~2 n", "~2 m", ".step_filter \"nt!*\"",
+        "sxi av", "sxr", "sx- -c \"k\" ld", "~2f", "~2 u", "~2 n", "~2 m",
         ".call nt!Foo(1)", ".pagein @rcx", ".breakin", ".process /i ffffa00012345678",
         "dx Debugger.Utility.Control.SetBreakpointAtOffset(\"NtCreateFile\", 0, \"nt\")",
     ],
@@ -109,7 +109,7 @@ FAMILIES: dict[CommandClass, list[str]] = {
     ],
     SETTINGS_CHANGE: [
         ".settings set x=1", ".expr /s masm", ".expr /s c++", "dx Debugger.Settings.Sources.SkipCrossOrigin = 1",
-        ".settings clear", "n 8", "n 0n10", "N 16", ".pcmd -s g", ".pcmd -s \".echo x\"",
+        ".settings clear", "n 8", "n 0n10", "N 16", ".step_filter \"nt!*\"", "rm 8", "ss a", "l+t", ".pcmd -s g", ".pcmd -s \".echo x\"",
     ],
     OUTPUT_CONTROL: [
         ".outmask 8", ".outmask- 1", ".outmask- /l 1", ".OUTMASK- 0x3f7", ".ofilter x*", ".prompt_allow -reg",
@@ -117,12 +117,12 @@ FAMILIES: dict[CommandClass, list[str]] = {
     TARGET_DESTRUCTIVE: [".reboot", ".crash", ".kill", ".restart", ".closehandle 4"],
     SESSION_ENDING: ["q", "qq", "qd", "Q", ".detach", ".abandon", ".remote_exit", ".endpsrv"],
     UNKNOWN: [
-        "foo", "jmp", "cls", ".foo", "!foo", "!list -x \"k\" @rcx", "!gflag +hpa", "${x}", "$u0", "$foo",
+        "foo", "jmp", "cls", ".foo", "!foo", "!list -x \"k\" @rcx", "${x}", "$u0", "$foo",
         ".", "'r'", "\"r\"", "(r)", "}", "~*e", "aS /ma x @rcx", "aS /e x PATH",
         "aS x two words", ".settings frob", ".idle_cmd k",
         "dx Debugger.Utility.Control", "dx @$scripts.x.Contents.f()", "dx nt!KeBugCheckEx(1)", "bp x .shell",
         # Known commands left off the allowlist: "a" waits for more lines; an option not listed.
-        "!chkimg -zz nt", "!process -x 0 0", "lsp -b 4",
+        "!chkimg -zz nt", "!process -x 0 0", "uf -x nt!KeBugCheckEx",
     ],
 }  # fmt: skip
 
