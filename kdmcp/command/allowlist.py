@@ -67,7 +67,7 @@ def entry_for(piece: str) -> tuple[Entry, str] | str:
         m = _DOT_RE.match(piece)
         entry = _METAS.get(m.group("name").lower()) if m is not None else None
         if m is None or entry is None:
-            return f"'{piece.split()[0] if piece.split() else piece}' is not a command on kd-mcp's allowlist"
+            return f"'{piece.split(maxsplit=1)[0] if piece.split() else piece}' is not a command on kd-mcp's allowlist"
         return entry, piece[m.end() :]
     for symbol, entry in (("??", SYMBOLS[1]), ("?", SYMBOLS[0]), ("$$", SYMBOLS[2]), ("*", SYMBOLS[3])):
         if piece.startswith(symbol) and not (symbol == "$$" and re.match(r"\$\$[\s>a]*<", piece)):
@@ -76,14 +76,14 @@ def entry_for(piece: str) -> tuple[Entry, str] | str:
         m = pattern.match(piece)
         if m is not None:
             return entry, piece[m.end() :]
-    word = piece.split()[0] if piece.split() else piece
+    word = piece.split(maxsplit=1)[0] if piece.split() else piece
     return f"'{word}' is not a command on kd-mcp's allowlist"
 
 
 def _extension(piece: str) -> tuple[Entry, str] | str:
     m = _BANG_RE.match(piece)
     if m is None or piece.startswith("!!"):
-        return f"'{piece.split()[0]}' is not an extension command on kd-mcp's allowlist"
+        return f"'{piece.split(maxsplit=1)[0]}' is not an extension command on kd-mcp's allowlist"
     module = (m.group("module") or "").lower()
     if module and module not in EXTENSION_MODULES:
         return f"the extension DLL '{module}' is not on kd-mcp's allowlist"

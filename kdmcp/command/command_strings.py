@@ -19,6 +19,7 @@ from kdmcp.command.lexing import Escapes, c_unescape, string_end, tokens
 from kdmcp.command.tables import (
     _ALIAS_PARSE_RE,
     _BP_SUSPICIOUS_RE,
+    _CODE_LOAD,
     _CONTROL_CHAR_RE,
     _DX_ASSIGN_RE,
     _DX_BREAKPOINT_RE,
@@ -33,7 +34,6 @@ from kdmcp.command.tables import (
     _DX_SUSPICIOUS_LITERAL_RE,
     _DX_TARGET_CALL_RE,
     _EXECUTION,
-    _CODE_LOAD,
     _FILE_WRITE,
     _HOST_FILE_READ,
     _MEMORY_WRITE,
@@ -55,7 +55,15 @@ _DX_INDEX_RE = re.compile(r"\[(?P<index>\s*[^\]]*__kdmcp_str(?P<i>\d+)__[^\]]*)\
 # "name(" -- a call (after a '.' a method call); "(T*)x" casts and "(a + b)" groups have no name.
 _DX_CALL_RE = re.compile(r"(?P<dot>\.\s*)?(?P<name>@?\$?[A-Za-z_]\w*)\s*\(", re.ASCII)
 
-__all__ = ["alias_command", "alias_name_refusal", "alias_value", "breakpoint_strings", "command_string_escapes", "dx", "strings_and_words"]
+__all__ = [
+    "alias_command",
+    "alias_name_refusal",
+    "alias_value",
+    "breakpoint_strings",
+    "command_string_escapes",
+    "dx",
+    "strings_and_words",
+]
 
 
 def command_string_escapes(w: Walker) -> Escapes:

@@ -328,7 +328,6 @@ EXTENSIONS: tuple[Entry, ...] = (
     _ext("job"),
     _ext("timer"),
     _ext("dpcs"),
-    _ext("exqueue"),
     _ext("apc"),
     _ext("vad"),
     _ext("filecache"),
@@ -359,7 +358,7 @@ EXTENSIONS: tuple[Entry, ...] = (
     _ext("gflag"),
     _ext("vprot"),
     _ext("critsec"),
-    _ext("apic"),
+    _ext("apic", "kernel-mode-extensions"),  # no page of its own in the reference; typed in a real transcript
     _ext("dreg"),
     _ext("errlog"),
     _ext("help"),

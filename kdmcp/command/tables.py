@@ -379,7 +379,7 @@ _BANG_READ: frozenset[str] = frozenset(
         "pte", "pte2va", "ptov", "qlocks", "ready", "reg", "running", "runaway", "sd", "search", "session",
         "sid", "smt", "stacks", "stl", "str", "sym", "sysinfo", "sysptes", "teb", "thread", "timer", "token",
         "tz", "tzinfo", "uniqstack", "unload", "ustr", "vad", "vadump", "verifier", "vm", "vtop", "wsle",
-        "zombies", "dpcs", "mtrr", "gflag", "vprot", "critsec", "apic", "homedir",
+        "zombies", "dpcs", "mtrr", "gflag", "vprot", "critsec", "homedir",
     }
 )  # fmt: skip
 # "!eb", "!ed"...: physical memory / port writes.

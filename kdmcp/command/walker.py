@@ -21,8 +21,8 @@ from pydantic import BaseModel, ConfigDict
 
 from kdmcp.command.allowlist import path_list_refusal
 from kdmcp.command.classes import PROFILE_ALLOWS, CommandClass, RunEffect
-from kdmcp.command.grammar import NT_PATH_RE
 from kdmcp.command.command_strings import alias_command
+from kdmcp.command.grammar import NT_PATH_RE
 from kdmcp.command.leaf_rules import single_command
 from kdmcp.command.lexing import Lexing
 from kdmcp.command.nodes import (

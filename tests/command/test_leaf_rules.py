@@ -109,7 +109,8 @@ FAMILIES: dict[CommandClass, list[str]] = {
     ],
     SETTINGS_CHANGE: [
         ".settings set x=1", ".expr /s masm", ".expr /s c++", "dx Debugger.Settings.Sources.SkipCrossOrigin = 1",
-        ".settings clear", "n 8", "n 0n10", "N 16", ".step_filter \"nt!*\"", "rm 8", "ss a", "l+t", ".pcmd -s g", ".pcmd -s \".echo x\"",
+        ".settings clear", "n 8", "n 0n10", "N 16", ".step_filter \"nt!*\"", "rm 8", "ss a", "l+t",
+        ".pcmd -s g", ".pcmd -s \".echo x\"",
     ],
     OUTPUT_CONTROL: [
         ".outmask 8", ".outmask- 1", ".outmask- /l 1", ".OUTMASK- 0x3f7", ".ofilter x*", ".prompt_allow -reg",
