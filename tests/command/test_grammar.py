@@ -29,8 +29,8 @@ def test_shapes() -> None:
 @pytest.mark.parametrize(
     "path",
     ["\\??\\GLOBALROOT\\Device\\Mup\\h\\s", "\\??\\GLOBALROOT\\??\\UNC\\h\\s", "\\Device\\LanmanRedirector\\h\\s",
-     "\\\\?\\UNC\\h\\s", "\\\\?\\c:\\x", "\\\\.\\pipe\\x", "//?/UNC/h/s", "c:\\x::$DATA", "\\\\evil\\s", "x\\y", "..\\x",
-     "\\\\symbols\\teamx", "\\\\symbols\\team\\..\\x"],
+     "\\\\?\\UNC\\h\\s", "\\\\?\\c:\\x", "\\\\.\\pipe\\x", "//?/UNC/h/s", "c:\\x::$DATA", "\\\\evil\\s",
+     "x\\y", "..\\x", "\\\\symbols\\teamx", "\\\\symbols\\team\\..\\x"],
 )  # fmt: skip
 def test_paths_that_are_refused(path: str) -> None:
     assert path_refusal(path, ROOTS) is not None

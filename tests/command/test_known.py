@@ -8,18 +8,15 @@ from pathlib import Path
 import pytest
 
 from kdmcp.command.allowlist import table_counts
-from kdmcp.command.grammar import DOCS
+from kdmcp.command.grammar import DOCS, Entry
 from kdmcp.command.known import EXTENSIONS, LETTERS, METAS, TABLE
 
-PAGES = {
-    line.strip()
-    for line in (Path(__file__).resolve().parents[2] / "fixtures" / "commands" / "kd_doc_pages.txt").read_text().splitlines()
-    if line.strip() and not line.startswith("#")
-}
+_PAGES_FILE = Path(__file__).resolve().parents[2] / "fixtures" / "commands" / "kd_doc_pages.txt"
+PAGES = {line.strip() for line in _PAGES_FILE.read_text().splitlines() if line.strip() and not line.startswith("#")}
 
 
 @pytest.mark.parametrize("entry", TABLE, ids=[e.names[0] for e in TABLE])
-def test_every_entry_cites_a_kd_documentation_page(entry) -> None:  # type: ignore[no-untyped-def]
+def test_every_entry_cites_a_kd_documentation_page(entry: Entry) -> None:
     assert entry.doc in PAGES, entry.doc
     assert entry.url == DOCS + entry.doc
 
