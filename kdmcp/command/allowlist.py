@@ -17,11 +17,11 @@ import re
 from functools import lru_cache
 
 from kdmcp.command.classes import RunEffect
-from kdmcp.command.grammar import Entry, path_refusal
+from kdmcp.command.grammar import Entry, Shape, path_refusal
 from kdmcp.command.grammar import refusal as _args_refusal
 from kdmcp.command.known import EXTENSIONS, LETTERS, METAS, SYMBOLS, TABLE
 
-__all__ = ["effect_names", "entry_for", "path_list_refusal", "refusal", "table_counts"]
+__all__ = ["config_entries", "effect_names", "entry_for", "extra_entry", "path_list_refusal", "refusal", "table_counts"]
 
 _DOT_RE = re.compile(r"\.(?P<name>[A-Za-z_][A-Za-z0-9_]*[+-]?)", re.ASCII)
 _BANG_RE = re.compile(r"!(?:(?P<module>[A-Za-z_]\w*)\.)?(?P<name>[A-Za-z_]\w*)(?![\w.])", re.ASCII)
@@ -130,3 +130,52 @@ def table_counts() -> dict[str, int]:
         "extensions": sum(len(e.names) for e in EXTENSIONS),
         "options": sum(len(e.option_forms()) for e in TABLE),
     }
+
+
+# "allow_commands" in the config: a command name ("!wdfkd.wdfdriverinfo", ".mycmd", "mycmd"),
+# then the options it may take ("-v /f"); its other arguments are expressions.
+_SPEC_RE = re.compile(
+    r"(?P<name>!(?:[A-Za-z_]\w*\.)?[A-Za-z_]\w*|\.[A-Za-z_]\w*|[A-Za-z_]\w*)(?P<options>(?:\s+[-/][A-Za-z?][\w?]*)*)\s*",
+    re.ASCII,
+)
+
+
+@lru_cache(maxsize=32)
+def config_entries(specs: tuple[str, ...]) -> tuple[Entry, ...]:
+    """The entries a config adds (``allow_commands``): each a command the reader does not know, vouched a read.
+
+    A spec names the command exactly as it is typed and lists its options; the command is then
+    on the allowlist with those options and expression arguments, classed ``read`` (so
+    ``read_only`` runs it too). A name kd-mcp already classes -- ``.shell``, ``g``, ``!analyze``
+    -- cannot be re-classed here: its own entry (or its refusal) stands. Raises ValueError.
+    """
+    entries: list[Entry] = []
+    for spec in specs:
+        m = _SPEC_RE.fullmatch(spec)
+        if m is None:
+            raise ValueError(f"allow_commands entry {spec!r} must be a command name and its options (-x, /x)")
+        name = m.group("name")
+        classed = "on the allowlist already" if not isinstance(entry_for(name), str) else _class_of(name)
+        if classed:
+            raise ValueError(f"allow_commands entry {spec!r}: '{name}' is {classed}; its own rules apply")
+        options = tuple(o[0] + re.escape(o[1:]) for o in m.group("options").split())
+        entries.append(Entry((name,), "", options=options, args=Shape.EXPR, both_spellings=name.startswith("!")))
+    return tuple(entries)
+
+
+def _class_of(name: str) -> str:
+    """The class the reader gives ``name`` of its own ("" when it is a command the reader does not know)."""
+    from kdmcp.command.classes import CommandClass
+    from kdmcp.command.policy import classify
+
+    known = sorted({f.command_class.value for f in classify(name) if f.command_class is not CommandClass.UNKNOWN})
+    return f"classed {', '.join(known)}" if known else ""
+
+
+def extra_entry(piece: str, extra: tuple[Entry, ...]) -> tuple[Entry, str] | None:
+    """The config entry ``piece`` names (exactly as listed) and its argument text, or None."""
+    for entry in extra:
+        name = entry.names[0]
+        if piece[: len(name)].lower() == name.lower() and not piece[len(name) : len(name) + 1].strip(" \t"):
+            return entry, piece[len(name) :]
+    return None

@@ -15,9 +15,11 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
+from kdmcp.command.allowlist import extra_entry
 from kdmcp.command.allowlist import refusal as allowlist_refusal
 from kdmcp.command.classes import PROFILE_ALLOWS
 from kdmcp.command.command_strings import alias_command, alias_value, breakpoint_strings, dx, strings_and_words
+from kdmcp.command.grammar import refusal as args_refusal
 from kdmcp.command.lexing import PROCESS_PREFIX_RE as _PROCESS_PREFIX_RE
 from kdmcp.command.lexing import THREAD_EXECUTE_RE as _THREAD_EXECUTE_RE
 from kdmcp.command.lexing import THREAD_PREFIX_RE as _THREAD_PREFIX_RE
@@ -91,6 +93,13 @@ def single_command(w: Walker, piece: str) -> None:
     that class alone, so the verdict names it.
     """
     if not piece:
+        return
+    extra = extra_entry(piece, w.extra) if w.extra else None
+    if extra is not None:
+        w.add(piece, _READ, "a command the config adds to the allowlist (allow_commands)")
+        problem = args_refusal(extra[0], extra[1], w.roots)
+        if problem is not None:
+            w.add(piece, _UNKNOWN, problem)
         return
     before = len(w.findings)
     _classify(w, piece)

@@ -37,7 +37,9 @@ from functools import lru_cache
 
 from pydantic import BaseModel, ConfigDict
 
+from kdmcp.command.allowlist import config_entries
 from kdmcp.command.classes import PROFILE_ALLOWS, SEVERITY, CommandClass, Profile, RunEffect, strongest
+from kdmcp.command.grammar import Entry
 from kdmcp.command.lexing import KD_LEXING, Lexing, lexings_for, match_close
 from kdmcp.command.tables import (
     _ALIAS_LINE_START_RE,
@@ -97,30 +99,33 @@ class Verdict(BaseModel):
 # --------------------------------------------------------------------------- public API
 
 
-def classify(command: str, roots: tuple[str, ...] = DEFAULT_NETWORK_ROOTS) -> list[Finding]:
+def classify(
+    command: str, roots: tuple[str, ...] = DEFAULT_NETWORK_ROOTS, allowed: tuple[str, ...] = ()
+) -> list[Finding]:
     """Every command ``command`` would make kd run, each with its class and effect (in text order).
 
     Never raises and never returns an empty list: an empty line is ``unknown`` because
     kd repeats the previous command (``p``, ``t``, ``d*``...) when given one. ``roots``:
-    the network locations paths may name (symbol and source servers).
+    the network locations paths may name (symbol and source servers); ``allowed``: the config's
+    ``allow_commands`` (:func:`~kdmcp.command.allowlist.config_entries`).
     """
-    return list(_classify_cached(command, tuple(roots)))
+    return list(_classify_cached(command, tuple(roots), config_entries(tuple(allowed))))
 
 
 def run_effect(command: str) -> RunEffect:
     """What ``command`` does to the target, as the engine must treat it (the strongest of any reading)."""
-    return strongest(f.effect for f in _classify_cached(command, DEFAULT_NETWORK_ROOTS))
+    return strongest(f.effect for f in _classify_cached(command, DEFAULT_NETWORK_ROOTS, ()))
 
 
 @lru_cache(maxsize=2048)
-def _classify_cached(command: str, roots: tuple[str, ...]) -> tuple[Finding, ...]:
+def _classify_cached(command: str, roots: tuple[str, ...], extra: tuple[Entry, ...]) -> tuple[Finding, ...]:
     """The findings of one line; cached because the engine and the policy both ask, and agents repeat lines."""
     if len(command) <= _MAX_LINE and _PLAIN_LINE_RE.fullmatch(command) and command.strip():
-        return _classify_plain(command, roots)
-    return _classify_full(command, roots)
+        return _classify_plain(command, roots, extra)
+    return _classify_full(command, roots, extra)
 
 
-def _classify_plain(line: str, roots: tuple[str, ...]) -> tuple[Finding, ...]:
+def _classify_plain(line: str, roots: tuple[str, ...], extra: tuple[Entry, ...]) -> tuple[Finding, ...]:
     """:func:`_classify_full` on a line :data:`_PLAIN_LINE_RE` accepts, without the checks that cannot fire.
 
     On such a line there is one line, one lexing (:func:`lexings_for` gives ``KD_LEXING``),
@@ -128,10 +133,10 @@ def _classify_plain(line: str, roots: tuple[str, ...]) -> tuple[Finding, ...]:
     so the findings are the walker's alone. ``tests/command/test_policy.py`` checks that both
     paths agree on every line.
     """
-    parser = Walker(KD_LEXING, roots=roots)
+    parser = Walker(KD_LEXING, roots=roots, extra=extra)
     parser.parse_list(line, 0)
     if parser.alias_values:  # a definition: later blocks may use it bare ("aS x g; .block { x }")
-        return _classify_full(line, roots)
+        return _classify_full(line, roots, extra)
     return tuple(dict.fromkeys(_or_no_command(line, parser.findings)))
 
 
@@ -140,7 +145,7 @@ def _or_no_command(line: str, findings: list[Finding]) -> list[Finding]:
     return findings or [Finding(piece=line, command_class=_UNKNOWN, reason="a line with no command in it")]
 
 
-def _classify_full(command: str, roots: tuple[str, ...]) -> tuple[Finding, ...]:
+def _classify_full(command: str, roots: tuple[str, ...], extra: tuple[Entry, ...]) -> tuple[Finding, ...]:
     """Every reading of every line in ``command``, with the line-wide checks."""
     if not command.strip():
         reason = "an empty line makes kd repeat the last command"
@@ -165,16 +170,19 @@ def _classify_full(command: str, roots: tuple[str, ...]) -> tuple[Finding, ...]:
                     Finding(piece=line, command_class=_UNKNOWN, reason="an empty line makes kd repeat the last command")
                 )
             continue
-        findings.extend(_or_no_command(line, _classify_line(line, 0, roots)))
+        findings.extend(_or_no_command(line, _classify_line(line, 0, roots, extra)))
     return tuple(dict.fromkeys(findings))
 
 
-def check(command: str, profile: Profile, roots: tuple[str, ...] = DEFAULT_NETWORK_ROOTS) -> Verdict:
-    """Whether ``profile`` allows ``command``: every finding's class must be allowed."""
+def check(
+    command: str, profile: Profile, roots: tuple[str, ...] = DEFAULT_NETWORK_ROOTS, allowed: tuple[str, ...] = ()
+) -> Verdict:
+    """Whether ``profile`` allows ``command``: every finding's class must be allowed (``allowed``: the
+    config's ``allow_commands``)."""
     if profile not in PROFILE_ALLOWS:
         raise ValueError(f"unknown policy profile {profile!r}; expected one of {sorted(PROFILE_ALLOWS)}")
     allowed_classes = PROFILE_ALLOWS[profile]
-    findings = classify(command, roots)
+    findings = classify(command, roots, allowed)
     denied = [f for f in findings if f.command_class not in allowed_classes]
     if not denied:
         classes = sorted({f.command_class.value for f in findings})
@@ -218,7 +226,7 @@ def _shown(piece: str) -> str:
 # --------------------------------------------------------------------------- lines
 
 
-def _classify_line(line: str, depth: int, roots: tuple[str, ...]) -> list[Finding]:
+def _classify_line(line: str, depth: int, roots: tuple[str, ...], extra: tuple[Entry, ...]) -> list[Finding]:
     """Findings for one command line: each lexing's parse, plus line-wide checks."""
     findings: list[Finding] = []
     control = _CONTROL_CHAR_RE.search(line)
@@ -249,7 +257,7 @@ def _classify_line(line: str, depth: int, roots: tuple[str, ...]) -> list[Findin
             )
     parsers: list[Walker] = []
     for lex in lexings_for(line):
-        parser = Walker(lex, roots=roots)
+        parser = Walker(lex, roots=roots, extra=extra)
         parser.parse_list(line, 0)
         parsers.append(parser)
     findings.extend(_fixed_aliases(line))
@@ -258,7 +266,7 @@ def _classify_line(line: str, depth: int, roots: tuple[str, ...]) -> list[Findin
     if uses and not unresolved:
         # kd pastes the values in before it runs the block: classify what it will run.
         for expanded in _expansions(line, uses, parsers):
-            findings.extend(_classify_line(expanded, depth + 1, roots))
+            findings.extend(_classify_line(expanded, depth + 1, roots, extra))
         return findings
     for parser in parsers:
         findings.extend(parser.findings)

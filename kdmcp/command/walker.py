@@ -22,7 +22,7 @@ from pydantic import BaseModel, ConfigDict
 from kdmcp.command.allowlist import path_list_refusal
 from kdmcp.command.classes import PROFILE_ALLOWS, CommandClass, RunEffect
 from kdmcp.command.command_strings import alias_command
-from kdmcp.command.grammar import NT_PATH_RE
+from kdmcp.command.grammar import NT_PATH_RE, Entry
 from kdmcp.command.leaf_rules import single_command
 from kdmcp.command.lexing import Lexing
 from kdmcp.command.nodes import (
@@ -84,6 +84,8 @@ class Walker:
     depth: int = 0
     # Roots on the network that paths may name (symbol and source servers the team trusts).
     roots: tuple[str, ...] = DEFAULT_NETWORK_ROOTS
+    # Commands the config adds to the allowlist (allow_commands), vouched reads.
+    extra: tuple[Entry, ...] = ()
     # Nested bodies/strings still allowed (shared with sub-walkers), so nesting
     # ".foreach /s" loops cannot make the check itself explode.
     budget: list[int] = field(default_factory=lambda: [MAX_NESTED])
@@ -102,7 +104,7 @@ class Walker:
 
     def collect(self, text: str) -> list[Finding]:
         """Findings for ``text`` as a command list, without keeping them."""
-        sub = Walker(self.lex, self.depth + 1, self.roots, self.budget, deferred=True)
+        sub = Walker(self.lex, self.depth + 1, self.roots, self.extra, self.budget, deferred=True)
         sub.parse_list(text, None)
         return sub.findings
 
