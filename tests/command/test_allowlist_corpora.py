@@ -30,7 +30,7 @@ import pytest
 from kdmcp.command import PROFILE_ALLOWS, CommandClass, Profile, RunEffect, check, run_effect
 from tests.command import corpus
 from tests.command.corpus_attacks import ATTACKS, BASES, EXTENSION_PREFIXES, LATER_WRAPPERS, WRAPPERS, Attack, Base
-from tests.command.corpus_everyday import EVERYDAY, TRANSCRIPTS
+from tests.command.corpus_everyday import EVERYDAY, PUB, TRANSCRIPTS
 
 C = CommandClass
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -248,7 +248,9 @@ def test_everyday_corpus_shape_and_citations() -> None:
     for row in _rows():
         prompts.setdefault(f"{row['collection']}/{row['file']}", set()).add(row["command"])
     for command, source in EVERYDAY:
-        assert source.startswith(("https://learn.microsoft.com/", *TRANSCRIPTS)), source
+        assert source.startswith(("https://learn.microsoft.com/", PUB, *TRANSCRIPTS)), source
+        if source.startswith(PUB):
+            assert source.split("(", 1)[1].rstrip(")").split("> ", 1)[1].startswith(command.split("=")[0]), source
         if source.startswith(TRANSCRIPTS):
             assert command in prompts.get(source, set()), (command, source)
     kernel = {"!process 0 0", "!thread", "!pool @rcx", "!irp @rdx 1", "!pte @rip", "!drvobj \\Driver\\mydrv 2"}
