@@ -18,11 +18,10 @@ policy stands at a glance; the per-line tests say which line and why.
 
 from __future__ import annotations
 
-import importlib.util
 import json
+import runpy
 from collections import Counter
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import pytest
@@ -126,14 +125,11 @@ def _transcript_commands() -> list[str]:
     return list(dict.fromkeys(row["command"] for row in _rows()))
 
 
-def _extractor() -> ModuleType:
-    """``scripts/extract_prompt_commands.py`` as a module."""
-    script = REPO_ROOT / "scripts" / "extract_prompt_commands.py"
-    spec = importlib.util.spec_from_file_location("extract_prompt_commands", script)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+def _extract(root: Path) -> list[dict[str, Any]]:
+    """The rows ``scripts/extract_prompt_commands.py`` extracts from ``root`` (``fixtures/corpus``)."""
+    script = runpy.run_path(str(REPO_ROOT / "scripts" / "extract_prompt_commands.py"))
+    rows: list[dict[str, Any]] = script["extract"](root, script["LOCAL"])
+    return rows
 
 
 # ------------------------------------------------------------------ attacks
@@ -302,9 +298,8 @@ def test_transcript_exceptions_are_in_the_transcripts() -> None:
 
 def test_fixture_matches_fixtures_corpus() -> None:
     """The fixture's fixtures/corpus part is what the extractor finds there now, row for row."""
-    extractor = _extractor()
-    fresh = extractor.extract(REPO_ROOT / "fixtures" / "corpus", extractor.LOCAL)
-    stored = [row for row in _rows() if row["collection"] == extractor.LOCAL]
+    fresh = _extract(REPO_ROOT / "fixtures" / "corpus")
+    stored = [row for row in _rows() if row["collection"] == "fixtures/corpus"]
     assert stored == fresh
 
 
