@@ -84,7 +84,9 @@ def _runs(line: str, source: str, effect: RunEffect = RunEffect.RESUMES) -> Base
     return Base(line=line, source=source, effect=effect)
 
 
-_CHKIMG = DOCS + "-chkimg"  # "!chkimg [Options] [-mmw LogFile LogOptions] [Module]"; "-f Fixes errors in the image"
+# "!chkimg [Options] [-mmw LogFile LogOptions] [Module]"; "-f Fixes errors in the image"; LogOptions is
+# letters, "for example, if LogOptions is rSewo, each line of the log file contains ..."
+_CHKIMG = DOCS + "-chkimg"
 _ANALYZE = DOCS + "-analyze"  # "-xmf OutputXmlFile"; "!analyze -c [-load KnownIssuesFile | -unload | -help ]"
 _SYMPATH = DOCS + "-sympath--set-symbol-path-"
 _SRCPATH = DOCS + "-srcpath---lsrcpath--set-source-path-"
@@ -108,14 +110,16 @@ _JS = "https://learn.microsoft.com/windows-hardware/drivers/debugger/javascript-
 # ------------------------------------------------------------------ host file writes
 FILE_WRITES: list[Base] = [
     # "-mmw LogFile LogOptions: Creates a log file and records the activity of !chkimg in this file"
-    _deny(r"!chkimg -mmw c:\temp\chk.log 0 nt", C.FILE_WRITE, _CHKIMG),
-    _deny(r"!chkimg -d -mmw c:\temp\chk.log 0 nt", C.FILE_WRITE, _CHKIMG),
-    _deny(r"!chkimg -lo 50 -v -mmw c:\chk.log 0 nt", C.FILE_WRITE, _CHKIMG),
-    _deny(r"!chkimg -mmw c:\chk.log 0", C.FILE_WRITE, _CHKIMG),
-    _deny(r"!CHKIMG -MMW c:\chk.log 0 nt", C.FILE_WRITE, _CHKIMG),
-    _deny(r'!chkimg -mmw "c:\temp dir\chk.log" 0 nt', C.FILE_WRITE, _CHKIMG),
+    _deny(r"!chkimg -mmw c:\temp\chk.log rSewo nt", C.FILE_WRITE, _CHKIMG),
+    _deny(r"!chkimg -d -mmw c:\temp\chk.log rSewo nt", C.FILE_WRITE, _CHKIMG),
+    _deny(r"!chkimg -lo 50 -v -mmw c:\chk.log rSewo nt", C.FILE_WRITE, _CHKIMG),
+    _deny(r"!chkimg -mmw c:\chk.log rSewo", C.FILE_WRITE, _CHKIMG),
+    _deny(r"!chkimg -mmw c:\a.log v -mmw c:\b.log tx nt", C.FILE_WRITE, _CHKIMG),  # "up to 10 log files"
+    _deny(r"!chkimg -mmw chk.log vo nt", C.FILE_WRITE, _CHKIMG),  # "relative to the current path"
+    _deny(r"!CHKIMG -MMW c:\chk.log rSewo nt", C.FILE_WRITE, _CHKIMG),
+    _deny(r'!chkimg -mmw "c:\temp dir\chk.log" rSewo nt', C.FILE_WRITE, _CHKIMG),
     # extension options spelled with '/': EngExtCpp's parser accepts '/' like '-' (issue 28)
-    _deny(r"!chkimg /mmw c:\chk.log 0 nt", C.FILE_WRITE, ISSUE),
+    _deny(r"!chkimg /mmw c:\chk.log rSewo nt", C.FILE_WRITE, ISSUE),
     _deny(r"!analyze /xmf c:\x.xml", C.FILE_WRITE, ISSUE),
     _deny(r"!analyze -v /xmf c:\x.xml", C.FILE_WRITE, ISSUE),
     _deny(r"!analyze /v /xml /xmf c:\x.xml", C.FILE_WRITE, ISSUE),
@@ -180,7 +184,7 @@ _NETWORK_COMMANDS: list[tuple[str, str]] = [
     (".lsrcpath+ {p}", _SRCPATH),
     (".exepath {p}", _EXEPATH),
     (".exepath+ {p}", _EXEPATH),
-    (r"!chkimg -mmw {p}\chk.log 0 nt", _CHKIMG),
+    (r"!chkimg -mmw {p}\chk.log rSewo nt", _CHKIMG),
     ("!chkimg -p {p} nt", _CHKIMG),  # "-p SearchPath: Recursively searches SearchPath for the file"
     ("!homedir {p}", _HOMEDIR),
 ]
@@ -193,7 +197,7 @@ NETWORK_PATHS: list[Base] = [
     ),
     *(_deny(f".sympath {p}", C.NETWORK_PATH, _SYMPATH) for p in NT_NETWORK_MORE),
     # the plain UNC spelling where the denylist never looked
-    _deny(r"!chkimg -mmw \\h\s\chk.log 0 nt", C.NETWORK_PATH, _CHKIMG),
+    _deny(r"!chkimg -mmw \\h\s\chk.log rSewo nt", C.NETWORK_PATH, _CHKIMG),
     _deny(r"!chkimg -p \\h\s nt", C.NETWORK_PATH, _CHKIMG),
     _deny(r"!homedir \\h\s", C.NETWORK_PATH, _HOMEDIR, dll="dbghelp"),
     _deny(r"!analyze /xmf \\h\s\x.xml", C.NETWORK_PATH, ISSUE),
@@ -337,7 +341,7 @@ SETTINGS_CHANGES: list[Base] = [
     # debugger"; the page's own example is "r eax" ("because the debugger is already idle, this command
     # immediately executes")
     _deny(".idle_cmd r eax", C.SETTINGS_CHANGE, _IDLE, C.OUTPUT_CONTROL, C.UNKNOWN),
-    _deny(r".idle_cmd !chkimg -mmw c:\chk.log 0 nt", C.FILE_WRITE, _IDLE, C.SETTINGS_CHANGE, C.UNKNOWN),
+    _deny(r".idle_cmd !chkimg -mmw c:\chk.log rSewo nt", C.FILE_WRITE, _IDLE, C.SETTINGS_CHANGE, C.UNKNOWN),
     _deny(".pcmd -s k", C.SETTINGS_CHANGE, _PCMD, C.OUTPUT_CONTROL),
     _deny('.pcmd -s ".echo x"', C.SETTINGS_CHANGE, _PCMD, C.OUTPUT_CONTROL),
 ]
@@ -380,6 +384,7 @@ TARGET_WRITES: list[Base] = [
     _deny("!chkimg /f nt", C.MEMORY_WRITE, ISSUE),
     _deny("!chkimg -f nt", C.MEMORY_WRITE, _CHKIMG),
     _deny("!chkimg -f -v hal", C.MEMORY_WRITE, _CHKIMG),
+    _deny("!chkimg win32k -f", C.MEMORY_WRITE, _CHKIMG),  # the page's example, module first
     # the other ways the reference gives to change the target, each read_only's to refuse
     _deny("m @rsp L10 @rsp+0x100", C.MEMORY_WRITE, DOCS + "m--move-memory-"),
     _deny("wrmsr 0xc0000082 0", C.MEMORY_WRITE, DOCS + "wrmsr--write-msr-"),

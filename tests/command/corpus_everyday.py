@@ -296,6 +296,8 @@ EVERYDAY: list[tuple[str, str]] = [
     ("!vad ffffe0001a2b3c40 1", _ext("vad")),
     ("!chkimg nt", _ext("chkimg")),
     ("!chkimg -d nt", _ext("chkimg")),
+    ("!chkimg win32k -d", _ext("chkimg")),  # the page's example
+    ("!chkimg -lo 50 -db nt", _ext("chkimg")),
     # ------------------------------------------------------------------ user-mode heap and process state
     ("!peb", T + "process_thread/11.txt"),
     ("!teb", T + "process_thread/09.txt"),

@@ -184,7 +184,7 @@ def test_attack_corpus_covers_issue_28() -> None:
     assert sum(1 for b in BASES if b.effect is RunEffect.RESUMES) >= 10
     lines = {b.line for b in BASES}
     for named in (
-        r"!chkimg -mmw c:\temp\chk.log 0 nt",
+        r"!chkimg -mmw c:\temp\chk.log rSewo nt",
         r".sympath \??\GLOBALROOT\Device\Mup\h\s",
         r".srcpath \??\GLOBALROOT\??\UNC\h\s",
         r".lsrcpath \Device\LanmanRedirector\h\s",
