@@ -269,8 +269,9 @@ HOST_FILE_READS: list[Base] = [
 
 # ------------------------------------------------------------------ code loading and script code
 CODE_LOADS: list[Base] = [
-    # ".extmatch /e ExtDLLPattern": kd finds (and loads) the extension DLLs the pattern names
-    _deny(".extmatch /e evil.dll *", C.CODE_LOAD, _EXTMATCH),
+    # ".extmatch /e ExtDLLPattern" ("matched against the extension DLL filename"): the outside attack
+    # found it resolves a DLL by name that is not loaded yet
+    _deny(".extmatch /e evil.dll *", C.CODE_LOAD, ISSUE),
     _deny(".extmatch /e evil *", C.CODE_LOAD, _EXTMATCH),
     _deny(r".extmatch /e c:\evil\evil.dll *", C.CODE_LOAD, _EXTMATCH),
     _deny(".extmatch /D /e evil.dll help", C.CODE_LOAD, _EXTMATCH),
