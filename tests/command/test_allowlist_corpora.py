@@ -18,6 +18,7 @@ policy stands at a glance; the per-line tests say which line and why.
 
 from __future__ import annotations
 
+import functools
 import json
 import runpy
 from collections import Counter
@@ -88,6 +89,7 @@ def _denied_classes(line: str, profile: Profile) -> set[CommandClass] | None:
     return {f.command_class for f in verdict.findings if f.command_class not in allowed}
 
 
+@functools.cache
 def _attack_failure(attack: Attack) -> str | None:
     """Why ``attack`` gets through, or None when every profile that must stop it does."""
     if attack.effect is not None:
@@ -257,6 +259,7 @@ def test_everyday_corpus_shape_and_citations() -> None:
 # ------------------------------------------------------------------ the real transcripts
 
 
+@functools.cache
 def _transcript_failure(command: str) -> str | None:
     """Why ``command`` fails: falsely denied, or an exception allowed or denied for another class."""
     verdict = check(command, "standard")
