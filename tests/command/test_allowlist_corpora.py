@@ -317,3 +317,10 @@ def test_fixture_shape() -> None:
     assert all(row["prompt"].endswith(">") and row["mode"] in {"kernel", "local_kernel", "user"} for row in rows)
     assert {row["mode"] for row in rows} == {"kernel", "local_kernel", "user"}
     assert len({row["command"] for row in rows}) >= 300
+
+
+def test_fixture_readme_counts() -> None:
+    """fixtures/commands/README.md says how many rows and distinct commands the fixture holds."""
+    readme = (FIXTURE.parent / "README.md").read_text(encoding="utf-8")
+    rows = _rows()
+    assert f"{len(rows)} rows, {len({row['command'] for row in rows})} distinct commands" in readme
