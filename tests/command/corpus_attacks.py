@@ -285,6 +285,13 @@ CODE_LOADS: list[Base] = [
     _deny("dx @$scriptContents.run()", C.CODE_LOAD, _JS, C.UNKNOWN, C.HOST_EXEC),
     _deny("dx Debugger.State.Scripts.evil.Contents.run()", C.CODE_LOAD, _JS, C.UNKNOWN, C.HOST_EXEC),
     _deny("dx @$evilFn ()", C.CODE_LOAD, _JS, C.UNKNOWN, C.HOST_EXEC),
+    # a namespace a script added under Debugger.Utility: its methods are script code (the readme's example)
+    _deny(
+        'dx -r2 Debugger.Utility.Analysis.SyntheticTypes.CreateInstance("ExampleStruct", 0x007ff8`f03620d0)',
+        C.CODE_LOAD,
+        _SYNTHETIC,
+        C.UNKNOWN,
+    ),
     # ".cordll -l: loads the CLR debugging modules" (mscordacwks from the image path)
     _deny(".cordll -l", C.CODE_LOAD, DOCS + "-cordll--control-clr-debugging-"),
     _deny(".cordll -ve -u -l", C.CODE_LOAD, DOCS + "-cordll--control-clr-debugging-"),
@@ -368,6 +375,11 @@ ALIASES: list[Base] = [
     _deny("aS /x .echo 1", C.SETTINGS_CHANGE, _ALIAS, C.UNKNOWN),
     _deny("aS .echo .echo", C.SETTINGS_CHANGE, _ALIAS, C.UNKNOWN),
     _deny("as .echo k", C.SETTINGS_CHANGE, _ALIAS, C.UNKNOWN),
+    # words the typed tools send
+    _deny("aS .lastevent g", C.SETTINGS_CHANGE, _ALIAS, C.UNKNOWN),
+    _deny("aS vertarget g", C.SETTINGS_CHANGE, _ALIAS, C.UNKNOWN),
+    _deny("aS dps gh", C.SETTINGS_CHANGE, _ALIAS, C.UNKNOWN),
+    _deny('aS u ".pcmd -s g"', C.SETTINGS_CHANGE, _ALIAS, C.UNKNOWN),
 ]
 
 # ------------------------------------------------------------------ other host processes, and the debugger's own time
@@ -405,6 +417,8 @@ RUN_EFFECTS: list[Base] = [
     _runs(".pcmd -s p", _PCMD),
     _runs(".pcmd -s gu", _PCMD),
     _runs(".idle_cmd g", _IDLE),
+    _runs('.pcmd -s ".block { g }"', _PCMD),
+    _runs(".pcmd -s ~*e gh", _PCMD),
     # steps and goes with their argument glued to the command word (kd reads "pa(x)" as "pa (x)")
     _runs("pa(nt!NtCreateFile)", ISSUE),
     _runs("ta@$ra", ISSUE),
@@ -420,6 +434,10 @@ RUN_EFFECTS: list[Base] = [
     _runs("pa@rip+10", DOCS + "pa--step-to-address-"),
     _runs("ta(@rip+10)", DOCS + "ta--trace-to-address-"),
     _runs("g(nt!NtClose)", DOCS + "g--go-"),
+    _runs("g@$ra", DOCS + "g--go-"),
+    _runs("gh(nt!NtClose)", DOCS + "gh--go-with-exception-handled-"),
+    _runs("tb(1)", DOCS + "tb--trace-to-next-branch-"),
+    _runs("tct(2)", DOCS + "tct--trace-to-next-call-or-return-"),
     _runs("PA(nt!NtCreateFile)", DOCS + "pa--step-to-address-"),
 ]
 
