@@ -16,7 +16,12 @@ A base is either
 :data:`ATTACKS` is every base in every wrapper kd runs a command from (:data:`WRAPPERS`: now,
 in a block, a branch, per thread, in a loop, at a breakpoint, at an event, at every prompt),
 and extension commands also behind the ``!ext.`` and ``!kdexts.`` module prefixes. The wrapper
-product is generated; the base lines are not.
+product is generated; the base lines are written out, except one cross of two written-out lists:
+each NT-namespace spelling of a network path (:data:`NT_NETWORK_SPELLINGS`) in each path-taking
+command (``_NETWORK_COMMANDS``).
+
+Longer than 500 lines because it is one list per class, each line with its source: split, the
+corpus would no longer read as one table.
 """
 
 from __future__ import annotations
