@@ -200,7 +200,8 @@ NETWORK_PATHS: list[Base] = [
         for p in NT_NETWORK_SPELLINGS
         for cmd, src in _NETWORK_COMMANDS
     ),
-    *(_deny(f".sympath {p}", C.NETWORK_PATH, _SYMPATH) for p in NT_NETWORK_MORE),
+    # (some of these are no path Windows resolves at all: denied either way, as unknown if so)
+    *(_deny(f".sympath {p}", C.NETWORK_PATH, _SYMPATH, C.UNKNOWN) for p in NT_NETWORK_MORE),
     # the plain UNC spelling where the denylist never looked
     _deny(r"!chkimg -mmw \\h\s\chk.log rSewo nt", C.NETWORK_PATH, _CHKIMG),
     _deny(r"!chkimg -p \\h\s nt", C.NETWORK_PATH, _CHKIMG),
