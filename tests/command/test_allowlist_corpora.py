@@ -170,10 +170,12 @@ def test_attacks_summary() -> None:
 
 
 def test_attack_corpus_is_new() -> None:
-    """None of these lines is in the denylist's corpus, and none repeats."""
+    """None of these lines is in the denylist's corpus or among the lines to allow, and none repeats."""
     old = {line for line, _ in corpus.BYPASS} | set(corpus.ORDINARY) | {line for line, *_ in corpus.BYPASS_VERDICTS}
     lines = [a.line for a in ATTACKS]
     assert not set(lines) & old
+    must_allow = {c for c, _ in EVERYDAY} | (set(_transcript_commands()) - set(TRANSCRIPT_DENIED))
+    assert not set(lines) & must_allow
     assert len(set(lines)) == len(lines)
     assert len({b.line for b in BASES}) == len(BASES)
 
