@@ -16,7 +16,12 @@ A base is either
 :data:`ATTACKS` is every base in every wrapper kd runs a command from (:data:`WRAPPERS`: now,
 in a block, a branch, per thread, in a loop, at a breakpoint, at an event, at every prompt),
 and extension commands also behind the ``!ext.`` and ``!kdexts.`` module prefixes. The wrapper
-product is generated; the base lines are not.
+product is generated; the base lines are written out, except one cross of two written-out lists:
+each NT-namespace spelling of a network path (:data:`NT_NETWORK_SPELLINGS`) in each path-taking
+command (``_NETWORK_COMMANDS``).
+
+Longer than 500 lines because it is one list per class, each line with its source: split, the
+corpus would no longer read as one table.
 """
 
 from __future__ import annotations
@@ -84,7 +89,9 @@ def _runs(line: str, source: str, effect: RunEffect = RunEffect.RESUMES) -> Base
     return Base(line=line, source=source, effect=effect)
 
 
-_CHKIMG = DOCS + "-chkimg"  # "!chkimg [Options] [-mmw LogFile LogOptions] [Module]"; "-f Fixes errors in the image"
+# "!chkimg [Options] [-mmw LogFile LogOptions] [Module]"; "-f Fixes errors in the image"; LogOptions is
+# letters, "for example, if LogOptions is rSewo, each line of the log file contains ..."
+_CHKIMG = DOCS + "-chkimg"
 _ANALYZE = DOCS + "-analyze"  # "-xmf OutputXmlFile"; "!analyze -c [-load KnownIssuesFile | -unload | -help ]"
 _SYMPATH = DOCS + "-sympath--set-symbol-path-"
 _SRCPATH = DOCS + "-srcpath---lsrcpath--set-source-path-"
@@ -108,14 +115,16 @@ _JS = "https://learn.microsoft.com/windows-hardware/drivers/debugger/javascript-
 # ------------------------------------------------------------------ host file writes
 FILE_WRITES: list[Base] = [
     # "-mmw LogFile LogOptions: Creates a log file and records the activity of !chkimg in this file"
-    _deny(r"!chkimg -mmw c:\temp\chk.log 0 nt", C.FILE_WRITE, _CHKIMG),
-    _deny(r"!chkimg -d -mmw c:\temp\chk.log 0 nt", C.FILE_WRITE, _CHKIMG),
-    _deny(r"!chkimg -lo 50 -v -mmw c:\chk.log 0 nt", C.FILE_WRITE, _CHKIMG),
-    _deny(r"!chkimg -mmw c:\chk.log 0", C.FILE_WRITE, _CHKIMG),
-    _deny(r"!CHKIMG -MMW c:\chk.log 0 nt", C.FILE_WRITE, _CHKIMG),
-    _deny(r'!chkimg -mmw "c:\temp dir\chk.log" 0 nt', C.FILE_WRITE, _CHKIMG),
+    _deny(r"!chkimg -mmw c:\temp\chk.log rSewo nt", C.FILE_WRITE, _CHKIMG),
+    _deny(r"!chkimg -d -mmw c:\temp\chk.log rSewo nt", C.FILE_WRITE, _CHKIMG),
+    _deny(r"!chkimg -lo 50 -v -mmw c:\chk.log rSewo nt", C.FILE_WRITE, _CHKIMG),
+    _deny(r"!chkimg -mmw c:\chk.log rSewo", C.FILE_WRITE, _CHKIMG),
+    _deny(r"!chkimg -mmw c:\a.log v -mmw c:\b.log tx nt", C.FILE_WRITE, _CHKIMG),  # "up to 10 log files"
+    _deny(r"!chkimg -mmw chk.log vo nt", C.FILE_WRITE, _CHKIMG),  # "relative to the current path"
+    _deny(r"!CHKIMG -MMW c:\chk.log rSewo nt", C.FILE_WRITE, _CHKIMG),
+    _deny(r'!chkimg -mmw "c:\temp dir\chk.log" rSewo nt', C.FILE_WRITE, _CHKIMG),
     # extension options spelled with '/': EngExtCpp's parser accepts '/' like '-' (issue 28)
-    _deny(r"!chkimg /mmw c:\chk.log 0 nt", C.FILE_WRITE, ISSUE),
+    _deny(r"!chkimg /mmw c:\chk.log rSewo nt", C.FILE_WRITE, ISSUE),
     _deny(r"!analyze /xmf c:\x.xml", C.FILE_WRITE, ISSUE),
     _deny(r"!analyze -v /xmf c:\x.xml", C.FILE_WRITE, ISSUE),
     _deny(r"!analyze /v /xml /xmf c:\x.xml", C.FILE_WRITE, ISSUE),
@@ -180,7 +189,7 @@ _NETWORK_COMMANDS: list[tuple[str, str]] = [
     (".lsrcpath+ {p}", _SRCPATH),
     (".exepath {p}", _EXEPATH),
     (".exepath+ {p}", _EXEPATH),
-    (r"!chkimg -mmw {p}\chk.log 0 nt", _CHKIMG),
+    (r"!chkimg -mmw {p}\chk.log rSewo nt", _CHKIMG),
     ("!chkimg -p {p} nt", _CHKIMG),  # "-p SearchPath: Recursively searches SearchPath for the file"
     ("!homedir {p}", _HOMEDIR),
 ]
@@ -191,9 +200,10 @@ NETWORK_PATHS: list[Base] = [
         for p in NT_NETWORK_SPELLINGS
         for cmd, src in _NETWORK_COMMANDS
     ),
-    *(_deny(f".sympath {p}", C.NETWORK_PATH, _SYMPATH) for p in NT_NETWORK_MORE),
+    # (some of these are no path Windows resolves at all: denied either way, as unknown if so)
+    *(_deny(f".sympath {p}", C.NETWORK_PATH, _SYMPATH, C.UNKNOWN) for p in NT_NETWORK_MORE),
     # the plain UNC spelling where the denylist never looked
-    _deny(r"!chkimg -mmw \\h\s\chk.log 0 nt", C.NETWORK_PATH, _CHKIMG),
+    _deny(r"!chkimg -mmw \\h\s\chk.log rSewo nt", C.NETWORK_PATH, _CHKIMG),
     _deny(r"!chkimg -p \\h\s nt", C.NETWORK_PATH, _CHKIMG),
     _deny(r"!homedir \\h\s", C.NETWORK_PATH, _HOMEDIR, dll="dbghelp"),
     _deny(r"!analyze /xmf \\h\s\x.xml", C.NETWORK_PATH, ISSUE),
@@ -265,8 +275,9 @@ HOST_FILE_READS: list[Base] = [
 
 # ------------------------------------------------------------------ code loading and script code
 CODE_LOADS: list[Base] = [
-    # ".extmatch /e ExtDLLPattern": kd finds (and loads) the extension DLLs the pattern names
-    _deny(".extmatch /e evil.dll *", C.CODE_LOAD, _EXTMATCH),
+    # ".extmatch /e ExtDLLPattern" ("matched against the extension DLL filename"): the outside attack
+    # found it resolves a DLL by name that is not loaded yet
+    _deny(".extmatch /e evil.dll *", C.CODE_LOAD, ISSUE),
     _deny(".extmatch /e evil *", C.CODE_LOAD, _EXTMATCH),
     _deny(r".extmatch /e c:\evil\evil.dll *", C.CODE_LOAD, _EXTMATCH),
     _deny(".extmatch /D /e evil.dll help", C.CODE_LOAD, _EXTMATCH),
@@ -280,6 +291,13 @@ CODE_LOADS: list[Base] = [
     _deny("dx @$scriptContents.run()", C.CODE_LOAD, _JS, C.UNKNOWN, C.HOST_EXEC),
     _deny("dx Debugger.State.Scripts.evil.Contents.run()", C.CODE_LOAD, _JS, C.UNKNOWN, C.HOST_EXEC),
     _deny("dx @$evilFn ()", C.CODE_LOAD, _JS, C.UNKNOWN, C.HOST_EXEC),
+    # a namespace a script added under Debugger.Utility: its methods are script code (the readme's example)
+    _deny(
+        'dx -r2 Debugger.Utility.Analysis.SyntheticTypes.CreateInstance("ExampleStruct", 0x007ff8`f03620d0)',
+        C.CODE_LOAD,
+        _SYNTHETIC,
+        C.UNKNOWN,
+    ),
     # ".cordll -l: loads the CLR debugging modules" (mscordacwks from the image path)
     _deny(".cordll -l", C.CODE_LOAD, DOCS + "-cordll--control-clr-debugging-"),
     _deny(".cordll -ve -u -l", C.CODE_LOAD, DOCS + "-cordll--control-clr-debugging-"),
@@ -337,7 +355,7 @@ SETTINGS_CHANGES: list[Base] = [
     # debugger"; the page's own example is "r eax" ("because the debugger is already idle, this command
     # immediately executes")
     _deny(".idle_cmd r eax", C.SETTINGS_CHANGE, _IDLE, C.OUTPUT_CONTROL, C.UNKNOWN),
-    _deny(r".idle_cmd !chkimg -mmw c:\chk.log 0 nt", C.FILE_WRITE, _IDLE, C.SETTINGS_CHANGE, C.UNKNOWN),
+    _deny(r".idle_cmd !chkimg -mmw c:\chk.log rSewo nt", C.FILE_WRITE, _IDLE, C.SETTINGS_CHANGE, C.UNKNOWN),
     _deny(".pcmd -s k", C.SETTINGS_CHANGE, _PCMD, C.OUTPUT_CONTROL),
     _deny('.pcmd -s ".echo x"', C.SETTINGS_CHANGE, _PCMD, C.OUTPUT_CONTROL),
 ]
@@ -363,6 +381,11 @@ ALIASES: list[Base] = [
     _deny("aS /x .echo 1", C.SETTINGS_CHANGE, _ALIAS, C.UNKNOWN),
     _deny("aS .echo .echo", C.SETTINGS_CHANGE, _ALIAS, C.UNKNOWN),
     _deny("as .echo k", C.SETTINGS_CHANGE, _ALIAS, C.UNKNOWN),
+    # words the typed tools send
+    _deny("aS .lastevent g", C.SETTINGS_CHANGE, _ALIAS, C.UNKNOWN),
+    _deny("aS vertarget g", C.SETTINGS_CHANGE, _ALIAS, C.UNKNOWN),
+    _deny("aS dps gh", C.SETTINGS_CHANGE, _ALIAS, C.UNKNOWN),
+    _deny('aS u ".pcmd -s g"', C.SETTINGS_CHANGE, _ALIAS, C.UNKNOWN),
 ]
 
 # ------------------------------------------------------------------ other host processes, and the debugger's own time
@@ -380,6 +403,7 @@ TARGET_WRITES: list[Base] = [
     _deny("!chkimg /f nt", C.MEMORY_WRITE, ISSUE),
     _deny("!chkimg -f nt", C.MEMORY_WRITE, _CHKIMG),
     _deny("!chkimg -f -v hal", C.MEMORY_WRITE, _CHKIMG),
+    _deny("!chkimg win32k -f", C.MEMORY_WRITE, _CHKIMG),  # the page's example, module first
     # the other ways the reference gives to change the target, each read_only's to refuse
     _deny("m @rsp L10 @rsp+0x100", C.MEMORY_WRITE, DOCS + "m--move-memory-"),
     _deny("wrmsr 0xc0000082 0", C.MEMORY_WRITE, DOCS + "wrmsr--write-msr-"),
@@ -399,6 +423,8 @@ RUN_EFFECTS: list[Base] = [
     _runs(".pcmd -s p", _PCMD),
     _runs(".pcmd -s gu", _PCMD),
     _runs(".idle_cmd g", _IDLE),
+    _runs('.pcmd -s ".block { g }"', _PCMD),
+    _runs(".pcmd -s ~*e gh", _PCMD),
     # steps and goes with their argument glued to the command word (kd reads "pa(x)" as "pa (x)")
     _runs("pa(nt!NtCreateFile)", ISSUE),
     _runs("ta@$ra", ISSUE),
@@ -414,6 +440,10 @@ RUN_EFFECTS: list[Base] = [
     _runs("pa@rip+10", DOCS + "pa--step-to-address-"),
     _runs("ta(@rip+10)", DOCS + "ta--trace-to-address-"),
     _runs("g(nt!NtClose)", DOCS + "g--go-"),
+    _runs("g@$ra", DOCS + "g--go-"),
+    _runs("gh(nt!NtClose)", DOCS + "gh--go-with-exception-handled-"),
+    _runs("tb(1)", DOCS + "tb--trace-to-next-branch-"),
+    _runs("tct(2)", DOCS + "tct--trace-to-next-call-or-return-"),
     _runs("PA(nt!NtCreateFile)", DOCS + "pa--step-to-address-"),
 ]
 

@@ -7,6 +7,9 @@ usual options, and where that form comes from:
 - ``fixtures/corpus/<file>`` or ``corpus-released/set1|set2/<file>``: typed at a prompt in that
   published transcript (a test checks the command is one of that file's prompt lines in
   ``fixtures/commands/prompt_commands.json``);
+- ``public transcript, stored-index file <id>``: typed at a prompt in text published on GitHub that
+  the search index stores under that id (``read_file`` id=<id> shows it; the repository is not
+  always named), found by searching for the prompt and command;
 - a kd command reference page (``DOCS`` + the page's name in MicrosoftDocs/windows-driver-docs,
   ``windows-driver-docs-pr/debuggercmds/<page>.md``): the form is built from that page's syntax and
   examples, with an address, module or count of our own -- reconstructed, not copied output.
@@ -19,6 +22,7 @@ T = "fixtures/corpus/"  # a published transcript in the repository
 R1 = "corpus-released/set1/"  # a released evaluation sample (its prompt lines are in the fixture)
 R2 = "corpus-released/set2/"
 TRANSCRIPTS = (T, R1, R2)
+PUB = "public transcript, stored-index file "
 
 _K = DOCS + "k--kb--kc--kd--kp--kp--kv--display-stack-backtrace-"
 _D = DOCS + "d--da--db--dc--dd--dd--df--dp--dq--du--dw--dw--dyb--dyd--display-memor"
@@ -68,7 +72,6 @@ EVERYDAY: list[tuple[str, str]] = [
     ("kd 20", _K),
     ("kL", _K),
     ("~*k", T + "stack/10.txt"),
-    ("~*kb", _TILDE_E),
     ("~* kv", _TILDE_E),
     ("~0 k", _TILDE_E),
     ("~*e kn", _TILDE_E),
@@ -86,7 +89,6 @@ EVERYDAY: list[tuple[str, str]] = [
     ("!process 0 0 explorer.exe", _ext("process")),
     ("!process 0 1f lsass.exe", _ext("process")),
     ("!process ffff9189527e9080 7", T + "process_thread/01.txt"),
-    ("!process -1 0", _ext("process")),
     ("!process", T + "process_thread/03.txt"),
     ("!thread", _ext("thread")),
     ("!thread ffffd88863435080 2", T + "families/threads/05.txt"),
@@ -124,7 +126,6 @@ EVERYDAY: list[tuple[str, str]] = [
     ("!error 00000000c0000005", T + "exceptions_errors/10.txt"),
     ("!error c0000005 1", _ext("error")),
     ("!gle", _ext("gle")),
-    ("!gle -all", _ext("gle")),
     # ------------------------------------------------------------------ modules and symbols
     ("lm", T + "families/modules/01.txt"),
     ("lm m k*", T + "modules/02.txt"),
@@ -221,7 +222,6 @@ EVERYDAY: list[tuple[str, str]] = [
     ("s -d 0 L?80000000 41414141", DOCS + "s--search-memory-"),
     ('s -a @rsp L1000 "MZ"', DOCS + "s--search-memory-"),
     ("!address", _ext("address")),
-    ("!address -summary", _ext("address")),
     ("!address fffff80240d322f9", T + "memory/03.txt"),
     ("!vprot @rsp", _ext("vprot")),
     ("!pte fffff801`00000000", T + "families/pte/07.txt"),
@@ -284,8 +284,6 @@ EVERYDAY: list[tuple[str, str]] = [
     ("!prcb", _ext("prcb")),
     ("!irql", T + "kernel_objects/16.txt"),
     ("!idt", _ext("idt")),
-    ("!idt -a", _ext("idt")),
-    ("!cpuinfo", _ext("cpuinfo")),
     ("!sysinfo cpuinfo", _ext("sysinfo")),
     ("!sysinfo machineid", _ext("sysinfo")),
     ("!sysptes", _ext("sysptes")),
@@ -298,6 +296,8 @@ EVERYDAY: list[tuple[str, str]] = [
     ("!vad ffffe0001a2b3c40 1", _ext("vad")),
     ("!chkimg nt", _ext("chkimg")),
     ("!chkimg -d nt", _ext("chkimg")),
+    ("!chkimg win32k -d", _ext("chkimg")),  # the page's example
+    ("!chkimg -lo 50 -db nt", _ext("chkimg")),
     # ------------------------------------------------------------------ user-mode heap and process state
     ("!peb", T + "process_thread/11.txt"),
     ("!teb", T + "process_thread/09.txt"),
@@ -308,7 +308,6 @@ EVERYDAY: list[tuple[str, str]] = [
     ("!heap 002057b8 -x", T + "families/heap/04.txt"),
     ("!heap -flt s 28", T + "memory/17.txt"),
     ("!heap -l", T + "families/heap/03.txt"),
-    ("!heap -stat -h 0", _ext("heap")),
     ("!dlls -l", _ext("dlls")),
     ("!cs -l", _ext("cs")),
     ("!critsec 7ffd8000", _ext("critsec")),
@@ -365,6 +364,64 @@ EVERYDAY: list[tuple[str, str]] = [
     ("pt", DOCS + "pt--step-to-next-return-"),
     ("pa nt!NtCreateFile+0x20", DOCS + "pa--step-to-address-"),
     ("wt -l 2", DOCS + "wt--trace-and-watch-data-"),
+    # ------------------------------------------------------------------ expressions inside commands, conditions
+    ("dd poi(@rsp) L4", _D),
+    ("u poi(@rsp) L5", _U),
+    ("ln poi(@rsp+8)", _LN),
+    ("? poi(@rcx+8)", DOCS + "---evaluate-expression-"),
+    ("r @$t0 = poi(@rcx+8); dq @$t0 L2", DOCS + "pseudo-register-syntax"),
+    ("dt nt!_EPROCESS @$proc ImageFileName UniqueProcessId", _DT),
+    ("dx -r1 ((nt!_EPROCESS *)@$proc)->ImageFileName", _DX),
+    ("dx @$curprocess.Threads.Count()", _DX),
+    ("dx -g @$curprocess.Modules.Select(m => new { Name = m.Name, Base = m.BaseAddress })", _DX),
+    ('.printf "%ma\\n", @rcx', DOCS + "-printf"),
+    ("bp nt!NtCreateFile \"j (@rcx == 0) 'kb; g' ; 'gc'\"", _BP),
+    ('bp /w "localVariable == 4" mymodule!myfunction', _BP),
+    ("gc", DOCS + "gc--go-from-conditional-breakpoint-"),
+    ("sxn ld", _SX),
+    ("sxi asrt", _SX),
+    ("!object \\ObjectTypes", _ext("object")),
+    ("!token -n", _ext("token")),
+    # ------------------------------------------------------------------ KMDF and NDIS driver writers
+    ("!wdfkd.wdfldr", DOCS + "-wdfkd-wdfldr"),
+    ("!wdfkd.wdfdriverinfo mydrv", DOCS + "-wdfkd-wdfdriverinfo"),
+    ("!wdfkd.wdfdevice 0x7ffff8a9c1d8", DOCS + "-wdfkd-wdfdevice"),
+    ("!wdfkd.wdflogdump mydrv", DOCS + "-wdfkd-wdflogdump"),
+    ("!ndiskd.netadapter", DOCS + "-ndiskd-netadapter"),
+    # ------------------------------------------------------------------ typed in public write-ups, as typed
+    ("!process -1 0", PUB + "9535961122 (kd> !process -1 0)"),
+    ("~*kb", PUB + "17118645986 (0:001> ~*kb)"),
+    ("!gle -all", PUB + "42497543678 (0:001> !gle -all)"),
+    ("!heap -stat -h 0", PUB + "9922945892 (0:004> !heap -stat -h 0)"),
+    ("!heap -stat -h 033c0000", PUB + "48975721313 (0:004> !heap -stat -h 033c0000)"),
+    (".frame /r 8", PUB + "40576843573 (0: kd> .frame /r 8)"),
+    (".frame /r 0n2", PUB + "40023527878 (0: kd> .frame /r 0n2)"),
+    (".process /r /p 93248840", PUB + "25137814626 (0: kd> .process /r /p 93248840)"),
+    (".process /r /p @eax", PUB + "168809250 (1: kd> .process /r /p @eax)"),
+    ("eb @$peb+2 1", PUB + "168809250 (1: kd> eb @$peb+2 1)"),
+    (
+        ".process /r /p 0xffff9c0d7d8d9140; .thread /r /p 0xffff9c0d84ab2040 ; kb",
+        PUB + "70842561974 (2: kd> .process /r /p 0xffff9c0d7d8d9140; .thread /r /p 0xffff9c0d84ab2040 ; kb)",
+    ),
+    ("!cpuinfo", PUB + "11440019825 (1: kd> !cpuinfo)"),
+    ("!ready 0", PUB + "67284527465 (kd> !ready 0)"),
+    ("!idt -a", PUB + "43646170346 (0: kd> !idt -a)"),
+    ("!devnode 0 1 usbxhci", PUB + "6762124098 (3: kd> !devnode 0 1 usbxhci)"),
+    ("uf /c /o KiExecuteDpc", PUB + "25195667902 (0: kd> uf /c /o KiExecuteDpc)"),
+    ("uf /c Ntfs!NtfsQueryEaSimpleScan", PUB + "58575644549 (kd> uf /c Ntfs!NtfsQueryEaSimpleScan)"),
+    ("x nt!*CreateProcess*", PUB + "53085088815 (0: kd> x nt!*CreateProcess*)"),
+    ("x nt!*Crc32*", PUB + "62984181167 (0: kd> x nt!*Crc32*)"),
+    ("sxe ld booster.sys", PUB + "11003167561 (0: kd> sxe ld booster.sys)"),
+    ("sxe ld winlogon.exe; g", PUB + "5418618153 (kd> sxe ld winlogon.exe; g)"),
+    ("!gflag +ksl", PUB + "18986644210 (0: kd> !gflag +ksl)"),
+    ("bp /p @$proc ntdll!NtCreateFile", PUB + "44320646580 (1: kd> bp /p @$proc ntdll!NtCreateFile)"),
+    ("bp /p @$proc /1 ntdll!_LdrpInitialize", PUB + "32299584460 (1: kd> bp /p @$proc /1 ntdll!_LdrpInitialize)"),
+    ("!address -summary", PUB + "3632009184 (0:000> !address -summary)"),
+    (r".sympath+ C:\uaf_poc", PUB + r"59787649854 (1: kd> .sympath+ C:\uaf_poc)"),
+    (".reload /f uaf_poc_raw.exe", PUB + "59787649854 (1: kd> .reload /f uaf_poc_raw.exe)"),
+    (".reload /f CLFS", PUB + "6712762558 (kd> .reload /f CLFS)"),
+    (".reload /f dxgkrnl.sys", PUB + "35145324715 (kd> .reload /f dxgkrnl.sys)"),
+    (".reload /f ExplorerFrame.dll=6fb`37a7c000,1e000", PUB + "7013081408 (kd> .reload /f ExplorerFrame.dll=…)"),
     # ------------------------------------------------------------------ expressions, output and housekeeping
     ("? @rax + 8", DOCS + "---evaluate-expression-"),
     ("? (0x88-0x70)/8", DOCS + "---evaluate-expression-"),

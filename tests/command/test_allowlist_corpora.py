@@ -18,11 +18,11 @@ policy stands at a glance; the per-line tests say which line and why.
 
 from __future__ import annotations
 
-import importlib.util
+import functools
 import json
+import runpy
 from collections import Counter
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import pytest
@@ -30,7 +30,7 @@ import pytest
 from kdmcp.command import PROFILE_ALLOWS, CommandClass, Profile, RunEffect, check, run_effect
 from tests.command import corpus
 from tests.command.corpus_attacks import ATTACKS, BASES, EXTENSION_PREFIXES, LATER_WRAPPERS, WRAPPERS, Attack, Base
-from tests.command.corpus_everyday import EVERYDAY, TRANSCRIPTS
+from tests.command.corpus_everyday import EVERYDAY, PUB, TRANSCRIPTS
 
 C = CommandClass
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -89,6 +89,7 @@ def _denied_classes(line: str, profile: Profile) -> set[CommandClass] | None:
     return {f.command_class for f in verdict.findings if f.command_class not in allowed}
 
 
+@functools.cache
 def _attack_failure(attack: Attack) -> str | None:
     """Why ``attack`` gets through, or None when every profile that must stop it does."""
     if attack.effect is not None:
@@ -126,14 +127,11 @@ def _transcript_commands() -> list[str]:
     return list(dict.fromkeys(row["command"] for row in _rows()))
 
 
-def _extractor() -> ModuleType:
-    """``scripts/extract_prompt_commands.py`` as a module."""
-    script = REPO_ROOT / "scripts" / "extract_prompt_commands.py"
-    spec = importlib.util.spec_from_file_location("extract_prompt_commands", script)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+def _extract(root: Path) -> list[dict[str, Any]]:
+    """The rows ``scripts/extract_prompt_commands.py`` extracts from ``root`` (``fixtures/corpus``)."""
+    script = runpy.run_path(str(REPO_ROOT / "scripts" / "extract_prompt_commands.py"))
+    rows: list[dict[str, Any]] = script["extract"](root, script["LOCAL"])
+    return rows
 
 
 # ------------------------------------------------------------------ attacks
@@ -172,10 +170,12 @@ def test_attacks_summary() -> None:
 
 
 def test_attack_corpus_is_new() -> None:
-    """None of these lines is in the denylist's corpus, and none repeats."""
+    """None of these lines is in the denylist's corpus or among the lines to allow, and none repeats."""
     old = {line for line, _ in corpus.BYPASS} | set(corpus.ORDINARY) | {line for line, *_ in corpus.BYPASS_VERDICTS}
     lines = [a.line for a in ATTACKS]
     assert not set(lines) & old
+    must_allow = {c for c, _ in EVERYDAY} | (set(_transcript_commands()) - set(TRANSCRIPT_DENIED))
+    assert not set(lines) & must_allow
     assert len(set(lines)) == len(lines)
     assert len({b.line for b in BASES}) == len(BASES)
 
@@ -188,7 +188,7 @@ def test_attack_corpus_covers_issue_28() -> None:
     assert sum(1 for b in BASES if b.effect is RunEffect.RESUMES) >= 10
     lines = {b.line for b in BASES}
     for named in (
-        r"!chkimg -mmw c:\temp\chk.log 0 nt",
+        r"!chkimg -mmw c:\temp\chk.log rSewo nt",
         r".sympath \??\GLOBALROOT\Device\Mup\h\s",
         r".srcpath \??\GLOBALROOT\??\UNC\h\s",
         r".lsrcpath \Device\LanmanRedirector\h\s",
@@ -248,7 +248,9 @@ def test_everyday_corpus_shape_and_citations() -> None:
     for row in _rows():
         prompts.setdefault(f"{row['collection']}/{row['file']}", set()).add(row["command"])
     for command, source in EVERYDAY:
-        assert source.startswith(("https://learn.microsoft.com/", *TRANSCRIPTS)), source
+        assert source.startswith(("https://learn.microsoft.com/", PUB, *TRANSCRIPTS)), source
+        if source.startswith(PUB):
+            assert source.split("(", 1)[1].rstrip(")").split("> ", 1)[1].startswith(command.split("=")[0]), source
         if source.startswith(TRANSCRIPTS):
             assert command in prompts.get(source, set()), (command, source)
     kernel = {"!process 0 0", "!thread", "!pool @rcx", "!irp @rdx 1", "!pte @rip", "!drvobj \\Driver\\mydrv 2"}
@@ -259,6 +261,7 @@ def test_everyday_corpus_shape_and_citations() -> None:
 # ------------------------------------------------------------------ the real transcripts
 
 
+@functools.cache
 def _transcript_failure(command: str) -> str | None:
     """Why ``command`` fails: falsely denied, or an exception allowed or denied for another class."""
     verdict = check(command, "standard")
@@ -300,9 +303,8 @@ def test_transcript_exceptions_are_in_the_transcripts() -> None:
 
 def test_fixture_matches_fixtures_corpus() -> None:
     """The fixture's fixtures/corpus part is what the extractor finds there now, row for row."""
-    extractor = _extractor()
-    fresh = extractor.extract(REPO_ROOT / "fixtures" / "corpus", extractor.LOCAL)
-    stored = [row for row in _rows() if row["collection"] == extractor.LOCAL]
+    fresh = _extract(REPO_ROOT / "fixtures" / "corpus")
+    stored = [row for row in _rows() if row["collection"] == "fixtures/corpus"]
     assert stored == fresh
 
 
@@ -317,3 +319,10 @@ def test_fixture_shape() -> None:
     assert all(row["prompt"].endswith(">") and row["mode"] in {"kernel", "local_kernel", "user"} for row in rows)
     assert {row["mode"] for row in rows} == {"kernel", "local_kernel", "user"}
     assert len({row["command"] for row in rows}) >= 300
+
+
+def test_fixture_readme_counts() -> None:
+    """fixtures/commands/README.md says how many rows and distinct commands the fixture holds."""
+    readme = (FIXTURE.parent / "README.md").read_text(encoding="utf-8")
+    rows = _rows()
+    assert f"{len(rows)} rows, {len({row['command'] for row in rows})} distinct commands" in readme
