@@ -382,6 +382,21 @@ EXTENSIONS: tuple[Entry, ...] = (
     *(_ext(name, "-eb---ed") for name in ("eb", "ed")),
     *(_ext(name, "-ib---id---iw") for name in ("ib", "id", "iw")),
     *(_ext(name, "-ob---od---ow") for name in ("ob", "od", "ow")),
+    # KMDF (wdfkd.dll) and NDIS (ndiskd.dll) reads driver writers type; not the ones that set a
+    # host path or write a file (!wdftmffile, !wdfsearchpath, !wdflogsave, !ndiskd.nbl -capfile).
+    *(_ext(name, f"-wdfkd-{name}") for name in
+      ("wdfldr", "wdfdriverinfo", "wdfdevice", "wdfqueue", "wdfrequest", "wdfhandle", "wdfobject", "wdfdevicequeues",
+       "wdfiotarget")),
+    _ext("wdflogdump", "-wdfkd-wdflogdump", options=("-d", "-f", "-a=")),
+    _ext("netadapter", "-ndiskd-netadapter",
+         options=("-handle=", "-basic", "-diag", "-state", "-bindings", "-ports", "-offloads", "-filterdb", "-timers",
+                  "-rst", "-pm", "-ss", "-aoac", "-wol", "-protocoloffloads")),
+    _ext("minidriver", "-ndiskd-minidriver", options=("-handle=", "-basic", "-miniports", "-devices", "-handlers")),
+    _ext("protocol", "-ndiskd-protocol", options=("-handle=", "-findname=")),
+    _ext("filter", "-ndiskd-filter", options=("-handle=", "-findname=", "-handlers")),
+    _ext("oid", "-ndiskd-oid", options=("-handle=", "-legacyoid", "-nolimit", "-miniport=")),
+    _ext("interfaces", "-ndiskd-interfaces", options=("-handle=", "-luid=")),
+    _ext("nbl", "-ndiskd-nbl", options=("-handle=", "-basic", "-chain", "-info", "-data", "-stacks", "-NblCurrentOwner")),
     # Commands for each item: their command (quoted or the rest) is checked on its own.
     *(_ext(f"for_each_{what}", f"-for-each-{what}", args=_T) for what in
       ("frame", "function", "local", "module", "process", "register", "thread")),

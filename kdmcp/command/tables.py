@@ -379,7 +379,9 @@ _BANG_READ: frozenset[str] = frozenset(
         "pte", "pte2va", "ptov", "qlocks", "ready", "reg", "running", "runaway", "sd", "search", "session",
         "sid", "smt", "stacks", "stl", "str", "sym", "sysinfo", "sysptes", "teb", "thread", "timer", "token",
         "tz", "tzinfo", "uniqstack", "unload", "ustr", "vad", "vadump", "verifier", "vm", "vtop", "wsle",
-        "zombies", "dpcs", "mtrr", "gflag", "vprot", "critsec", "homedir",
+        "zombies", "dpcs", "mtrr", "gflag", "vprot", "critsec", "homedir", "wdfldr", "wdfdriverinfo", "wdfdevice",
+        "wdfqueue", "wdfrequest", "wdfhandle", "wdfobject", "wdfdevicequeues", "wdfiotarget", "wdflogdump",
+        "netadapter", "minidriver", "protocol", "filter", "oid", "interfaces", "nbl",
     }
 )  # fmt: skip
 # "!eb", "!ed"...: physical memory / port writes.

@@ -196,7 +196,8 @@ def test_comments() -> None:
 def test_extension_modules() -> None:
     """``!module.name`` loads ``module.dll`` by name: only the debugger's own are known."""
     assert classes("!kdexts.pool @rcx") == {READ}
-    assert classes("!wdfkd.wdfdriverinfo") == {UNKNOWN}
+    assert classes("!wdfkd.wdfdriverinfo") == {READ}
+    assert classes("!wdfkd.wdflogsave mydrv") == {UNKNOWN}  # writes a log file: not on the allowlist
     assert classes("!x.pool") == {CODE_LOAD}
 
 

@@ -398,8 +398,8 @@ def _assert_same_as_full(line: str) -> None:
 
     for roots in (policy.DEFAULT_NETWORK_ROOTS, ("\\\\share",)):
         policy._classify_cached.cache_clear()
-        fast = policy._classify_cached(line, roots)
-        full = policy._classify_full(line, roots)
+        fast = policy._classify_cached(line, roots, ())
+        full = policy._classify_full(line, roots, ())
         assert fast == full, line
         assert [f.effect for f in fast] == [f.effect for f in full]
         policy._classify_cached.cache_clear()
