@@ -396,7 +396,8 @@ EXTENSIONS: tuple[Entry, ...] = (
     _ext("filter", "-ndiskd-filter", options=("-handle=", "-findname=", "-handlers")),
     _ext("oid", "-ndiskd-oid", options=("-handle=", "-legacyoid", "-nolimit", "-miniport=")),
     _ext("interfaces", "-ndiskd-interfaces", options=("-handle=", "-luid=")),
-    _ext("nbl", "-ndiskd-nbl", options=("-handle=", "-basic", "-chain", "-info", "-data", "-stacks", "-NblCurrentOwner")),
+    _ext("nbl", "-ndiskd-nbl",
+         options=("-handle=", "-basic", "-chain", "-info", "-data", "-stacks", "-NblCurrentOwner")),
     # Commands for each item: their command (quoted or the rest) is checked on its own.
     *(_ext(f"for_each_{what}", f"-for-each-{what}", args=_T) for what in
       ("frame", "function", "local", "module", "process", "register", "thread")),
