@@ -206,6 +206,10 @@ def alias_name_refusal(name: str) -> str | None:
 def alias_value(w: Walker, piece: str, name: str, value: str) -> None:
     """An alias is pasted in wherever its name appears later: allow only single words."""
     w.alias_values.setdefault(name, []).append(value)
+    if value[:1] in ("-", "/") and value[1:2].isalpha():
+        # "aS va -mmw" then "!chkimg va log nt": the policy reads "va", kd runs "-mmw".
+        w.add(piece, _UNKNOWN, f"defines an alias holding the option '{value}', which any later command could take")
+        return
     if _SINGLE_WORD_RE.fullmatch(value):
         for f in w.collect(value) if value else []:
             if f.command_class not in (_READ, _UNKNOWN):

@@ -113,3 +113,29 @@ def test_what_the_simulator_runs_is_on_the_table_or_refused(line: str) -> None:
         for ran in _ran(line):
             off = [c for c in ran if refusal(c, ROOTS) is not None]
             assert not off, (line, off)
+
+
+# ------------------------------------------------------------------ run effects from the same table
+
+
+def test_every_entry_that_runs_the_target_has_that_effect_glued_or_not() -> None:
+    from kdmcp.command import RunEffect, run_effect
+    from kdmcp.command.known import TABLE
+    from kdmcp.command.tables import leaf_effect
+
+    for entry in TABLE:
+        for name in entry.names:
+            if entry.effect is RunEffect.IMMEDIATE or not name.isalpha():
+                continue
+            for form in (name, f"{name}(1)", f"{name}@$ra", f"{name} 1"):
+                assert leaf_effect(form) is entry.effect, form
+                assert run_effect(f".block {{ {form} }}") is entry.effect, form
+
+
+@pytest.mark.parametrize(
+    "line", ["pa(nt!NtCreateFile)", "ta@$ra", "pc(1)", ".pcmd -s g", '.pcmd -s "r; g"', "aS foo g; .block { foo }"]
+)
+def test_hidden_run_effects_are_seen(line: str) -> None:
+    from kdmcp.command import RunEffect, run_effect
+
+    assert run_effect(line) is RunEffect.RESUMES
