@@ -19,6 +19,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from enum import Enum
+from functools import lru_cache
 
 from kdmcp.command.classes import RunEffect
 from kdmcp.command.lexing import tokens
@@ -91,15 +92,14 @@ class Entry:
         return tuple(forms)
 
 
+@lru_cache(maxsize=1024)
 def _compiled(entry: Entry) -> tuple[tuple[re.Pattern[str], bool], ...]:
+    """The entry's options as patterns, each with whether it takes the next word as its value."""
     out = []
     for option in entry.option_forms():
         takes_value = option.endswith("=")
         out.append((re.compile(option.rstrip("=")), takes_value))
     return tuple(out)
-
-
-_OPTION_CACHE: dict[int, tuple[tuple[re.Pattern[str], bool], ...]] = {}
 
 
 def refusal(entry: Entry, args: str, roots: tuple[str, ...]) -> str | None:
@@ -109,9 +109,7 @@ def refusal(entry: Entry, args: str, roots: tuple[str, ...]) -> str | None:
     words = tokens(args, "quote")
     if words is None:
         return "a quoted string never closes"
-    options = _OPTION_CACHE.get(id(entry))
-    if options is None:
-        options = _OPTION_CACHE[id(entry)] = _compiled(entry)
+    options = _compiled(entry)
     expect_value = False
     for is_string, word in words:
         if expect_value:
