@@ -113,6 +113,12 @@ _NETWORK_ROOT_RE = re.compile(
 )
 
 
+# "!wdfkd.wdfdriverinfo -v", ".mycmd", "mycmd /f" (kdmcp.command.allowlist.config_entries reads them).
+_ALLOW_COMMAND_RE = re.compile(
+    r"(?:!(?:[A-Za-z_]\w*\.)?[A-Za-z_]\w*|\.[A-Za-z_]\w*|[A-Za-z_]\w*)(?:\s+[-/][A-Za-z?][\w?]*)*\s*", re.ASCII
+)
+
+
 class Config(_Section):
     """The whole file. Every key is optional."""
 
@@ -134,6 +140,9 @@ class Config(_Section):
     # Network locations a command's paths may name besides the Microsoft symbol server:
     # the team's symbol and source shares (\\server\share\...) and servers (https://...).
     network_roots: list[str] = Field(default_factory=list)
+    # Commands added to the command policy's allowlist: "!wdfkd.wdfdriverinfo", ".mycmd -v".
+    # Each must be a command kd-mcp does not know (it is then a read, under read_only too).
+    allow_commands: list[str] = Field(default_factory=list)
     state_file: str | None = None
     state_file_max_age_hours: float = Field(default=24.0, gt=0)
     connections: dict[str, KdnetConnection] = Field(default_factory=dict)
@@ -155,6 +164,15 @@ class Config(_Section):
                 raise ValueError(
                     f"network root {root!r} must be a share (\\\\server\\share[\\dir]) or a URL (https://host/path)"
                 )
+        return value
+
+    @field_validator("allow_commands")
+    @classmethod
+    def _command_names_and_options(cls, value: list[str]) -> list[str]:
+        """Each entry a command name and its options; the server refuses one kd-mcp already classes (``.shell``)."""
+        for spec in value:
+            if not _ALLOW_COMMAND_RE.fullmatch(spec):
+                raise ValueError(f"allow_commands entry {spec!r} must be a command name and its options (-x, /x)")
         return value
 
     @field_validator("symbol_path")

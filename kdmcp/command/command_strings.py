@@ -19,6 +19,7 @@ from kdmcp.command.lexing import Escapes, c_unescape, string_end, tokens
 from kdmcp.command.tables import (
     _ALIAS_PARSE_RE,
     _BP_SUSPICIOUS_RE,
+    _CODE_LOAD,
     _CONTROL_CHAR_RE,
     _DX_ASSIGN_RE,
     _DX_BREAKPOINT_RE,
@@ -40,12 +41,29 @@ from kdmcp.command.tables import (
     _SETTINGS_CHANGE,
     _SINGLE_WORD_RE,
     _UNKNOWN,
+    DX_FUNCTIONS,
+    DX_METHODS,
 )
 
 if TYPE_CHECKING:
     from kdmcp.command.walker import Walker
 
-__all__ = ["alias_command", "alias_value", "breakpoint_strings", "command_string_escapes", "dx", "strings_and_words"]
+# "dx [-g|-gc #][-c #][-n|-v]-r[#] Expression" (dx, Display Debugger Object Model Expression).
+_DX_OPTION_RE = re.compile(r"(?:-r[0-9]*|-g|-gc\s+[0-9]+|-c\s+[0-9]+|-nv|-n|-v|-h|-\?|-id\s+[0-9a-fA-F`,]+)(?=\s|$)")
+# "[ ... "string" ... ]": a member named by a string ("Modules[\"win32u.dll\"]" names a key).
+_DX_INDEX_RE = re.compile(r"\[(?P<index>\s*[^\]]*__kdmcp_str(?P<i>\d+)__[^\]]*)\]")
+# "name(" -- a call (after a '.' a method call); "(T*)x" casts and "(a + b)" groups have no name.
+_DX_CALL_RE = re.compile(r"(?P<dot>\.\s*)?(?P<name>@?\$?[A-Za-z_]\w*)\s*\(", re.ASCII)
+
+__all__ = [
+    "alias_command",
+    "alias_name_refusal",
+    "alias_value",
+    "breakpoint_strings",
+    "command_string_escapes",
+    "dx",
+    "strings_and_words",
+]
 
 
 def command_string_escapes(w: Walker) -> Escapes:
@@ -119,6 +137,9 @@ def alias_command(w: Walker, piece: str, source: str) -> None:
         return
     switches = [s.lower() for s in m.group("switches").split()]
     name = m.group("name")
+    problem = alias_name_refusal(name)
+    if problem is not None:
+        w.add(piece, _UNKNOWN, problem)
     value = m.group("value") or ""
     if source.startswith("aS") and value.strip().startswith('"'):
         stripped = value.strip()
@@ -145,9 +166,50 @@ def alias_command(w: Walker, piece: str, source: str) -> None:
         alias_value(w, piece, name, value.strip())
 
 
+# kd replaces a user-named alias "only if its name is separated from other characters by white
+# space. The first character of its alias name must begin the line or follow a space, a
+# semicolon, or a quotation mark" (Using Aliases). So an alias reaches a word of a later line --
+# a command's name, an extension's, the engine's ".echo <marker>" completion line, a number the
+# typed tools send -- only when its name is that whole word. A name of letters, digits and '_'
+# that starts with a letter and is none of those words reaches none of them.
+_ALIAS_NAME_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*", re.ASCII)
+_HEX_WORD_RE = re.compile(r"[0-9A-Fa-f]+", re.ASCII)
+# The engine's completion marker is "KDMCP" + hex + "N" + a counter (engine/machine.py).
+_ENGINE_WORDS_RE = re.compile(r"kdmcp", re.IGNORECASE)
+_OTHER_COMMAND_WORDS = frozenset({"j", "lse", "lsf", "a", "q", "qq", "qd", "as", "ad", "al"})
+
+
+def alias_name_refusal(name: str) -> str | None:
+    """Why an alias named ``name`` could change what a later line means (None: it cannot)."""
+    from kdmcp.command.allowlist import EXTENSION_MODULES, entry_for
+    from kdmcp.command.tables import LETTER_RULES_BY_FIRST
+
+    reason = "an alias named '{}' would replace {} in every later line (the engine's own lines included)"
+    if not _ALIAS_NAME_RE.fullmatch(name):
+        return reason.format(name, "a meta-command, an extension, a selector or a token kd reads")
+    if _ENGINE_WORDS_RE.match(name):
+        return reason.format(name, "the engine's completion marker")
+    if _HEX_WORD_RE.fullmatch(name):
+        return reason.format(name, "a number")
+    lowered = name.lower()
+    found = entry_for(name)
+    is_command = (not isinstance(found, str) and not found[1].strip()) or lowered in _OTHER_COMMAND_WORDS or any(
+        rule.fullmatch(name) for rule, _c, _r in LETTER_RULES_BY_FIRST.get(lowered[0], ())
+    )
+    if is_command:
+        return reason.format(name, "a command's name")
+    if not isinstance(entry_for("!" + name), str) or lowered in EXTENSION_MODULES:
+        return reason.format(name, "an extension's name")
+    return None
+
+
 def alias_value(w: Walker, piece: str, name: str, value: str) -> None:
     """An alias is pasted in wherever its name appears later: allow only single words."""
     w.alias_values.setdefault(name, []).append(value)
+    if value[:1] in ("-", "/") and value[1:2].isalpha():
+        # "aS va -mmw" then "!chkimg va log nt": the policy reads "va", kd runs "-mmw".
+        w.add(piece, _UNKNOWN, f"defines an alias holding the option '{value}', which any later command could take")
+        return
     if _SINGLE_WORD_RE.fullmatch(value):
         for f in w.collect(value) if value else []:
             if f.command_class not in (_READ, _UNKNOWN):
@@ -195,7 +257,8 @@ def dx(w: Walker, piece: str, expression: str) -> None:
         if member == "executecommand" or member.startswith("setbreakpoint"):
             continue
         w.add(piece, _UNKNOWN, "uses Debugger.Utility.Control, which can run debugger commands")
-    if re.search(r"\[\s*[^\]]*__kdmcp_str\d+__", code):
+    if any(not re.fullmatch(r"[\w.\-: ]*[.\-: ][\w.\-: ]*", literals[int(i)]) or "+" in index
+           for index, i in _DX_INDEX_RE.findall(code)):
         w.add(piece, _UNKNOWN, "names a member with a string (Utility[\"Contr\" + \"ol\"] reaches any member)")
     if "\\" in code:
         w.add(piece, _UNKNOWN, "an escape outside a string literal can spell any member's name")
@@ -212,6 +275,7 @@ def dx(w: Walker, piece: str, expression: str) -> None:
         w.add(piece, _UNKNOWN, "calls a data-model method that may act on the target or host")
     if _DX_TARGET_CALL_RE.search(code):
         w.add(piece, _UNKNOWN, "calls a function in the target")
+    _dx_allowlist(w, piece, code)
     for index, literal in enumerate(literals):
         if index not in executed and _DX_SUSPICIOUS_LITERAL_RE.search(literal):
             w.add(piece, _UNKNOWN, "a string naming a debugger-control member (could be used to reach it)")
@@ -219,3 +283,30 @@ def dx(w: Walker, piece: str, expression: str) -> None:
         w.add(piece, _READ, "evaluates a data-model expression")
     elif all(f.piece != piece.strip() for f in w.findings[before:]):
         w.add(piece, _READ, "dx (the commands it runs are checked on their own)")
+
+
+def _dx_allowlist(w: Walker, piece: str, code: str) -> None:
+    """dx on the allowlist: listed options first, and a call only to a listed method or function.
+
+    ``code`` has its string literals masked. A call is ``name(`` where ``name`` is a method
+    (after a ``.``: ``Where``, ``Count``...), a listed function, or anything else -- ``@$name(...)``
+    runs a function a loaded script registered; ``...SyntheticTypes.ReadHeader("c:/x.h", ...)``
+    reads a host file, however its path is spelled (the literal's text is not what decides).
+    """
+    rest = code.strip()
+    while True:
+        option = _DX_OPTION_RE.match(rest)
+        if option is None:
+            break
+        rest = rest[option.end() :].lstrip()
+    if rest[:1] in ("-", "/") and rest[1:2].isalpha():
+        w.add(piece, _UNKNOWN, f"the dx option '{rest.split()[0]}' is not on kd-mcp's allowlist")
+    for call in _DX_CALL_RE.finditer(rest):
+        name = call.group("name")
+        method = call.group("dot") is not None
+        if name.startswith(("@$", "$")):
+            w.add(piece, _CODE_LOAD, f"calls '{name}', a function a loaded script registered (its code runs)")
+        elif name.lower() == "readheader":
+            w.add(piece, _HOST_FILE_READ, "SyntheticTypes.ReadHeader reads a header file on the debugger host")
+        elif (method and name.lower() not in DX_METHODS) or (not method and name.lower() not in DX_FUNCTIONS):
+            w.add(piece, _UNKNOWN, f"calls '{name}', which is not on kd-mcp's allowlist of dx methods")

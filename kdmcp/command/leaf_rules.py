@@ -15,7 +15,11 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
+from kdmcp.command.allowlist import extra_entry
+from kdmcp.command.allowlist import refusal as allowlist_refusal
+from kdmcp.command.classes import PROFILE_ALLOWS
 from kdmcp.command.command_strings import alias_command, alias_value, breakpoint_strings, dx, strings_and_words
+from kdmcp.command.grammar import refusal as args_refusal
 from kdmcp.command.lexing import PROCESS_PREFIX_RE as _PROCESS_PREFIX_RE
 from kdmcp.command.lexing import THREAD_EXECUTE_RE as _THREAD_EXECUTE_RE
 from kdmcp.command.lexing import THREAD_PREFIX_RE as _THREAD_PREFIX_RE
@@ -66,11 +70,46 @@ if TYPE_CHECKING:
 
 __all__ = ["single_command"]
 
+_STANDARD = PROFILE_ALLOWS["standard"]
+# Meta-commands that show a debugger option bare and set it with an argument (or as ".x+"/".x-"):
+# how later output reads (radix, Unicode, DML, disassembly, source lines, time stamps), which
+# symbols load and how (.symopt, .netsyms), how the target is stepped or cached.
+_SETTING_DOTS = frozenset({
+    "force_radix_output", "enable_long_status", "enable_unicode", "kframes", "prefer_dml", "echotimestamps",
+    "asm", "symopt", "lines", "netsyms", "ignore_missing_pages", "inline", "echocpunum", "locale", "step_filter",
+    "childdbg", "bpsync", "cache", "typeopt", "hideinjectedcode", "record_branches", "show_read_failures",
+    "show_sym_failures",
+})  # fmt: skip
+# An extension option in either spelling: EngExtCpp-based extensions parse "/x" like "-x".
+_BANG_OPTION_RE = re.compile(r"(?:^|\s)[-/](?P<name>[A-Za-z]\w*)")
+
 
 def single_command(w: Walker, piece: str) -> None:
-    """Classify one command (no top-level ``;`` in it)."""
+    """Classify one command (no top-level ``;`` in it), then look it up on the allowlist.
+
+    A command whose findings are all of classes ``standard`` may allow must also be on the
+    allowlist (:mod:`~kdmcp.command.known`) with every option and argument it has; anything
+    else is ``unknown`` (denied outside ``full``). A command already denied by its class keeps
+    that class alone, so the verdict names it.
+    """
     if not piece:
         return
+    extra = extra_entry(piece, w.extra) if w.extra else None
+    if extra is not None:
+        w.add(piece, _READ, "a command the config adds to the allowlist (allow_commands)")
+        problem = args_refusal(extra[0], extra[1], w.roots)
+        if problem is not None:
+            w.add(piece, _UNKNOWN, problem)
+        return
+    before = len(w.findings)
+    _classify(w, piece)
+    if all(f.command_class in _STANDARD for f in w.findings[before:]):
+        problem = allowlist_refusal(piece, w.roots)
+        if problem is not None:
+            w.add(piece, _UNKNOWN, problem)
+
+
+def _classify(w: Walker, piece: str) -> None:
     if not PRINT_ONLY_RE.match(piece):
         w.network_words(piece, piece)
     first = piece[0]
@@ -174,13 +213,20 @@ def dot(w: Walker, piece: str) -> None:
             w.add(piece, _READ, "shows DML commands")
     elif base_name in ("srcfix", "lsrcfix"):
         w.add(piece, _NETWORK_PATH, "a source server: the host fetches files and runs the PDB's commands")
+    elif base_name == "pcmd" and re.match(r"[-/]s", args, re.IGNORECASE):
+        # The command runs at every prompt -- right after this line, so its run effect counts.
+        w.add(piece, _SETTINGS_CHANGE, "sets a command kd runs at every prompt, after every later command too")
+        strings_and_words(w, piece, args, command_flags=("-s", "/s"))
     elif base_name == "pcmd":
-        w.add(piece, _READ, "sets the command run at every prompt (checked on its own)")
-        strings_and_words(w, piece, args, command_flags=("-s",), deferred=True)
+        w.add(piece, _READ, "shows or clears the command run at every prompt")
     elif base_name == "cxr" and re.search(r"/w\b", args, re.IGNORECASE):
         w.add(piece, _MEMORY_WRITE, "writes the context record to target memory")
-    elif base_name == "process" and re.search(r"/i\b", args, re.IGNORECASE):
+    elif base_name == "process" and re.search(r"(?:^|\s)[-/]i\b", args, re.IGNORECASE):
         w.add(piece, _EXECUTION, "switches process invasively (the target runs to get there)")
+    elif base_name in _SETTING_DOTS and (args or name.endswith(("+", "-"))):
+        w.add(piece, _SETTINGS_CHANGE, f"changes a debugger option (.{name}): later output or symbols read differently")
+    elif base_name == "extmatch" and re.search(r"(?:^|\s)[-/]e", args, re.IGNORECASE):
+        w.add(piece, _CODE_LOAD, "resolves (and loads) an extension DLL by name (/e ExtDLL)")
     elif base_name == "browse":
         w.add(piece, _READ, "runs a command with DML output (checked on its own)")
         w.nested(args)
@@ -203,6 +249,7 @@ def bang(w: Walker, piece: str) -> None:
     module = (m.group("module") or "").lower()
     name = m.group("name").lower()
     args = piece[m.end() :]
+    options = {o.group("name").lower() for o in _BANG_OPTION_RE.finditer(args)}
     if module and module not in _KNOWN_EXTENSION_MODULES:
         w.add(piece, _CODE_LOAD, f"loads the extension DLL '{module}' by name")
     elif name == "load":
@@ -212,12 +259,22 @@ def bang(w: Walker, piece: str) -> None:
         if "@#" in args:
             w.add(piece, _UNKNOWN, "pastes target-controlled text (@#...) into the command it runs")
         strings_and_words(w, piece, args, command_flags=None)
-    elif name == "analyze" and re.search(r"-load\b", args, re.IGNORECASE):
+    elif name == "analyze" and options & {"load", "c"}:
         w.add(piece, _HOST_FILE_READ, "loads a failure-analysis file from the debugger host")
-    elif name == "analyze" and re.search(r"-xmf\b", args, re.IGNORECASE):
+    elif name == "analyze" and "xmf" in options:
         w.add(piece, _FILE_WRITE, "writes the analysis to a file on the debugger host")
-    elif name == "chkimg" and re.search(r"(?:^|\s)-f\b", args):
+    elif name == "chkimg" and "mmw" in options:
+        w.add(piece, _FILE_WRITE, "writes a log file on the debugger host (-mmw LogFile)")
+    elif name == "chkimg" and "p" in options:
+        w.add(piece, _HOST_FILE_READ, "reads image files from a path on the debugger host (-p SearchPath)")
+    elif name == "chkimg" and "f" in options:
         w.add(piece, _MEMORY_WRITE, "fixes (rewrites) image memory in the target")
+    elif name == "address" and "c" in {o.split(":")[0] for o in _option_words(args)}:
+        w.add(piece, _UNKNOWN, "runs a command for each region (-c:\"...\"), with target-controlled text")
+    elif name == "gflag" and args.strip():
+        w.add(piece, _MEMORY_WRITE, "sets global flags in the target")
+    elif name == "homedir" and args.strip():
+        w.add(piece, _SETTINGS_CHANGE, "changes the debugger's home directory (where symbols and settings go)")
     elif name in _BANG_WRITE:
         w.add(piece, _MEMORY_WRITE, "writes physical memory, an I/O port or PCI space")
     elif name in _BANG_READ:
@@ -231,10 +288,30 @@ def bang(w: Walker, piece: str) -> None:
 _HANDLED_FIRST = frozenset("bsdrazptjl")
 
 
+def _option_words(args: str) -> list[str]:
+    """The option words of an extension's arguments, lower case, without their '-' or '/'."""
+    return [word[1:].lower() for word in args.split() if word[:1] in "-/" and word[1:2].isalpha()]
+
+
+_RADIX_RE = re.compile(r"n(?![A-Za-z_])\s*\S", re.IGNORECASE)
+# Letter commands that set an option when given one: "rm 8" (register mask), "ss a" (symbol
+# suffix), "lsp -a 40" (source lines shown), "l+t"/"l-s" (source options).
+# "rm" is lower case: "rM 4" is r with a register mask for this display only (r, Registers).
+_LETTER_SETTING_RE = re.compile(r"(?:rm|(?i:ss|lsp))(?![A-Za-z_])\s*\S|l[+-]")
+
+
 def letter(w: Walker, piece: str) -> None:
     """Commands whose name is letters: ``k``, ``dd``, ``bp``, ``r``, ``dx``..."""
     first = piece[0].lower()  # an ASCII letter or '#' (single_command's test)
+    if _LETTER_SETTING_RE.match(piece):
+        w.add(piece, _SETTINGS_CHANGE, "changes a debugger option: later output reads differently")
+        return
     if first in _HANDLED_FIRST and _handled(w, piece):
+        return
+    if first == "n" and _RADIX_RE.match(piece):
+        # "n 8", "n 0n10": the default radix changes, so every bare number a later line (the
+        # typed tools' addresses, counts) sends is read in another base.
+        w.add(piece, _SETTINGS_CHANGE, "changes the default number base, which changes how later lines read")
         return
     for pattern, command_class, reason in LETTER_RULES_BY_FIRST[first]:
         if pattern.match(piece):

@@ -37,7 +37,9 @@ from functools import lru_cache
 
 from pydantic import BaseModel, ConfigDict
 
+from kdmcp.command.allowlist import config_entries
 from kdmcp.command.classes import PROFILE_ALLOWS, SEVERITY, CommandClass, Profile, RunEffect, strongest
+from kdmcp.command.grammar import Entry
 from kdmcp.command.lexing import KD_LEXING, Lexing, lexings_for, match_close
 from kdmcp.command.tables import (
     _ALIAS_LINE_START_RE,
@@ -97,30 +99,33 @@ class Verdict(BaseModel):
 # --------------------------------------------------------------------------- public API
 
 
-def classify(command: str, roots: tuple[str, ...] = DEFAULT_NETWORK_ROOTS) -> list[Finding]:
+def classify(
+    command: str, roots: tuple[str, ...] = DEFAULT_NETWORK_ROOTS, allowed: tuple[str, ...] = ()
+) -> list[Finding]:
     """Every command ``command`` would make kd run, each with its class and effect (in text order).
 
     Never raises and never returns an empty list: an empty line is ``unknown`` because
     kd repeats the previous command (``p``, ``t``, ``d*``...) when given one. ``roots``:
-    the network locations paths may name (symbol and source servers).
+    the network locations paths may name (symbol and source servers); ``allowed``: the config's
+    ``allow_commands`` (:func:`~kdmcp.command.allowlist.config_entries`).
     """
-    return list(_classify_cached(command, tuple(roots)))
+    return list(_classify_cached(command, tuple(roots), config_entries(tuple(allowed))))
 
 
 def run_effect(command: str) -> RunEffect:
     """What ``command`` does to the target, as the engine must treat it (the strongest of any reading)."""
-    return strongest(f.effect for f in _classify_cached(command, DEFAULT_NETWORK_ROOTS))
+    return strongest(f.effect for f in _classify_cached(command, DEFAULT_NETWORK_ROOTS, ()))
 
 
 @lru_cache(maxsize=2048)
-def _classify_cached(command: str, roots: tuple[str, ...]) -> tuple[Finding, ...]:
+def _classify_cached(command: str, roots: tuple[str, ...], extra: tuple[Entry, ...]) -> tuple[Finding, ...]:
     """The findings of one line; cached because the engine and the policy both ask, and agents repeat lines."""
     if len(command) <= _MAX_LINE and _PLAIN_LINE_RE.fullmatch(command) and command.strip():
-        return _classify_plain(command, roots)
-    return _classify_full(command, roots)
+        return _classify_plain(command, roots, extra)
+    return _classify_full(command, roots, extra)
 
 
-def _classify_plain(line: str, roots: tuple[str, ...]) -> tuple[Finding, ...]:
+def _classify_plain(line: str, roots: tuple[str, ...], extra: tuple[Entry, ...]) -> tuple[Finding, ...]:
     """:func:`_classify_full` on a line :data:`_PLAIN_LINE_RE` accepts, without the checks that cannot fire.
 
     On such a line there is one line, one lexing (:func:`lexings_for` gives ``KD_LEXING``),
@@ -128,8 +133,10 @@ def _classify_plain(line: str, roots: tuple[str, ...]) -> tuple[Finding, ...]:
     so the findings are the walker's alone. ``tests/command/test_policy.py`` checks that both
     paths agree on every line.
     """
-    parser = Walker(KD_LEXING, roots=roots)
+    parser = Walker(KD_LEXING, roots=roots, extra=extra)
     parser.parse_list(line, 0)
+    if parser.alias_values:  # a definition: later blocks may use it bare ("aS x g; .block { x }")
+        return _classify_full(line, roots, extra)
     return tuple(dict.fromkeys(_or_no_command(line, parser.findings)))
 
 
@@ -138,7 +145,7 @@ def _or_no_command(line: str, findings: list[Finding]) -> list[Finding]:
     return findings or [Finding(piece=line, command_class=_UNKNOWN, reason="a line with no command in it")]
 
 
-def _classify_full(command: str, roots: tuple[str, ...]) -> tuple[Finding, ...]:
+def _classify_full(command: str, roots: tuple[str, ...], extra: tuple[Entry, ...]) -> tuple[Finding, ...]:
     """Every reading of every line in ``command``, with the line-wide checks."""
     if not command.strip():
         reason = "an empty line makes kd repeat the last command"
@@ -163,16 +170,19 @@ def _classify_full(command: str, roots: tuple[str, ...]) -> tuple[Finding, ...]:
                     Finding(piece=line, command_class=_UNKNOWN, reason="an empty line makes kd repeat the last command")
                 )
             continue
-        findings.extend(_or_no_command(line, _classify_line(line, 0, roots)))
+        findings.extend(_or_no_command(line, _classify_line(line, 0, roots, extra)))
     return tuple(dict.fromkeys(findings))
 
 
-def check(command: str, profile: Profile, roots: tuple[str, ...] = DEFAULT_NETWORK_ROOTS) -> Verdict:
-    """Whether ``profile`` allows ``command``: every finding's class must be allowed."""
+def check(
+    command: str, profile: Profile, roots: tuple[str, ...] = DEFAULT_NETWORK_ROOTS, allowed: tuple[str, ...] = ()
+) -> Verdict:
+    """Whether ``profile`` allows ``command``: every finding's class must be allowed (``allowed``: the
+    config's ``allow_commands``)."""
     if profile not in PROFILE_ALLOWS:
         raise ValueError(f"unknown policy profile {profile!r}; expected one of {sorted(PROFILE_ALLOWS)}")
     allowed_classes = PROFILE_ALLOWS[profile]
-    findings = classify(command, roots)
+    findings = classify(command, roots, allowed)
     denied = [f for f in findings if f.command_class not in allowed_classes]
     if not denied:
         classes = sorted({f.command_class.value for f in findings})
@@ -216,7 +226,7 @@ def _shown(piece: str) -> str:
 # --------------------------------------------------------------------------- lines
 
 
-def _classify_line(line: str, depth: int, roots: tuple[str, ...]) -> list[Finding]:
+def _classify_line(line: str, depth: int, roots: tuple[str, ...], extra: tuple[Entry, ...]) -> list[Finding]:
     """Findings for one command line: each lexing's parse, plus line-wide checks."""
     findings: list[Finding] = []
     control = _CONTROL_CHAR_RE.search(line)
@@ -247,16 +257,16 @@ def _classify_line(line: str, depth: int, roots: tuple[str, ...]) -> list[Findin
             )
     parsers: list[Walker] = []
     for lex in lexings_for(line):
-        parser = Walker(lex, roots=roots)
+        parser = Walker(lex, roots=roots, extra=extra)
         parser.parse_list(line, 0)
         parsers.append(parser)
     findings.extend(_fixed_aliases(line))
-    uses = [m for m in _ALIAS_USE_RE.finditer(line) if not _is_defined_test(m)]
+    uses = [m for m in _alias_uses(line, parsers) if not _is_defined_test(m)]
     unresolved = [m for m in uses if not _resolvable(line, m, depth, parsers)]
     if uses and not unresolved:
         # kd pastes the values in before it runs the block: classify what it will run.
         for expanded in _expansions(line, uses, parsers):
-            findings.extend(_classify_line(expanded, depth + 1, roots))
+            findings.extend(_classify_line(expanded, depth + 1, roots, extra))
         return findings
     for parser in parsers:
         findings.extend(parser.findings)
@@ -280,6 +290,33 @@ def _fixed_aliases(line: str) -> list[Finding]:
     ]
 
 
+def _alias_uses(line: str, parsers: list[Walker]) -> list[re.Match[str]]:
+    """``${name}`` uses, and bare uses inside ``{ }`` bodies of names this line defines.
+
+    kd replaces a user-named alias "only if its name is separated from other characters by
+    white space ... [it] must begin the line or follow a space, a semicolon, or a quotation
+    mark" and end likewise (Using Aliases), and again "when a new block of code is entered":
+    ``aS foo g; .block { foo }`` runs ``g``.
+    """
+    names = sorted({n for p in parsers for n in p.alias_values if n}, key=len, reverse=True)
+    if not names:
+        return list(_ALIAS_USE_RE.finditer(line))
+    bare = "|".join(re.escape(n) for n in names)
+    pattern = re.compile(
+        rf"\$\{{(?P<opt>/[A-Za-z]:)?(?P<name>[^}}]*)\}}?|(?:(?<=^)|(?<=[\s;\"{{]))(?P<bare>{bare})(?=$|[\s;\"}}])"
+    )
+    blocks = [span for p in parsers for span in p.blocks]
+    return [
+        m for m in pattern.finditer(line)
+        if m.group("bare") is None or any(start <= m.start() < end for start, end in blocks)
+    ]
+
+
+def _use_name(use: re.Match[str]) -> str:
+    bare = use.groupdict().get("bare")
+    return bare if bare is not None else use.group("name")
+
+
 def _is_defined_test(use: re.Match[str]) -> bool:
     """``${/d:name}`` expands to 1 or 0 (whether the alias exists), never to its text."""
     return (use.group("opt") or "").lower() == "/d:" and use.group().endswith("}")
@@ -298,10 +335,11 @@ def _resolvable(line: str, use: re.Match[str], depth: int, parsers: list[Walker]
     the definition, in a line starting with an alias command; anywhere else it could be
     a value set by an earlier call, which this stateless check cannot know.
     """
-    name = use.group("name")
+    name = _use_name(use)
+    bare = use.groupdict().get("bare") is not None
     return (
         (use.group("opt") or "").lower() in ("", "/f:")
-        and use.group().endswith("}")
+        and (bare or use.group().endswith("}"))
         and depth < 2
         and 0 < len(_alias_values(name, parsers)) <= _MAX_ALIAS_VARIANTS
         and _ALIAS_LINE_START_RE.match(line) is not None
@@ -313,7 +351,7 @@ def _expansions(line: str, uses: list[re.Match[str]], parsers: list[Walker]) -> 
     """``line`` with every alias use replaced, once per combination of candidate values (bounded)."""
     variants = [line]
     for use in reversed(uses):  # right to left, so earlier offsets stay valid
-        values = _alias_values(use.group("name"), parsers)
+        values = _alias_values(_use_name(use), parsers)
         variants = [v[: use.start()] + value + v[use.end() :] for v in variants for value in values]
         variants = variants[:_MAX_ALIAS_VARIANTS]
     return variants

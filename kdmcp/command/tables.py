@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 
+from kdmcp.command.allowlist import effect_names
 from kdmcp.command.classes import CommandClass, RunEffect
 from kdmcp.command.lexing import strip_selectors
 
@@ -88,6 +89,21 @@ _DX_SIDE_EFFECT_RE = re.compile(
 )
 _DX_BREAKPOINT_RE = re.compile(r"\.\s*SetBreakpoint\w*\s*\(", re.IGNORECASE)
 _DX_TARGET_CALL_RE = re.compile(r"\w!\w+\s*\(", re.ASCII)
+# What dx may call under read_only and standard: LINQ queries over data-model collections, string
+# helpers, the list-entry walker and the disassembler ("dx" docs, "Using LINQ With the debugger
+# objects"), plus ExecuteCommand and SetBreakpoint*, whose own rules judge them. Lower case.
+DX_METHODS: frozenset[str] = frozenset(
+    {
+        "where", "select", "selectmany", "first", "firstordefault", "last", "lastordefault", "single",
+        "singleordefault", "count", "any", "all", "orderby", "orderbydescending", "thenby", "thenbydescending",
+        "groupby", "take", "skip", "takewhile", "skipwhile", "distinct", "reverse", "flatten", "aggregate", "sum",
+        "min", "max", "average", "concat", "contains", "elementat", "zip", "join", "todisplaystring", "tostring",
+        "startswith", "endswith", "indexof", "lastindexof", "substring", "tolower", "toupper", "padleft", "padright",
+        "fromlistentry", "createdisassembler", "disassembleblocks", "disassemblefunction", "disassembleinstructions",
+        "executecommand", "setbreakpoint", "setbreakpointatoffset", "calls", "memory",
+    }
+)  # fmt: skip
+DX_FUNCTIONS: frozenset[str] = frozenset({"sizeof"})
 _DX_SUSPICIOUS_LITERAL_RE = re.compile(r"control|executecommand|filesystem|script|contents", re.IGNORECASE)
 
 # "r eax=1", "r $t0 = 5", "r $.u0 = text": the target in front of an assignment.
@@ -95,7 +111,8 @@ _REGISTER_TARGET_RE = re.compile(r"(?P<target>[@$.\w]+)(?::\w+)?\s*$", re.ASCII)
 _TEMP_REGISTER_RE = re.compile(r"@?\$t\d+", _FLAGS)
 _FIXED_ALIAS_REGISTER_RE = re.compile(r"@?\$\.u\d", _FLAGS)
 _REGISTER_ASSIGN_RE = re.compile(r"(?<![=!<>])=(?!=)")
-_SINGLE_WORD_RE = re.compile(r"\w*", re.ASCII)
+# One word an alias may hold: no blank, ';', quote, brace, '$' (aliases), '~'/'|' (selectors).
+_SINGLE_WORD_RE = re.compile(r"[\w.:\\/!@+\-*#?,=\[\]]*", re.ASCII)
 
 
 def _head(pattern: str) -> re.Pattern[str]:
@@ -231,6 +248,7 @@ _DOT_COMMANDS: dict[str, tuple[CommandClass, str]] = {
     "dump": (_FILE_WRITE, "writes a dump file on the debugger host"),
     "dumpcab": (_FILE_WRITE, "writes a CAB file on the debugger host"),
     "writemem": (_FILE_WRITE, "writes memory to a file on the debugger host"),
+    "copysym": (_FILE_WRITE, "copies symbol files to a directory on the debugger host"),
     "logopen": (_FILE_WRITE, "opens a log file on the debugger host"),
     "logappend": (_FILE_WRITE, "appends to a log file on the debugger host"),
     "write_cmd_hist": (_FILE_WRITE, "writes the command history to a file"),
@@ -250,12 +268,13 @@ _DOT_COMMANDS: dict[str, tuple[CommandClass, str]] = {
     "dvalloc": (_MEMORY_WRITE, "allocates target memory"),
     "dvfree": (_MEMORY_WRITE, "frees target memory"),
     "pop": (_MEMORY_WRITE, "restores saved registers"),
+    "fiximports": (_MEMORY_WRITE, "rewrites a target module's import table"),
     # execution
     "call": (_EXECUTION, "calls a function in the target"),
     "pagein": (_EXECUTION, "pages memory in (the target runs)"),
     "step_filter": (_EXECUTION, "changes what stepping skips"),
     "breakin": (_EXECUTION, "breaks into the kernel debugger"),
-    "wake": (_EXECUTION, "wakes a sleeping process"),
+    "wake": (_HOST_EXEC, "wakes a sleeping debugger process on the debugger host"),
     "apply_dbp": (_EXECUTION, "applies data breakpoints to a register context"),
     "bpsync": (_EXECUTION, "changes how breakpoints synchronize threads"),
     # reads and display settings
@@ -330,7 +349,7 @@ _DOT_COMMANDS: dict[str, tuple[CommandClass, str]] = {
     "prefer_dml": (_READ, "sets a display option"),
     "wtitle": (_READ, "sets the window title"),
     "beep": (_READ, "beeps"),
-    "sleep": (_READ, "pauses the debugger"),
+    "sleep": (_UNKNOWN, "pauses the debugger (kd reads no input meanwhile)"),
     "push": (_READ, "saves registers"),
     "quit_lock": (_SETTINGS_CHANGE, "locks the debugger against quitting (kd-mcp's own stop included)"),
     "record_branches": (_READ, "sets a branch-recording option"),
@@ -360,7 +379,9 @@ _BANG_READ: frozenset[str] = frozenset(
         "pte", "pte2va", "ptov", "qlocks", "ready", "reg", "running", "runaway", "sd", "search", "session",
         "sid", "smt", "stacks", "stl", "str", "sym", "sysinfo", "sysptes", "teb", "thread", "timer", "token",
         "tz", "tzinfo", "uniqstack", "unload", "ustr", "vad", "vadump", "verifier", "vm", "vtop", "wsle",
-        "zombies", "dpcs", "mtrr",
+        "zombies", "dpcs", "mtrr", "gflag", "vprot", "critsec", "homedir", "wdfldr", "wdfdriverinfo", "wdfdevice",
+        "wdfqueue", "wdfrequest", "wdfhandle", "wdfobject", "wdfdevicequeues", "wdfiotarget", "wdflogdump",
+        "netadapter", "minidriver", "protocol", "filter", "oid", "interfaces", "nbl",
     }
 )  # fmt: skip
 # "!eb", "!ed"...: physical memory / port writes.
@@ -382,7 +403,13 @@ _KNOWN_EXTENSION_MODULES: frozenset[str] = frozenset(
 # A word that names a network location: "\\\\host\\share", "//host/share", "\\\\?\\UNC\\...",
 # "file://", "http(s)://", "ftp://" -- the host connects there (and for SMB, authenticates).
 NETWORK_WORD_RE = re.compile(
-    r"(?:(?<=^)|(?<=[\s*=\"'(,;<]))(?P<path>(?:[\\/]{2}|[\\/]\?\?[\\/]UNC[\\/]|(?:file|https?|ftps?|smb|webdav)\s*:)[^\s;*\"']*)",
+    r"(?:(?<=^)|(?<=[\s*=\"'(,;<]))(?P<path>(?:[\\/]{2}|[\\/]\?\?[\\/]UNC[\\/]|(?:file|https?|ftps?|smb|webdav)\s*:)"
+    r"[^\s;*\"']*"
+    # NT-namespace spellings of the same: "\??\GLOBALROOT\Device\Mup\h\s", "\Device\LanmanRedirector\h\s",
+    # "\GLOBAL??\UNC\h\s" -- the object manager hands them to a network redirector.
+    r"|(?:[\\/](?:\?\?|GLOBAL\?\?)[\\/](?:GLOBALROOT|UNC)(?:[\\/]|$)|[\\/]GLOBALROOT(?:[\\/]|$)"
+    r"|[\\/]Device[\\/](?:Mup|LanmanRedirector|WebDavRedirector|MailslotRedirector|RdpDr|vmsmb|P9Rdr|CscRedirector)"
+    r"(?:[\\/]|$))[^\s;*\"']*)",
     re.IGNORECASE,
 )
 # Commands that only print their arguments: a network-looking word there reaches nothing.
@@ -410,18 +437,19 @@ def under_allowed_root(path: str, roots: tuple[str, ...]) -> bool:
 
 # ---------------------------------------------------------------- run effects
 
-# g gh gn gN gc gu ga, behind an optional selector; arguments follow a space, '=' or nothing.
-# "gu" runs until the function returns, "gc" resumes from a conditional breakpoint: the
-# target runs and kd reads no input until it stops ("g (Go)": commands after a ';' "are
-# executed immediately after the g command has completed").
-_GO_EFFECT_RE = re.compile(r"g[hncua]?(?![A-Za-z_]).*", re.IGNORECASE | re.DOTALL)
-_TRACE_EFFECT_RE = re.compile(r"wt(?![A-Za-z_]).*", re.IGNORECASE | re.DOTALL)
-# p/t and their variants step or trace: "the target executes" one instruction, a call, or up
-# to a branch/return ("p (Step)", "t (Trace)", "pt", "tt"...), and kd reads no input until it
-# stops again: run effects like g's. Arguments follow a blank, '=', a digit or a quote.
-_STEP_EFFECT_RE = re.compile(r"(?:p(?:a|c|ct|h|t|r)?|t(?:a|b|c|ct|h|t|r)?)(?=[\s=\d\"]|$).*",
-                             re.IGNORECASE | re.DOTALL)
-_REBOOT_EFFECT_RE = re.compile(r"\.(?:reboot|restart)(?!\w).*", re.IGNORECASE | re.DOTALL)
+# From the allowlist's entries (kdmcp/command/known.py): "g (Go)": commands after a ';' "are
+# executed immediately after the g command has completed"; "gu" runs until the function
+# returns; p/t and their variants step or trace: "the target executes" one instruction, a call,
+# or up to a branch/return, and kd reads no input until it stops again; "wt" runs while tracing.
+# Arguments may be glued to the name ("pa(nt!NtCreateFile)", "ta@$ra", "pc(1)", "g=addr"): the
+# name ends where no name letter follows, as kd reads a letter command's name.
+_EFFECTS = effect_names()
+_RESUMES_EFFECT_RE = re.compile(rf"(?:{'|'.join(_EFFECTS[RunEffect.RESUMES.value])})(?![A-Za-z_]).*",
+                                re.IGNORECASE | re.DOTALL)
+_STEP_EFFECT_RE = re.compile(rf"(?:{'|'.join(_EFFECTS['steps'])})(?![A-Za-z_]).*", re.IGNORECASE | re.DOTALL)
+_REBOOT_EFFECT_RE = re.compile(
+    rf"(?:{'|'.join(re.escape(n) for n in _EFFECTS[RunEffect.REBOOTS.value])})(?!\w).*", re.IGNORECASE | re.DOTALL
+)
 _QUIT_EFFECT_RE = re.compile(r"q[qd]?", re.IGNORECASE)
 
 
@@ -446,6 +474,6 @@ def leaf_effect(piece: str) -> RunEffect:
         return RunEffect.ENDS
     if _REBOOT_EFFECT_RE.fullmatch(text):
         return RunEffect.REBOOTS
-    if _GO_EFFECT_RE.fullmatch(text) or _TRACE_EFFECT_RE.fullmatch(text) or _STEP_EFFECT_RE.fullmatch(text):
+    if _RESUMES_EFFECT_RE.fullmatch(text):
         return RunEffect.RESUMES
     return RunEffect.IMMEDIATE

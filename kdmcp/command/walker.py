@@ -19,8 +19,10 @@ from dataclasses import dataclass, field
 
 from pydantic import BaseModel, ConfigDict
 
-from kdmcp.command.classes import CommandClass, RunEffect
+from kdmcp.command.allowlist import path_list_refusal
+from kdmcp.command.classes import PROFILE_ALLOWS, CommandClass, RunEffect
 from kdmcp.command.command_strings import alias_command
+from kdmcp.command.grammar import NT_PATH_RE, Entry
 from kdmcp.command.leaf_rules import single_command
 from kdmcp.command.lexing import Lexing
 from kdmcp.command.nodes import (
@@ -54,6 +56,8 @@ from kdmcp.command.tables import (
     under_allowed_root,
 )
 
+_STANDARD = PROFILE_ALLOWS["standard"]
+
 __all__ = ["MAX_EXPANSIONS", "MAX_NESTED", "Finding", "Walker"]
 
 MAX_EXPANSIONS = 16  # ".foreach /s" tokens we substitute and re-check
@@ -80,6 +84,8 @@ class Walker:
     depth: int = 0
     # Roots on the network that paths may name (symbol and source servers the team trusts).
     roots: tuple[str, ...] = DEFAULT_NETWORK_ROOTS
+    # Commands the config adds to the allowlist (allow_commands), vouched reads.
+    extra: tuple[Entry, ...] = ()
     # Nested bodies/strings still allowed (shared with sub-walkers), so nesting
     # ".foreach /s" loops cannot make the check itself explode.
     budget: list[int] = field(default_factory=lambda: [MAX_NESTED])
@@ -98,7 +104,7 @@ class Walker:
 
     def collect(self, text: str) -> list[Finding]:
         """Findings for ``text`` as a command list, without keeping them."""
-        sub = Walker(self.lex, self.depth + 1, self.roots, self.budget, deferred=True)
+        sub = Walker(self.lex, self.depth + 1, self.roots, self.extra, self.budget, deferred=True)
         sub.parse_list(text, None)
         return sub.findings
 
@@ -275,6 +281,7 @@ class Walker:
     def path_command(self, node: PathCommand) -> None:
         """``.sympath a;b;c``: kd takes the rest of the line as a path list; every element is checked."""
         command_class, reason = _DOT_COMMANDS[node.name]
+        before = len(self.findings)
         self.add(node.text, command_class, reason)
         head_args = node.head.strip()[len(node.name) + 1 :].lstrip("+").strip()
         for element in (head_args, *node.elements):
@@ -284,6 +291,14 @@ class Walker:
             element = raw.strip()
             if element and not _PATH_LIKE_RE.match(element):
                 self.nested(element)
+        if all(f.command_class in _STANDARD for f in self.findings[before:]):
+            # On the allowlist only as local drive paths, srv*/cache* over them, and network roots
+            # (an element that is no path at all was checked above as the command it could be).
+            for element in (head_args, *(e for e in node.elements if _PATH_LIKE_RE.match(e.strip()))):
+                problem = path_list_refusal(element.strip(), self.roots) if element.strip() else None
+                if problem is not None:
+                    nt = NT_PATH_RE.search(element) is not None
+                    self.add(node.text, _NETWORK_PATH if nt else _UNKNOWN, f"not on kd-mcp's allowlist: {problem}")
 
     def network_words(self, piece: str, text: str) -> None:
         """Every word of ``text`` that names a network location outside the allowed roots."""
@@ -291,6 +306,8 @@ class Walker:
             return  # every form NETWORK_WORD_RE knows has two slashes or a scheme's ':'
         for m in NETWORK_WORD_RE.finditer(text):
             path = m.group("path")
+            if path in ("//", "\\\\"):
+                continue  # no host after the slashes: a "// comment", not a location
             if not under_allowed_root(path, self.roots):
                 self.add(piece, _NETWORK_PATH, f"names the network location '{path}' (the host connects there)")
 

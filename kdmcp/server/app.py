@@ -17,6 +17,7 @@ from typing import Any, TypeVar
 # The parsers and record models are built on the first command, not at start-up (kdmcp.parse's
 # lazy attributes; docs/performance.md, "Cold start").
 from kdmcp.command import DEFAULT_NETWORK_ROOTS, Profile, check, launch_flags
+from kdmcp.command.allowlist import config_entries
 from kdmcp.discovery import find_debugger
 from kdmcp.engine import (
     DebuggerEvent,
@@ -32,7 +33,7 @@ from kdmcp.engine.commands import validate
 from kdmcp.engine.kinds import KINDS
 from kdmcp.engine.launch import Flavor, Target, flavor_for
 from kdmcp.engine.results import StartResult as EngineStart
-from kdmcp.errors import DebuggerError, InvalidArgument, KdMcpError, NotConnected, PolicyDenied
+from kdmcp.errors import ConfigError, DebuggerError, InvalidArgument, KdMcpError, NotConnected, PolicyDenied
 from kdmcp.server import models
 from kdmcp.server.options import ServerOptions, demo_state
 from kdmcp.server.redaction import Redactor
@@ -52,6 +53,10 @@ class KdMcpApp:
     def __init__(self, options: ServerOptions) -> None:
         self.options = options
         cfg = options.config
+        try:  # the config's additions to the allowlist: none may re-class a command kd-mcp knows
+            config_entries(tuple(cfg.allow_commands))
+        except ValueError as exc:
+            raise ConfigError(str(exc)) from exc
         self.session_config = SessionConfig(
             startup_timeout=cfg.timeouts.startup,
             command_timeout=cfg.timeouts.command,
@@ -262,7 +267,7 @@ class KdMcpApp:
         if problem is not None:
             raise InvalidArgument(problem, session_id=session_id)
         roots = (*DEFAULT_NETWORK_ROOTS, *self.options.config.network_roots)
-        verdict = check(command, self.profile_for(owner), roots)
+        verdict = check(command, self.profile_for(owner), roots, tuple(self.options.config.allow_commands))
         if not verdict.allowed:
             raise PolicyDenied(verdict.message, session_id=session_id)
 

@@ -6,6 +6,8 @@ Each test names the kd behaviour it relies on.
 
 from __future__ import annotations
 
+import pytest
+
 from tests.command.helpers import (
     EXECUTION,
     HOST_EXEC,
@@ -53,9 +55,9 @@ def test_for_each_extensions() -> None:
 
 
 def test_single_word_alias_definitions_are_classified_by_their_value() -> None:
-    assert classes("aS x lm") == {READ}
-    assert classes('aS x "k"') == {READ}
-    assert EXECUTION in classes("aS x g")
+    assert classes("aS va lm") == {READ}
+    assert classes('aS va "k"') == {READ}
+    assert EXECUTION in classes("aS va g")
     assert SESSION_ENDING in classes("aS kb q")
     assert classes("as /x base nt") == {READ}
 
@@ -89,3 +91,27 @@ def test_dx_non_literal_control_use_is_unknown() -> None:
         'dx Debugger.Utility.Control.ExecuteCommand("k',  # never closes
     ):
         assert UNKNOWN in classes(command), command
+
+
+# ------------------------------------------------------------------ issue 28: aliases cannot change meaning
+
+
+@pytest.mark.parametrize(
+    "line",
+    ["aS .echo r", "as .echo r", "aS ${/v:.echo} r", "aS lm g", "aS k gh", "aS x 1", "aS analyze g", "aS ext g",
+     "aS KDMCP0A1B2C3D4E5F6A7BN1 x", "aS kdmcpX x", "aS dead 1", "aS !sym x", "aS ~ x", ".block { aS .echo r }",
+     'bp nt!NtClose "aS .echo r"', "aS va -mmw", "aS va /xmf"],
+)  # fmt: skip
+def test_alias_definitions_that_could_change_a_later_line_are_refused(line: str) -> None:
+    """The engine's ".echo <marker>" line, command words, extension names, numbers, options."""
+    from kdmcp.command import check
+
+    assert not check(line, "standard").allowed
+    assert not check(line, "read_only").allowed
+
+
+def test_plain_alias_definitions_stay_allowed() -> None:
+    from kdmcp.command import check
+
+    for line in ("aS va lm", "aS myAlias nt", "as AliasName c:\\dir\\name.txt", "aS Short usersrv!Name"):
+        assert check(line, "standard").allowed, line

@@ -152,13 +152,13 @@ def test_alias_uses_are_unknown() -> None:
 
 def test_same_line_alias_inside_a_later_block_is_expanded() -> None:
     """A line starting with aS is not expanded as a whole; each { } block is, when it starts."""
-    assert classes('aS x "lm"; .block { ${x} }') == {READ}
-    assert EXECUTION in classes('aS x "g"; .block { ${x} }')
+    assert classes('aS va "lm"; .block { ${va} }') == {READ}
+    assert EXECUTION in classes('aS va "g"; .block { ${va} }')
     # Anywhere else the value may be one set by an earlier call.
-    assert UNKNOWN in classes('aS x "lm"; ${x}')
-    assert UNKNOWN in classes(' aS x "lm"; .block { ${x} }')
-    assert UNKNOWN in classes('r; aS x "lm"; .block { ${x} }')
-    assert UNKNOWN in classes('aS x "lm"; .block { ${y} }')
+    assert UNKNOWN in classes('aS va "lm"; ${va}')
+    assert UNKNOWN in classes(' aS va "lm"; .block { ${va} }')
+    assert UNKNOWN in classes('r; aS va "lm"; .block { ${va} }')
+    assert UNKNOWN in classes('aS va "lm"; .block { ${y} }')
 
 
 def test_line_breaks_and_control_characters() -> None:
@@ -398,8 +398,8 @@ def _assert_same_as_full(line: str) -> None:
 
     for roots in (policy.DEFAULT_NETWORK_ROOTS, ("\\\\share",)):
         policy._classify_cached.cache_clear()
-        fast = policy._classify_cached(line, roots)
-        full = policy._classify_full(line, roots)
+        fast = policy._classify_cached(line, roots, ())
+        full = policy._classify_full(line, roots, ())
         assert fast == full, line
         assert [f.effect for f in fast] == [f.effect for f in full]
         policy._classify_cached.cache_clear()

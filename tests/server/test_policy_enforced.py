@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from kdmcp.errors import ConfigError
 from tests.server.helpers import CANARY_KEY, in_memory, make_app, result_data
 
 pytestmark = [pytest.mark.anyio, pytest.mark.process]  # process: starts processes (tests/tiers.py)
@@ -96,6 +97,30 @@ async def test_configured_network_roots_let_exactly_those_shares_through():
                         ".srcpath \\\\evil\\src"):
             denied = await client.call_tool("kd_command", {"command": command})
             assert denied.is_error and "network_path" in result_data(denied)["message"], command
+
+
+async def test_set_symbol_path_refuses_nt_namespace_network_paths():
+    """set_symbol_path sends .sympath through the policy: \\??\\GLOBALROOT and \\Device\\ spellings are denied."""
+    async with in_memory(make_app()) as client:
+        await _start(client)
+        for path in ("\\??\\GLOBALROOT\\Device\\Mup\\h\\s", "\\Device\\LanmanRedirector\\h\\s",
+                     "srv*\\??\\GLOBALROOT\\??\\UNC\\h\\s*https://msdl.microsoft.com/download/symbols"):
+            denied = await client.call_tool("set_symbol_path", {"path": path})
+            assert denied.is_error and "network_path" in result_data(denied)["message"], path
+        allowed = await client.call_tool("set_symbol_path", {"path": "c:\\symbols"})
+        assert not allowed.is_error, allowed.structured_content
+
+
+async def test_config_allow_commands_extends_the_allowlist():
+    """``allow_commands`` puts a command and its listed options on the allowlist; nothing else."""
+    async with in_memory(make_app(allow_commands=["!wdfkd.wdfdriverinfo -v"], policy="read_only")) as client:
+        await _start(client)
+        allowed = await client.call_tool("kd_command", {"command": "!wdfkd.wdfdriverinfo /v"})
+        assert not allowed.is_error, allowed.structured_content
+        denied = await client.call_tool("kd_command", {"command": "!wdfkd.wdfdriverinfo -x"})
+        assert denied.is_error and "unknown" in result_data(denied)["message"]
+    with pytest.raises(ConfigError, match="classed host_exec"):
+        make_app(allow_commands=[".shell"])
 
 
 @pytest.mark.parametrize("command", [".block { g }", "j 1 'g';'r'", ".if (1) { gh }", '.foreach /s (x "g") {x}'])
