@@ -314,26 +314,3 @@ def test_address_names_the_region_of_code_stacks_and_free_space(world: World) ->
     assert "Usage:                  Free\n" in free and free.endswith("Content source: 0 (invalid), length: 2d1000\n")
     record = parse("!address 530010", ask(world, "!address 530010"))
     assert record.kind == "object" and record.model_dump()["fields"]["Usage"] == "Heap"
-
-
-# ------------------------------------------------------------------------------------ !handle
-
-
-def test_handle_forms_on_the_live_process(world: World) -> None:
-    from kdmcp.parse.models import ObjectRecord
-    from kdmcp.sim.world.cmd_user_handles import process_handles
-
-    table = process_handles(world)
-    every = parse("!handle 0 f", ask(world, "!handle 0 f"))
-    assert isinstance(every, ObjectRecord) and len(every.handles) == len(table)
-    assert every.fields["handle_total"] == str(len(table))
-    assert sum(t.count for t in every.handle_types) == len(table)
-    mutant = parse("!handle 60 f", ask(world, "!handle 60 f"))
-    assert isinstance(mutant, ObjectRecord) and mutant.handles[0].type == "Mutant"
-    # its owner is the process's main thread, by the ids ~ prints
-    main = world.processes[0].threads[0]
-    assert mutant.handles[0].owner == f"{PID:x}.{main.tid:x}" and mutant.handles[0].state == "Owned"
-    files = ask(world, "!handle 0 0 File")
-    assert files == f"{sum(h.type == 'File' for h in table)} handles of type File\n"
-    threads = parse("!handle 0 3 Thread", ask(world, "!handle 0 3 Thread"))
-    assert isinstance(threads, ObjectRecord) and len(threads.handles) == len(world.processes[0].threads)
