@@ -4,30 +4,15 @@ table's, and the Mutant's owner and the Thread handles are the process's own thr
 
 from __future__ import annotations
 
-import pytest
-
 from kdmcp.parse import parse
 from kdmcp.parse.models import ObjectRecord
 from kdmcp.sim.world.cmd_user_handles import process_handles
-from kdmcp.sim.world.commands import answer
-from kdmcp.sim.world.machine import World
 from kdmcp.sim.world.user import build_user
-
-PID = 0x1A2C
-
-
-@pytest.fixture(scope="module")
-def world() -> World:
-    return build_user(0, PID, "")
+from tests.sim.world.test_cmd_user import PID, ask
 
 
-def ask(world: World, command: str) -> str:
-    out = answer(world, command, kernel=False)
-    assert out is not None, command
-    return out
-
-
-def test_handle_forms_on_the_live_process(world: World) -> None:
+def test_handle_forms_on_the_live_process() -> None:
+    world = build_user(0, PID, "")
     table = process_handles(world)
     every = parse("!handle 0 f", ask(world, "!handle 0 f"))
     assert isinstance(every, ObjectRecord) and len(every.handles) == len(table)

@@ -66,12 +66,9 @@ def handles(
     call.progress("!handle")
     ran = typed.open_session(call.app, session_id, call.owner)
     if not is_kernel(ran.session):  # cdb's own !handle: the debugged process, live or a dump
-        return user_handles(call, ran, process, handle, type, limit)
+        return user_handles(ran, process, handle, type, limit)
     line = f"!handle {handle or 0} {_FLAGS} {process or -1}" + (f" {type}" if type else "")
-    out = ran.run(line, show=False)
-    text = out.output
-    if out.truncated:  # past the inline cap: the rows from all of it
-        text, _ = call.app.masked_range(ran.session, out.output_offset, out.output_end)
+    text = typed.whole_output(ran, ran.run(line, show=False))  # past the inline cap: the rows from all of it
     record = parsing.parse(line, text)
     # no "Handle table at … with N entries in use": kd refused ("Invalid process …") or found no such process
     if not isinstance(record, parsing.ObjectRecord) or "handle_table" not in record.fields:

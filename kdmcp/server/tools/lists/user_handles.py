@@ -17,15 +17,11 @@ served as a process with no handles.
 from __future__ import annotations
 
 from collections import Counter
-from typing import TYPE_CHECKING
 
 from kdmcp import parse as parsing
 from kdmcp.errors import InvalidArgument
 from kdmcp.server import typed
 from kdmcp.server.tools.lists.models import HandleRow, HandlesResult
-
-if TYPE_CHECKING:
-    from kdmcp.server.call import Call
 
 __all__ = ["user_handles"]
 
@@ -37,7 +33,7 @@ def _refuse(ran: typed.Ran, message: str) -> InvalidArgument:
     return InvalidArgument(message, session_id=ran.session.session_id, state=ran.session.state)
 
 
-def user_handles(call: Call, ran: typed.Ran, process: str | None, handle: str | None, type: str | None,
+def user_handles(ran: typed.Ran, process: str | None, handle: str | None, type: str | None,
                  limit: int) -> HandlesResult:
     """The debugged process's handles through cdb's ``!handle``, each row labelled with its pid."""
     if process is not None:
@@ -48,10 +44,7 @@ def user_handles(call: Call, ran: typed.Ran, process: str | None, handle: str | 
         current = next((p for p in owner.processes if p.current), owner.processes[0] if owner.processes else None)
     pid = current.cid if current is not None else None
     line = f"!handle {handle or 0} {_FLAGS}" + (f" {type}" if type else "")
-    out = ran.run(line, show=False)
-    text = out.output
-    if out.truncated:  # past the inline cap: the rows from all of it
-        text, _ = call.app.masked_range(ran.session, out.output_offset, out.output_end)
+    text = typed.whole_output(ran, ran.run(line, show=False))  # past the inline cap: the rows from all of it
     record = parsing.parse(line, text)
     if not isinstance(record, parsing.ObjectRecord):  # "Unknown type 'X'", an expression cdb could not read
         raise _refuse(ran, f"cdb: {_first_line(text)}")
