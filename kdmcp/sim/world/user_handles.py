@@ -16,6 +16,12 @@ format strings the published samples bear out:
   ``!handle a4 f``: ``ReadControl,Synch`` / ``Write/Add,Append/SubDir/CreatePipe,...``);
 - flag 4: ``  Name         \\t%s`` (``<none>`` when unnamed), never for a File (handle.cpp skips
   it; i4's ``!handle a4 f`` on a File has no Name line);
+- one handle asked without flag 1 has no type yet: its type's own rights line repeats the
+  standard one and a File's name is printed (a published Windows x64 user dump, "WinDbg :
+  !handle Command", jumpdollar.blogspot.com, 2014-09-17: ``!handle 10 2`` prints
+  ``Delete,ReadControl,WriteDac,WriteOwner,Synch`` twice; its ``!handle 10 8`` is ``No object
+  specific information available``, its ``!handle`` lists a handle whose ``Type`` is empty and
+  ends ``377 Handles`` with ``None 26`` first in the type table);
 - flag 8: ``  Object specific information`` and four-blank-indented lines where the dump holds
   them (families/handles/06-08), else ``  No object specific information available``
   (handle.cpp); a live process: ``  Object Specific Information`` (the docs' ``!handle 8 f``,
@@ -33,7 +39,8 @@ format strings the published samples bear out:
 Reconstructed (no published sample): a live process's handle value that names no handle prints
 its ``Handle`` line and ``unable to query object information`` for flags 2 and 4, as the dump
 code does; a type without a rights table repeats the standard-rights line (handle.cpp's
-``DisplayFlags`` leaves its buffer as the previous call wrote it).
+``DisplayFlags`` leaves its buffer as the previous call wrote it: what jumpdollar's untyped
+``!handle 10 2`` shows).
 """
 
 from __future__ import annotations
@@ -112,7 +119,9 @@ def _flags(value: int, names: Sequence[str], previous: str) -> str:
     return ",".join(shown) + ("," if rest else "")
 
 
-def _one(h: UserHandle | None, value: int, mask: int, live: bool, x64: bool) -> str:
+def _one(h: UserHandle | None, value: int, mask: int, live: bool, x64: bool, typed: bool = True) -> str:
+    """One handle's block; ``typed``: the type is known before the block (the walk of every
+    handle reads it first; one handle asked alone knows it only with flag 1)."""
     head = f"Handle {value:x}\n" if live else f"Handle {value:0{16 if x64 else 8}x}\n"
     if h is None:  # no such handle: the engine's queries fail
         bad = "unable to query object information\n"
@@ -120,14 +129,15 @@ def _one(h: UserHandle | None, value: int, mask: int, live: bool, x64: bool) -> 
     out = [head]
     if mask & _TYPE:
         out.append(f"  Type         \t{h.type}\n")
+    index = _INDEX.get(h.type, 0) if typed or mask & _TYPE else 0
     if mask & _BASIC:
-        rights = _TYPES[_INDEX.get(h.type, 0)][1]
+        rights = _TYPES[index][1]
         standard = _flags(h.access >> 16, _STANDARD, "")
         attributes = f"{h.attributes:#x}" if h.attributes else "0"  # C's %#x prints 0 bare
         out += [f"  Attributes   \t{attributes}\n", f"  GrantedAccess\t{h.access:#x}:\n",
                 f"         {standard}\n", f"         {_flags(h.access & 0xFFFF, rights, standard)}\n",
                 f"  HandleCount  \t{h.handle_count}\n", f"  PointerCount \t{h.pointer_count}\n"]  # fmt: skip
-    if mask & _NAME and h.type != "File":
+    if mask & _NAME and _TYPES[index][0] != "File":
         out.append(f"  Name         \t{h.name or '<none>'}\n")
     if mask & _SPECIFIC:
         if h.info:
@@ -157,7 +167,7 @@ def handle_text(handles: Sequence[UserHandle] | None, args: str, evaluate: Calla
     silent = mask == 0
     if value not in (0, (1 << 64) - 1, (1 << 32) - 1):  # one handle
         found = next((h for h in handles if h.value == value), None)
-        return "" if silent else _one(found, value, mask, live, x64)
+        return "" if silent else _one(found, value, mask, live, x64, typed=False)
     out: list[str] = []
     counts: dict[int, int] = {}
     matches = 0

@@ -77,3 +77,18 @@ def test_flags_zero_print_only_the_count_and_the_errors() -> None:
 def test_pointer_width_handles_in_a_dump() -> None:
     assert handle_text(EVENTS, "c", _eval, live=False) == "Handle 000000000000000c\n  Type         \tEvent\n"
     assert handle_text(EVENTS, "c", _eval, live=False, x64=False) == "Handle 0000000c\n  Type         \tEvent\n"
+
+
+def test_one_handle_without_flag_1_has_no_type_for_its_rights() -> None:
+    # jumpdollar.blogspot.com's "!handle 10 2" / "!handle 10 8" on a Windows x64 user dump
+    event = [UserHandle(0x10, "Event", 0x1F0003, 0, 2, 65537)]
+    standard = "         Delete,ReadControl,WriteDac,WriteOwner,Synch\n"
+    assert handle_text(event, "10 2", _eval, live=False) == (
+        "Handle 0000000000000010\n  Attributes   \t0\n  GrantedAccess\t0x1f0003:\n"
+        + standard + standard + "  HandleCount  \t2\n  PointerCount \t65537\n"
+    )
+    assert handle_text(event, "10 8", _eval, live=False) == (
+        "Handle 0000000000000010\n  No object specific information available\n"
+    )
+    # with flag 1 the type is known: its own rights
+    assert "         QueryState,ModifyState\n" in handle_text(event, "10 f", _eval, live=False)
