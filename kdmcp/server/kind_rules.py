@@ -40,8 +40,8 @@ def refuse_for_kind(session: DebuggerSession, action: Action) -> None:
         reason = (f"processes lists a kernel's processes (!process); {rules.title} is user mode: use kd_command "
                   "with '|' (processes) or '~' (threads)")
     elif action == "kernel" and not is_kernel(session):
-        reason = ("this tool reads kernel objects (drivers, devices, IRPs, pool, page tables, kernel lists, "
-                  f"handles); {rules.title} is user mode: use kd_command with cdb's own commands")
+        reason = ("this tool reads kernel objects (drivers, devices, IRPs, pool, page tables, kernel lists); "
+                  f"{rules.title} is user mode: use kd_command with cdb's own commands")
     if reason is not None:
         raise InvalidArgument(reason, session_id=session.session_id, state=session.state)
 

@@ -23,7 +23,7 @@ from kdmcp.server.kind_rules import Action, refuse_for_kind
 if TYPE_CHECKING:
     from kdmcp.server.app import KdMcpApp
 
-__all__ = ["Ran", "open_session", "refusal", "refuse_error", "serve"]
+__all__ = ["Ran", "open_session", "refusal", "refuse_error", "serve", "whole_output"]
 
 TypedT = TypeVar("TypedT", bound=models.TypedResult)
 RecordT = TypeVar("RecordT", bound=RecordBase)
@@ -81,6 +81,15 @@ def open_session(app: KdMcpApp, session_id: str | None, owner: str | None, *, ne
     if needs is not None:
         refuse_for_kind(session, needs)
     return Ran(app, session, owner, timeout_s)
+
+
+def whole_output(ran: Ran, out: CommandOutput) -> str:
+    """All of ``out``'s text, past the inline cap too: a long listing (thousands of handles) is
+    read back from the session's output store, masked, so every row of it can be parsed."""
+    if not out.truncated:
+        return out.output
+    text, _ = ran.app.masked_range(ran.session, out.output_offset, out.output_end)
+    return text
 
 
 def refuse_error(ran: Ran, record: RecordBase | None) -> None:

@@ -19,6 +19,7 @@ from kdmcp.sim.minidump_context import Context, DumpContexts, _text
 from kdmcp.sim.minidump_target import _DUMP_RE, MemoryView, MinidumpTarget
 from kdmcp.sim.world.model import Module
 from kdmcp.sim.world.symbols import ExprError, SymbolTable, evaluate
+from kdmcp.sim.world.user_handles import handle_text
 
 __all__ = ["DumpInspector"]
 
@@ -94,6 +95,9 @@ class DumpInspector:
                 signed = value - (1 << 32)
             # corpus misc/10: "Evaluate expression: -8781847822336 = fffff803`51148000"
             return f"Evaluate expression: {signed} = {self._number(value)}\n"
+        if m := re.fullmatch(r"!handle(?:\s+(?P<args>.*))?", text, re.IGNORECASE | re.DOTALL):
+            # the dump's handle data stream (kdmcp/sim/world/user_handles.py: ntsdexts' text)
+            return handle_text(self.t.handles, m.group("args") or "", self.evaluate, live=False, x64=self.t.x64)
         if m := re.fullmatch(r"~\s*(\.|#|\*|\d+)", text):
             return self._threads(m.group(1), text)
         if m := re.fullmatch(r"\|\s*(\.|#|\*|0)", text):

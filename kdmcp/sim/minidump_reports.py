@@ -26,7 +26,7 @@ from __future__ import annotations
 import zlib
 from pathlib import PureWindowsPath
 
-from kdmcp.sim import texts
+from kdmcp.sim import minidump_symbols, texts
 from kdmcp.sim.minidump_context import Context, DumpContexts
 from kdmcp.sim.minidump_inspect import DumpInspector  # ?, ~., |., ln, x, u, dps, d* on expressions
 from kdmcp.sim.minidump_target import ACCESS, CODE_NAMES, DumpModule, MinidumpTarget
@@ -92,6 +92,8 @@ def answer(t: MinidumpTarget, view: DumpContexts, command: str, thread: int, sc:
         return last_event(t)
     if low == ["!analyze", "-v"]:
         return analysis(t, view, thread)
+    if (symbols := minidump_symbols.answer(t, command)) is not None:  # .sympath, .reload
+        return symbols
     return DumpInspector(t, view, thread).answer(command)
 
 

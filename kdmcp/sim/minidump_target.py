@@ -27,6 +27,12 @@ import re
 import struct
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from minidump.minidumpfile import MinidumpFile
+
+    from kdmcp.sim.world.user_handles import UserHandle
 
 __all__ = ["DumpModule", "DumpThread", "MemoryView", "MinidumpTarget", "duration", "is_minidump", "session_time"]
 
@@ -113,6 +119,9 @@ class MinidumpTarget:
         finally:
             logging.disable(previous)
         self.path = path
+        self.symbol_path = ["srv*"]  # the banner's, then .sympath's (kdmcp/sim/minidump_symbols.py)
+        # MINIDUMP_HANDLE_DATA_STREAM's descriptors, for !handle; None: the dump has no such stream
+        self.handles = _handles(dump)
         info = dump.sysinfo
         self.x64 = info.ProcessorArchitecture.name == "AMD64"
         self.build = int(info.BuildNumber)
@@ -239,6 +248,7 @@ class MinidumpTarget:
             if self.full_memory
             else "User Mini Dump File: Only registers, stack and portions of memory are available"
         )
+        self.symbol_path = [p for p in (symbol_path or "srv*").split(";") if p]
         text = (
             version_banner
             + f"\nLoading Dump File [{self.path}]\n{kind}\n\n"
@@ -297,7 +307,7 @@ class MinidumpTarget:
         return "".join(lines)
 
 
-_DUMP_RE = re.compile(r"d(?P<unit>[bdqpau])\s+(?P<addr>\S+)(?:\s+[Ll]\s*(?P<count>[0-9a-fA-F]+))?\s*$")
+_DUMP_RE = re.compile(r"d(?P<unit>[bdqpau])\s+(?P<addr>\S+)(?:\s+[Ll]\s*(?P<count>(?:0x)?[0-9a-fA-F]+))?\s*$")
 # da / du: 32 characters a line, to the terminating NUL; what the dump lacks reads "?" and does
 # not end the string -- a 32-bit dump's "da 56454aec+8" published on Stack Overflow (question
 # 9095898) shows 12 lines of 32 "?" each, the length used here when no "L" count is given
@@ -432,6 +442,20 @@ def _misc_times(data: bytes) -> tuple[int, str]:
             build = raw.decode("utf-16-le", errors="replace").split("\0", 1)[0]
         return (created if flags & _MISC1_PROCESS_TIMES else 0), build
     return 0, ""
+
+
+def _handles(dump: MinidumpFile) -> list[UserHandle] | None:
+    """The dump's handle descriptors as the debug engine's handle data reports them."""
+    if dump.handles is None:
+        return None
+    # imported here: kdmcp.sim.world's package builds the world's imports, which -z never needs
+    from kdmcp.sim.world.user_handles import UserHandle
+
+    return [
+        UserHandle(int(h.Handle), h.TypeName or "", int(h.GrantedAccess), int(h.Attributes), int(h.HandleCount),
+                   int(h.PointerCount), h.ObjectName or "")
+        for h in dump.handles.handles
+    ]
 
 
 def _module_name(path: str) -> str:

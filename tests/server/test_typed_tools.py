@@ -53,8 +53,10 @@ async def test_each_typed_tool_returns_its_record(client):
 
     analysis = (await client.call_tool("analyze", {})).structured_content
     assert analysis["record"]["kind"] == "analysis"
-    # a live target broken in by hand: no bugcheck, kd's "Unknown bugcheck code (0)" analysis
+    # a live target broken in by hand: no bugcheck; .bugcheck's zeros say so, !analyze -v does not
+    # run (tests/server/tools/commands/test_not_crashed.py)
     assert analysis["record"]["bugcheck"]["code"] == "0x0"
+    assert analysis["command"] == ".bugcheck" and analysis["crashed"] is False
 
     target = (await client.call_tool("vertarget", {})).structured_content
     assert target["record"]["kind"] == "target" and target["record"]["build"] == 19041

@@ -143,14 +143,14 @@ async def test_handles_of_the_system_process(tmp_path: Path) -> None:
         assert refused["category"] == "invalid_argument" and "Invalid process" in refused["message"], refused
 
 
-async def test_a_user_mode_session_is_refused(tmp_path: Path) -> None:
-    # cdb's dt and !handle are not the simulated process's (kdmcp/sim/world/cmd_types.py, cmd_handles.py)
+async def test_a_user_mode_session_is_refused_a_kernel_list(tmp_path: Path) -> None:
+    # cdb's dt is not the simulated process's (kdmcp/sim/world/cmd_types.py); handles on user mode
+    # runs cdb's own !handle: tests/server/tools/lists/test_user_handles.py
     async with stdio_server(tmp_path) as call:
         attached = await call("attach_process", pid=1234)
         assert attached["state"] == "broken", attached
         try:
-            for tool, args in (("walk_list", PROCESSES), ("handles", {})):
-                refused = await call(tool, **args)
-                assert refused["category"] == "invalid_argument" and "user mode" in refused["message"], refused
+            refused = await call("walk_list", **PROCESSES)
+            assert refused["category"] == "invalid_argument" and "user mode" in refused["message"], refused
         finally:
             await call("stop_kd")

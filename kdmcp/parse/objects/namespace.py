@@ -141,7 +141,11 @@ _USER_KEY_RE = re.compile(
     r"^ {0,2}(?P<key>Type|Attributes|GrantedAccess|HandleCount|PointerCount|Name)(?:[ \t]+(?P<value>\S.*))?$"
 )
 _GRANTED_RE = re.compile(r"^(?P<mask>(?:0x)?[0-9a-fA-F]+):?(?: \((?P<rights>[^)]*)\))?$")
-_USER_SPECIFIC_RE = re.compile(r"^  (?:Object [Ss]pecific [Ii]nformation|No object specific information available)")
+# the case varies: "Object Specific Information" (the docs), "No Object Specific Information available"
+# (a live Windows 10 cdb), "Object specific information" / "No object ... available" (a dump)
+_USER_SPECIFIC_RE = re.compile(
+    r"^  (?:Object specific information|No object specific information available)", re.IGNORECASE
+)
 _USER_RIGHTS_RE = re.compile(r"^ {5,}(?P<rights>\S.*)$")
 _USER_INFO_RE = re.compile(r"^    (?P<info>\S.*)$")
 # The object-specific lines ntsdexts decodes (DebugPrivilege's "0:000> !handle 0 f event" /

@@ -21,7 +21,7 @@ from kdmcp.sim.world.machine import World
 from kdmcp.sim.world.model import Module, Symbol
 from kdmcp.sim.world.registry import command
 
-__all__ = ["ctime"]
+__all__ = ["ctime", "sympath_text"]
 
 # where symsrv keeps what srv* fetches (the pdb path lm prints for nt lies under it)
 _DOWNSTREAM = "C:\\ProgramData\\Dbg\\sym"
@@ -193,22 +193,27 @@ def _expanded(element: str) -> str:
 
 @command(".sympath", modes=("kernel", "user"), summary="symbol search path")
 def _sympath(world: World, name: str, args: str) -> str | None:
-    state = _state(world)
+    return sympath_text(_state(world).path, args)
+
+
+def sympath_text(path: list[str], args: str) -> str:
+    """``.sympath args`` on the search path ``path`` (changed in place: ``.sympath+`` appends,
+    a path replaces it), and what the debugger prints; a user dump's cdb answers the same."""
     text = args.strip()
     if text.startswith("+"):
-        state.path += [p for p in text[1:].strip().split(";") if p]
+        path += [p for p in text[1:].strip().split(";") if p]
     elif text:
-        state.path = [p for p in text.split(";") if p]
-    joined = ";".join(state.path)
+        path[:] = [p for p in text.split(";") if p]
+    joined = ";".join(path)
     # corpus misc/01: the path, its expansion, a blank line and the validation summary
     lines = [
         f"Symbol search path is: {joined}",
-        f"Expanded Symbol search path is: {';'.join(_expanded(p) for p in state.path)}",
+        f"Expanded Symbol search path is: {';'.join(_expanded(p) for p in path)}",
         "",
         "************* Symbol Path validation summary **************",
         "Response                         Time (ms)     Location",
     ]
-    for element in state.path:
+    for element in path:
         response = "Deferred" if element.lower().startswith("srv") else "OK"
         lines.append(f"{response:<47}{element}")
     return "".join(s + "\n" for s in lines)

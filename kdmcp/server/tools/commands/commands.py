@@ -8,7 +8,7 @@ were). Both serve the raw output beside the record, and an ``output_id`` for all
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Literal, TypeVar
 
 from pydantic import Field
 
@@ -24,6 +24,9 @@ from kdmcp.server.args import LIST_LIMIT, Limit, SessionId, Timeout
 from kdmcp.server.call import Call
 from kdmcp.server.kind_rules import Action, refuse_for_kind
 from kdmcp.server.registry import destroys, reads, tool
+from kdmcp.server.tools.commands.not_crashed import AnalyzeResult, not_crashed, stop_check
+
+InspectT = TypeVar("InspectT", bound=models.InspectResult)
 
 __all__ = ["analyze", "backtrace", "kd_command", "modules", "processes", "registers", "vertarget"]
 
@@ -74,7 +77,7 @@ def _execute(call: Call, command: str, session_id: str | None, timeout_s: float 
 
 
 def _inspect(call: Call, command: str, session_id: str | None, limit: int, timeout_s: float | None = None,
-             needs: Action | None = None) -> models.InspectResult:
+             needs: Action | None = None, model: type[InspectT] = models.InspectResult) -> InspectT:  # type: ignore[assignment]
     """A typed read: one fixed command, its record, each list cut to ``limit`` items; ``needs``:
     what the target must allow for it (``kind_rules``)."""
     session, result, record = _execute(call, command, session_id, timeout_s, needs)
@@ -87,7 +90,7 @@ def _inspect(call: Call, command: str, session_id: str | None, limit: int, timeo
                 lists[name] = models.ListCount(total=len(value), returned=min(len(value), limit))
                 cut[name] = value[:limit]
         record = record.model_copy(update=cut)
-    return _served(call, models.InspectResult, session, result, record, lists=lists)
+    return _served(call, model, session, result, record, lists=lists)
 
 
 @tool("inspect", reads("Registers"))
@@ -142,10 +145,17 @@ def processes(
 
 
 @tool("inspect", reads("Crash analysis"))
-def analyze(call: Call, session_id: SessionId = None, timeout_s: Timeout = None) -> models.InspectResult:
+def analyze(call: Call, session_id: SessionId = None, timeout_s: Timeout = None) -> AnalyzeResult:
     """`!analyze -v` as a record: bugcheck code and arguments, faulting module, bucket, stack."""
+    # a live target that has not crashed: the stop's own short answer (not_crashed.py says why)
+    check = stop_check(call.app.session(session_id, call.owner))
+    if check is not None:
+        session, result, _ = _execute(call, check, session_id, None, None)
+        record, note = not_crashed(result)
+        if note is not None:
+            return _served(call, AnalyzeResult, session, result, record, crashed=False, note=note)
     return _inspect(call, "!analyze -v", session_id, LIST_LIMIT,
-                    timeout_s or max(call.app.options.config.timeouts.command, 300.0))
+                    timeout_s or max(call.app.options.config.timeouts.command, 300.0), model=AnalyzeResult)
 
 
 @tool("inspect", reads("Target version"))

@@ -9,8 +9,8 @@ hexadecimal address of the process object"; TypeName "is case-sensitive".
 The System process holds thousands of handles (the simulated one 2651: 730 KB of kd output,
 every process together 6 MB), more than the inline cap (64 KB) keeps: the rows are read from
 the whole output in the session's store, ``limit`` of them returned with the ``total``, and
-kd's own text stays out of the result, readable by ``output_id``. User mode is refused
-(``needs="kernel"``): cdb's ``!handle`` takes other flags, and the simulated process answers none.
+kd's own text stays out of the result, readable by ``output_id``. User mode (a process or a
+user dump) takes cdb's own ``!handle``, whose flags and output differ: :mod:`.user_handles`.
 
 Every argument that reaches kd's command line is checked: a process is a ``args.Address``, a
 handle a hex value, an object type one word.
@@ -26,8 +26,10 @@ from kdmcp import parse as parsing
 from kdmcp.server import typed
 from kdmcp.server.args import Address, SessionId
 from kdmcp.server.call import Call
+from kdmcp.server.kind_rules import is_kernel
 from kdmcp.server.registry import reads, tool
 from kdmcp.server.tools.lists.models import HandleRow, HandlesResult
+from kdmcp.server.tools.lists.user_handles import user_handles
 
 if TYPE_CHECKING:
     from kdmcp.parse.models.objects import HandleEntry
@@ -62,12 +64,11 @@ def handles(
 ) -> HandlesResult:
     """Handles (!handle): value, type, access, object, name; total counts all."""
     call.progress("!handle")
-    ran = typed.open_session(call.app, session_id, call.owner, needs="kernel")
+    ran = typed.open_session(call.app, session_id, call.owner)
+    if not is_kernel(ran.session):  # cdb's own !handle: the debugged process, live or a dump
+        return user_handles(ran, process, handle, type, limit)
     line = f"!handle {handle or 0} {_FLAGS} {process or -1}" + (f" {type}" if type else "")
-    out = ran.run(line, show=False)
-    text = out.output
-    if out.truncated:  # past the inline cap: the rows from all of it
-        text, _ = call.app.masked_range(ran.session, out.output_offset, out.output_end)
+    text = typed.whole_output(ran, ran.run(line, show=False))  # past the inline cap: the rows from all of it
     record = parsing.parse(line, text)
     # no "Handle table at … with N entries in use": kd refused ("Invalid process …") or found no such process
     if not isinstance(record, parsing.ObjectRecord) or "handle_table" not in record.fields:

@@ -80,6 +80,7 @@ class HandlesResult(TypedResult):
     image: str | None = None
     total: int = Field(description="handles kd listed (rows hold at most limit of them)")
     handles: list[HandleRow] = Field(default_factory=list)
+    types: dict[str, int] = Field(default_factory=dict, description="user mode: every handle counted by its type")
 
     @classmethod
     def text_lines(cls, data: dict[str, Any]) -> list[str]:
@@ -97,4 +98,6 @@ class HandlesResult(TypedResult):
             parts += ["free"] if h.get("free") else []
             parts += [f"in {h['process']}"] if "process" in h else []
             lines.append(" ".join(parts))
+        if data.get("types"):
+            lines.append("by type: " + ", ".join(f"{t} {n}" for t, n in data["types"].items()))
         return lines

@@ -53,3 +53,24 @@ def test_the_tool_functions_called_directly_read_kds_records() -> None:
             evaluate(call, "@$nosuch", "dx", session_id=sid)
     finally:
         app.shutdown()
+
+
+async def test_a_user_dump_answers_read_memory_at_the_pc_and_set_symbol_path() -> None:
+    # the dump world used to answer both with a syntax error ("db @$ip L0x10", ".sympath srv*...")
+    from pathlib import Path
+
+    dump = Path(__file__).resolve().parents[4] / "fixtures" / "dumps" / "null_read_av.dmp"
+    async with in_memory(make_app(policy="full")) as client:
+        started = result_data(await client.call_tool("open_dump", {"path": str(dump), "timeout_s": 30}))
+        sid = started["session_id"]
+        pc = result_data(await client.call_tool("evaluate", {"expression": "@$ip", "session_id": sid}))["value"]
+        mem = result_data(await client.call_tool("read_memory", {"address": "@$ip", "length": 16, "session_id": sid}))
+        assert mem["command"] == "db @$ip L0x10" and mem["rows"][0]["address"] == pc, mem
+        assert len(mem["rows"][0]["values"]) == 16
+        server = "srv*C:\\sym*https://msdl.microsoft.com/download/symbols"
+        set_path = result_data(await client.call_tool("set_symbol_path", {"path": server, "session_id": sid}))
+        assert set_path["path"] == server, set_path
+        added = result_data(await client.call_tool(
+            "set_symbol_path", {"path": "C:\\mine", "append": True, "reload": True, "session_id": sid}))
+        assert added["path"] == f"{server};C:\\mine" and added["reloaded"] is True, added
+        assert "Reloading current modules" in added["output"]
