@@ -18,7 +18,7 @@ from kdmcp.engine.kinds import SessionKind
 from kdmcp.errors import ErrorCategory
 from kdmcp.parse.prompt import Prompt
 from kdmcp.parse.record_base import SERVED, RecordBase
-from kdmcp.server.text import Data, command_extras, command_text, event_lines, fallback_text, header, join
+from kdmcp.server.text import Data, command_extras, command_text, event_lines, fallback_text, header, join, tidy
 
 # Milliseconds as served: a tenth is what a reader can use; more digits are noise to pay for.
 Millis = Annotated[float, PlainSerializer(lambda ms: round(ms, 1), return_type=float)]
@@ -278,10 +278,77 @@ class ListCount(BaseModel):
     returned: int
 
 
+def _process_rows(record: Data) -> list[str]:
+    """``!process 0 0``'s rows, one line each (kd's take three and a blank): the fields an agent
+    asks about; DirBase, ObjectTable and Peb are in the raw output, one ``read_output`` away."""
+    rows = []
+    for p in record.get("processes", ()):
+        handles = f" handles {p['handle_count']}" if "handle_count" in p else ""
+        rows.append(f"{p.get('address', '?')} cid {p.get('cid', '?')} parent {p.get('parent_cid', '?')}{handles} "
+                    f"{p.get('image', '?')}")
+    return rows
+
+
+def _module_rows(record: Data) -> list[str]:
+    """``lm``'s rows without the pdb paths and the column padding."""
+    return [f"{m['start']} {m['end']} {m['name']}" + (f" ({m['symbol_status']})" if "symbol_status" in m else "")
+            for m in record.get("modules", ())]
+
+
+def _symbol_summary(record: Data) -> str:
+    """What ``lm`` says of symbols, counted: loaded, none (no or export symbols only), and deferred
+    (kd loads them on first use: until then it cannot say whether there are any)."""
+    loaded, missing, deferred = [], [], 0
+    for m in record.get("modules", ()):
+        status = m.get("symbol_status") or ""
+        if status == "deferred":
+            deferred += 1
+        elif status in ("no symbols", "export symbols") or "error" in status:
+            missing.append(m["name"])
+        elif status:
+            loaded.append(m["name"])
+    parts = [f"symbols loaded: {', '.join(loaded) or 'none'}"]
+    if missing:
+        parts.append(f"WITHOUT symbols: {', '.join(missing)}")
+    if deferred:
+        parts.append(f"{deferred} deferred (load on first use; .reload /f MODULE to know)")
+    return "; ".join(parts)
+
+
+# Record kinds whose rows ``InspectResult`` renders itself, compact and cut to ``limit``, with
+# the count first; their raw output stays one ``read_output`` away (the header's ``raw:``).
+_ROWS = {"processes": ("processes", _process_rows), "modules": ("modules", _module_rows)}
+
+
 class InspectResult(CommandResult):
-    """A typed read: one command, one record, long lists capped (counts say what was cut)."""
+    """A typed read: one command, one record, long lists capped (counts say what was cut).
+
+    Its text block: for a listing (``_ROWS``: processes, modules) the count, then one compact
+    row per item, at most ``limit``, and where kd's own text is; for the rest kd's output.
+    """
 
     lists: dict[str, ListCount] = Field(default_factory=dict, description="per list field: total and returned")
+
+    @classmethod
+    def render_text(cls, data: Data) -> str:
+        record = data.get("record") or {}
+        rows = _ROWS.get(record.get("kind", ""))
+        frames = data.get("lists", {}).get("frames")
+        if rows is None and frames is not None and frames["returned"] < frames["total"]:
+            # a cut stack: kd's column header and the frames returned, not the rest
+            kept = tidy(data["output"]).split("\n")[: 1 + frames["returned"]]
+            return command_text({**data, "output": "\n".join(kept)})
+        if rows is None:
+            return command_text(data)
+        name, render = rows
+        count = data.get("lists", {}).get(name, {"total": 0, "returned": 0})
+        shown = f", {count['returned']} shown" if count["returned"] < count["total"] else ""
+        lines = [f"{count['total']} {name}{shown}"]
+        if name == "modules":
+            lines[0] += "; " + _symbol_summary(record)
+        head = header(data, *[e for e in command_extras(data) if not e.startswith("lists cut")],
+                      f"raw: output_id={data['output_id']}")
+        return join(head, "\n".join(lines + render(record)), event_lines(data))
 
 
 class TypedResult(CommandResult):

@@ -11,11 +11,15 @@ from __future__ import annotations
 import json
 from typing import Any
 
-__all__ = ["EVENT_LINE_CHARS", "Data", "command_extras", "command_text", "event_lines", "fallback_text", "header",
-           "join", "ms"]
+__all__ = ["EVENTS_HEAD", "EVENTS_TAIL", "EVENT_LINE_CHARS", "Data", "command_extras", "command_text", "cut_events",
+           "event_lines", "fallback_text", "header", "join", "ms", "tidy"]
 
 # An event's line in the text block shows at most this much of its first line.
 EVENT_LINE_CHARS = 200
+# A flood (a driver's DbgPrint loop while the guest ran) is served as its first and last few
+# events, the count, and where the rest are: one ``read_output`` range (``cut_events``).
+EVENTS_HEAD = 3
+EVENTS_TAIL = 2
 
 Data = dict[str, Any]
 
@@ -34,15 +38,44 @@ def header(data: Data, *extra: str) -> str:
     return "[" + " ".join([p for p in parts if p] + [e for e in extra if e]) + "]"
 
 
+def tidy(text: str) -> str:
+    """The debugger's output as a model reads it: ``\\n`` line ends, no trailing blanks (kd pads
+    ``lm``'s and ``!process``'s columns and ends lines with ``\\r\\n``: bytes that say nothing)."""
+    if "\r" not in text and " \n" not in text and not text.endswith(" "):
+        return text.rstrip("\n")
+    return "\n".join(line.rstrip() for line in text.splitlines())
+
+
+def cut_events(data: Data) -> Data:
+    """``data`` with a flood of events cut to the first ``EVENTS_HEAD`` and last ``EVENTS_TAIL``,
+    and ``events_cut``: how many there were and the ``output_id`` of the ones left out (every
+    event's text lies in the session's output; ``read_output`` reads them all)."""
+    events = data.get("events")
+    if not events or len(events) <= EVENTS_HEAD + EVENTS_TAIL + 1:
+        return data
+    left_out = events[EVENTS_HEAD:-EVENTS_TAIL]
+    rest = f"{data.get('session_id', '')}:{left_out[0]['offset']}-{left_out[-1]['end_offset']}"
+    return {**data, "events": events[:EVENTS_HEAD] + events[-EVENTS_TAIL:],
+            "events_cut": {"total": len(events), "left_out": len(left_out), "output_id": rest}}
+
+
+def _event_line(event: Data) -> str:
+    first, _, rest = event["text"].strip("\r\n").partition("\n")
+    first = first.rstrip("\r ")
+    if rest or len(first) > EVENT_LINE_CHARS:
+        first = first[:EVENT_LINE_CHARS] + "…"
+    return f"[event {event['kind']}] {first}".rstrip()
+
+
 def event_lines(data: Data) -> list[str]:
-    """One line per event: its kind and the first line of its text."""
-    lines = []
-    for event in data.get("events", ()):
-        first, _, rest = event["text"].strip("\r\n").partition("\n")
-        first = first.rstrip("\r")
-        if rest or len(first) > EVENT_LINE_CHARS:
-            first = first[:EVENT_LINE_CHARS] + "…"
-        lines.append(f"[event {event['kind']}] {first}".rstrip())
+    """One line per event: its kind and the first line of its text; a cut flood (``cut_events``)
+    says how many were left out between its first and last few, and where they are."""
+    lines = [_event_line(event) for event in data.get("events", ())]
+    cut = data.get("events_cut")
+    if cut:
+        kinds = sorted({e["kind"] for e in data["events"]})
+        lines.insert(EVENTS_HEAD, f"[{cut['left_out']} more of {cut['total']} events ({', '.join(kinds)}): "
+                                  f"read_output output_id={cut['output_id']}]")
     return lines
 
 
@@ -70,8 +103,10 @@ def command_extras(data: Data) -> list[str]:
     return extra
 
 
-def command_text(data: Data, lines: list[str] | None = None) -> str:
-    body = "\n".join([*(lines or ()), data["output"].rstrip("\r\n")]).strip("\n")
+def command_text(data: Data, lines: list[str] | None = None, *, raw: bool = True) -> str:
+    """The header, ``lines`` (what the raw output lacks), then the raw output unless ``raw`` is
+    false (a typed tool whose ``lines`` say it all: the output is one ``read_output`` away)."""
+    body = "\n".join([*(lines or ()), tidy(data.get("output", "")) if raw else ""]).strip("\n")
     return join(header(data, *command_extras(data)), body, event_lines(data))
 
 

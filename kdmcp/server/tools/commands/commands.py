@@ -41,16 +41,11 @@ def _served(call: Call, model: type[models.CommandT], session: DebuggerSession, 
 @tool("commands", destroys("Run one debugger command"))
 def kd_command(
     call: Call,
-    command: Annotated[str, Field(description="one kd/cdb command line, e.g. 'k', 'lm', '!analyze -v'",
-                                  min_length=1, max_length=4000)],
+    command: Annotated[str, Field(min_length=1, max_length=4000)],
     session_id: SessionId = None,
     timeout_s: Timeout = None,
 ) -> models.CommandResult:
-    """Run one command at the debugger's prompt and return its output (capped; see read_output).
-
-    The target must be broken in (else target_running). Go-class commands (g, gu, p, t…)
-    return as soon as the target is confirmed running or stopped again.
-    """
+    """Run one kd/cdb command; prefer a typed tool that fits."""
     needs: Action | None = "run" if command_kind(command) in ("go", "reboot") else None
     session, result, record = _execute(call, command, session_id, timeout_s, needs, cancel_with_break_in=True)
     return _served(call, models.CommandResult, session, result, record)
@@ -94,10 +89,9 @@ def _inspect(call: Call, command: str, session_id: str | None, limit: int, timeo
 def registers(
     call: Call,
     session_id: SessionId = None,
-    register: Annotated[str | None, Field(description="one register (rip, rsp, eax, efl…); default all",
-                                          pattern=r"^[A-Za-z][A-Za-z0-9]{0,15}$")] = None,
+    register: Annotated[str | None, Field(pattern=r"^[A-Za-z][A-Za-z0-9]{0,15}$")] = None,
 ) -> models.InspectResult:
-    """The register context as a typed record (`r`): values, flags, segments, current instruction."""
+    """Register values (r)."""
     return _inspect(call, f"r {register}" if register else "r", session_id, LIST_LIMIT)
 
 
@@ -106,10 +100,10 @@ def backtrace(
     call: Call,
     session_id: SessionId = None,
     variant: Annotated[Literal["k", "kb", "kv", "kn", "kp", "kP", "kc", "kL", "knL"],
-                       Field(description="the k command: kb/kv add arguments, kn numbers frames")] = "kn",
+                       Field()] = "kn",
     limit: Limit = LIST_LIMIT,
 ) -> models.InspectResult:
-    """The current thread's stack as frames (module, function, offset, addresses, source)."""
+    """Call stack of the current thread (k)."""
     return _inspect(call, variant, session_id, limit)
 
 
@@ -117,12 +111,12 @@ def backtrace(
 def modules(
     call: Call,
     session_id: SessionId = None,
-    pattern: Annotated[str | None, Field(description="module name pattern, e.g. nt or win32k*",
+    pattern: Annotated[str | None, Field(description='e.g. win32k*',
                                          pattern=r"^[A-Za-z0-9_*?.\-]{1,64}$")] = None,
-    verbose: Annotated[bool, Field(description="lmv: image path, timestamp, checksum, versions")] = False,
+    verbose: Annotated[bool, Field(description='lmv')] = False,
     limit: Limit = LIST_LIMIT,
 ) -> models.InspectResult:
-    """Loaded modules (`lm`, `lm m PATTERN`, `lmv …`) with ranges and symbol status."""
+    """Loaded modules (lm), marking those without symbols."""
     command = "lmv" if verbose else "lm"
     if pattern:
         command += f" m {pattern}"
@@ -133,22 +127,22 @@ def modules(
 def processes(
     call: Call,
     session_id: SessionId = None,
-    name: Annotated[str | None, Field(description="only processes with this image name, e.g. lsass.exe",
+    name: Annotated[str | None, Field(description='image name',
                                       pattern=r"^[A-Za-z0-9_.\-]{1,64}$")] = None,
     limit: Limit = LIST_LIMIT,
 ) -> models.InspectResult:
-    """Processes (`!process 0 0 [name]`): address, cid, parent, DirBase, handle count, image."""
+    """Processes and their count (!process 0 0)."""
     return _inspect(call, f"!process 0 0 {name}" if name else "!process 0 0", session_id, limit, needs="processes")
 
 
 @tool("inspect", reads("Crash analysis"))
 def analyze(call: Call, session_id: SessionId = None, timeout_s: Timeout = None) -> models.InspectResult:
-    """`!analyze -v` as a record: bugcheck code and arguments, faulting module, bucket, stack."""
+    """Crash analysis (!analyze -v): bugcheck, culprit, stack."""
     return _inspect(call, "!analyze -v", session_id, LIST_LIMIT,
                     timeout_s or max(call.app.options.config.timeouts.command, 300.0))
 
 
 @tool("inspect", reads("Target version"))
 def vertarget(call: Call, session_id: SessionId = None) -> models.InspectResult:
-    """The target's OS, build, architecture, processors, kernel base and uptime (`vertarget`)."""
+    """OS build, processors, uptime (vertarget)."""
     return _inspect(call, "vertarget", session_id, LIST_LIMIT)

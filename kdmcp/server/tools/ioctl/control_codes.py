@@ -45,10 +45,10 @@ def decode_ioctl(
     code: Annotated[
         Annotated[int, Field(ge=0, le=0xFFFFFFFF)]
         | Annotated[str, Field(min_length=1, max_length=24, pattern=r"^(?:0x|0n)?[0-9a-fA-F`]+h?$")],
-        Field(description="0x222003, 222003h or 2236419"),
+        Field(),
     ],
 ) -> DecodeIoctlResult:
-    """An I/O control code's device type, function, method, access and CTL_CODE (no session)."""
+    """Decode an IOCTL code (no session needed)."""
     from kdmcp.parse import ioctl  # at the first call: serving the tools builds no parse model (cold start)
 
     try:
@@ -91,7 +91,7 @@ def ioctl_map(
     driver: Annotated[
         str,
         Field(
-            description="myfault, \\Driver\\myfault or a DRIVER_OBJECT",
+            description='name or DRIVER_OBJECT',
             min_length=1,
             max_length=256,
             pattern=r'^[^\s;"]+$',
@@ -99,7 +99,7 @@ def ioctl_map(
     ],
     session_id: SessionId = None,
 ) -> IoctlMapResult:
-    """The IOCTLs a driver's IRP_MJ_DEVICE_CONTROL routine handles, recovered from its code."""
+    """The IOCTL codes a driver handles and their handlers."""
     from kdmcp.parse import ioctl, ioctl_recovery  # at the first call, as decode_ioctl's
 
     ran = typed.open_session(call.app, session_id, call.owner, needs="kernel")

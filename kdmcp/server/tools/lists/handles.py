@@ -54,13 +54,13 @@ def _row(h: HandleEntry, several: bool) -> HandleRow:
 @tool("inspect", reads("Handles"))
 def handles(
     call: Call,
-    process: Annotated[Address | None, Field(description="EPROCESS or pid; 0: all (default: current)")] = None,
-    handle: Annotated[str | None, Field(description="one, in hex", pattern=r"^(0x)?[0-9a-fA-F]{1,16}$")] = None,
-    type: Annotated[str | None, Field(description="File, Event, Key", pattern=r"^[A-Za-z]\w{0,31}$")] = None,
-    limit: Annotated[int, Field(description="rows at most", ge=1, le=5000)] = 100,
+    process: Annotated[Address | None, Field(description='EPROCESS or pid; 0: all')] = None,
+    handle: Annotated[str | None, Field(pattern=r"^(0x)?[0-9a-fA-F]{1,16}$")] = None,
+    type: Annotated[str | None, Field(pattern=r"^[A-Za-z]\w{0,31}$")] = None,
+    limit: Annotated[int, Field(ge=1, le=5000)] = 100,
     session_id: SessionId = None,
 ) -> HandlesResult:
-    """Handles (!handle): value, type, access, object, name; total counts all."""
+    """Handles (!handle), counted per process."""
     call.progress("!handle")
     ran = typed.open_session(call.app, session_id, call.owner, needs="kernel")
     line = f"!handle {handle or 0} {_FLAGS} {process or -1}" + (f" {type}" if type else "")

@@ -97,16 +97,16 @@ def set_breakpoint(
     call: Call,
     location: Address,
     kind: Annotated[Literal["code", "deferred", "data"],
-                    Field(description="code: bp; deferred: bu (set when its module loads); data: ba")] = "code",
-    access: Annotated[Literal["e", "r", "w", "i"], Field(description="data: execute, read/write, write, I/O")] = "w",
-    size: Annotated[Literal[1, 2, 4, 8], Field(description="data: bytes watched")] = 1,
-    condition: Annotated[str | None, Field(description="stop only if nonzero, e.g. @rcx==0", max_length=512)] = None,
-    command: Annotated[str | None, Field(description="kd commands run at each hit", max_length=1024)] = None,
-    one_shot: Annotated[bool, Field(description="delete after the first hit")] = False,
-    process: Annotated[str | None, Field(description="kernel: only in this EPROCESS", max_length=24)] = None,
+                    Field()] = "code",
+    access: Annotated[Literal["e", "r", "w", "i"], Field(description='data')] = "w",
+    size: Annotated[Literal[1, 2, 4, 8], Field(description='data')] = 1,
+    condition: Annotated[str | None, Field(max_length=512)] = None,
+    command: Annotated[str | None, Field(max_length=1024)] = None,
+    one_shot: Annotated[bool, Field()] = False,
+    process: Annotated[str | None, Field(description='EPROCESS', max_length=24)] = None,
     session_id: SessionId = None,
 ) -> SetBreakpointResult:
-    """Set a breakpoint (bp/bu/ba); returns it as bl lists it (id, address or deferred, symbol)."""
+    """Set a breakpoint (bp, bu, ba)."""
     app = call.app
     _check_strings(condition, command, process)
     ran = typed.open_session(app, session_id, call.owner, needs="breakpoint")
@@ -146,7 +146,7 @@ def set_breakpoint(
 
 @tool("inspect", reads("List breakpoints"))
 def breakpoints(call: Call, session_id: SessionId = None) -> BreakpointsResult:
-    """Every breakpoint (bl) as records: id, state, kind, address, symbol, hits, condition."""
+    """List breakpoints (bl)."""
     ran = typed.open_session(call.app, session_id, call.owner)
     listed = _bl(ran, show=True)
     call.app.state_of(BreakpointBook).keep_only(ran.session.session_id, {bp.id for bp in listed})
@@ -157,11 +157,11 @@ def breakpoints(call: Call, session_id: SessionId = None) -> BreakpointsResult:
 def clear_breakpoints(
     call: Call,
     ids: Annotated[list[Annotated[int, Field(ge=0, le=65535)]] | None,
-                   Field(description="breakpoint ids to clear", min_length=1, max_length=256)] = None,
-    all: Annotated[bool, Field(description="clear every breakpoint (bc *)")] = False,  # the issue names it "all"
+                   Field(min_length=1, max_length=256)] = None,
+    all: Annotated[bool, Field()] = False,  # the issue names it "all"
     session_id: SessionId = None,
 ) -> ClearResult:
-    """Clear breakpoints by id, or all of them (bc); returns what was cleared and what remains."""
+    """Clear breakpoints by id, or all."""
     if all == (ids is not None):
         raise InvalidArgument("give ids, or all=true (not both)")
     ran = typed.open_session(call.app, session_id, call.owner)
