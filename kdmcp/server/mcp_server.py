@@ -34,7 +34,7 @@ from kdmcp.server.app import KdMcpApp
 from kdmcp.server.options import ServerOptions
 from kdmcp.server.prompts import PROMPTS, PromptArgumentError, served_prompts
 from kdmcp.server.render import error_result, read_error, result_data
-from kdmcp.validation import validation_problems
+from kdmcp.validation import place, validation_problems
 
 log = logging.getLogger(__name__)
 
@@ -187,7 +187,7 @@ class KdMcpServer(MCPServer[Any]):
                     models.ErrorResult(category="internal", message=f"{name} failed unexpectedly; see the server log"),
                     self.app.redactor,
                 )
-            fields = sorted({".".join(str(p) for p in err["loc"]) or "(arguments)" for err in cause.errors()})
+            fields = sorted({".".join(str(p) for p in place(err["loc"])) or "(arguments)" for err in cause.errors()})
             problems = "; ".join(validation_problems(cause, top="(arguments)"))
             message = f"invalid arguments for {name} ({', '.join(fields)}): {problems}"
             return error_result(models.ErrorResult(category="invalid_argument", message=message), self.app.redactor)

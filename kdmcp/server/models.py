@@ -18,7 +18,17 @@ from kdmcp.engine.kinds import SessionKind
 from kdmcp.errors import ErrorCategory
 from kdmcp.parse.prompt import Prompt
 from kdmcp.parse.record_base import SERVED, RecordBase
-from kdmcp.server.text import Data, command_extras, command_text, event_lines, fallback_text, header, join, tidy
+from kdmcp.server.text import (
+    Data,
+    command_extras,
+    command_text,
+    count,
+    event_lines,
+    fallback_text,
+    header,
+    join,
+    tidy,
+)
 
 # Milliseconds as served: a tenth is what a reader can use; more digits are noise to pay for.
 Millis = Annotated[float, PlainSerializer(lambda ms: round(ms, 1), return_type=float)]
@@ -135,7 +145,7 @@ def _summary_line(s: Data) -> str:
 def _sessions(data: Data) -> str:
     sessions = data.get("sessions", [])
     lines = [_summary_line(s) for s in sessions]
-    return "\n".join([f"[{len(sessions)} sessions, at most {data['max_sessions']}]", *lines])
+    return "\n".join([f"[{count(len(sessions), 'session')}, at most {data['max_sessions']}]", *lines])
 
 
 def _health(data: Data) -> str:

@@ -11,8 +11,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-__all__ = ["EVENTS_HEAD", "EVENTS_TAIL", "EVENT_LINE_CHARS", "Data", "command_extras", "command_text", "cut_events",
-           "event_lines", "fallback_text", "header", "join", "ms", "tidy"]
+__all__ = ["EVENTS_HEAD", "EVENTS_TAIL", "EVENT_LINE_CHARS", "Data", "command_extras", "command_text", "count",
+           "cut_events", "event_lines", "fallback_text", "header", "ids", "join", "ms", "tidy"]
 
 # An event's line in the text block shows at most this much of its first line.
 EVENT_LINE_CHARS = 200
@@ -22,6 +22,16 @@ EVENTS_HEAD = 3
 EVENTS_TAIL = 2
 
 Data = dict[str, Any]
+
+
+def count(n: int, noun: str, plural: str | None = None) -> str:
+    """``1 session``, ``0 sessions``, ``2 entries`` (``plural`` where ``s`` is not it)."""
+    return f"{n} {noun if n == 1 else plural or noun + 's'}"
+
+
+def ids(numbers: list[int]) -> str:
+    """Breakpoint ids as ids (``#0, #3``), never to be read as a count."""
+    return ", ".join(f"#{n}" for n in numbers)
 
 
 def ms(value: float) -> str:

@@ -18,12 +18,14 @@ from kdmcp import parse as parsing
 from kdmcp.engine import DebuggerSession
 from kdmcp.engine.commands import command_kind
 from kdmcp.engine.results import CommandOutput
+from kdmcp.errors import InvalidArgument
 from kdmcp.parse.record_base import RecordBase
 from kdmcp.server import models
 from kdmcp.server.args import LIST_LIMIT, Limit, SessionId, Timeout
 from kdmcp.server.call import Call
 from kdmcp.server.kind_rules import Action, refuse_for_kind
 from kdmcp.server.registry import destroys, reads, tool
+from kdmcp.server.typed import said_by
 
 __all__ = ["analyze", "backtrace", "kd_command", "modules", "processes", "registers", "vertarget"]
 
@@ -73,6 +75,11 @@ def _inspect(call: Call, command: str, session_id: str | None, limit: int, timeo
     """A typed read: one fixed command, its record, each list cut to ``limit`` items; ``needs``:
     what the target must allow for it (``kind_rules``)."""
     session, result, record = _execute(call, command, session_id, timeout_s, needs)
+    if isinstance(record, parsing.ErrorRecord):
+        # kd refused the composed command ("Bad register error in 'r foo'"): the caller's words were
+        # wrong, so it is invalid_argument in the debugger's words, not a success holding them
+        raise InvalidArgument(f"{said_by(session)}: {record.message}", session_id=session.session_id,
+                              state=session.state)
     lists: dict[str, models.ListCount] = {}
     if record is not None:
         cut: dict[str, list[object]] = {}

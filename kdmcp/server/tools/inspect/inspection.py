@@ -207,7 +207,8 @@ def evaluate(
     if evaluator == "masm":
         value = ran.read(f"? {expression}", parsing.ExpressionRecord)
         if value is None:
-            raise InvalidArgument(f"kd: {ran.outputs[-1].output.strip()}", session_id=ran.session.session_id)
+            raise InvalidArgument(f"{typed.said_by(ran.session)}: {ran.outputs[-1].output.strip()}",
+                                  session_id=ran.session.session_id)
         return typed.serve(ran, EvaluateResult, evaluator="masm", value=value.value, decimal=value.decimal)
     record = ran.read(f"dx {expression}", parsing.DataModelRecord)
     text = ran.outputs[-1].output.strip()
@@ -267,7 +268,8 @@ def read_type(
     line = "dt" + (f" -r{depth}" if depth else "") + f" {type}" + (f" {address}" if address else "")
     record = ran.read(line, parsing.TypeDumpRecord)
     if record is None:
-        raise InvalidArgument(f"kd: {ran.outputs[-1].output.strip() or 'no answer'}", session_id=ran.session.session_id)
+        raise InvalidArgument(f"{typed.said_by(ran.session)}: {ran.outputs[-1].output.strip() or 'no answer'}",
+                             session_id=ran.session.session_id)
     return typed.serve(ran, ReadTypeResult, type_name=type, fields=_tree(record.fields))
 
 

@@ -42,11 +42,9 @@ MAX_INSTRUCTIONS = 20_000  # of uf's listing: a dispatch routine is far smaller;
 @tool("inspect", reads("Decode an IOCTL"))
 def decode_ioctl(
     call: Call,
-    code: Annotated[
-        Annotated[int, Field(ge=0, le=0xFFFFFFFF)]
-        | Annotated[str, Field(min_length=1, max_length=24, pattern=r"^(?:0x|0n)?[0-9a-fA-F`]+h?$")],
-        Field(),
-    ],
+    # one check, ioctl.decode's, in words a caller reads: a constrained union made pydantic name
+    # its branches ("code.constrained-int: …; code.constrained-str: …")
+    code: Annotated[int | str, Field(union_mode="left_to_right")],
 ) -> DecodeIoctlResult:
     """Decode an IOCTL code (no session needed)."""
     from kdmcp.parse import ioctl  # at the first call: serving the tools builds no parse model (cold start)

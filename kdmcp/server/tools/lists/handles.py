@@ -18,6 +18,7 @@ handle a hex value, an object type one word.
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import TYPE_CHECKING, Annotated
 
 from pydantic import Field
@@ -73,13 +74,17 @@ def handles(
     if not isinstance(record, parsing.ObjectRecord) or "handle_table" not in record.fields:
         raise typed.refusal(ran, record)
     rows = record.handles
-    several = len({h.process for h in rows}) > 1
+    per_process = Counter(h.process for h in rows if h.process is not None)
+    several = len(per_process) > 1
+    # several tables (process 0): each row names its owner and the counts are per owner; the
+    # first table's process and image would label all of them wrongly
     return typed.serve(
         ran,
         HandlesResult,
         command=line,
-        process=record.fields.get("process"),
-        image=record.fields.get("image"),
+        process=None if several else record.fields.get("process"),
+        image=None if several else record.fields.get("image"),
         total=len(rows),
+        by_process=dict(per_process.most_common()) if several else {},
         handles=[_row(h, several) for h in rows[:limit]],
     )

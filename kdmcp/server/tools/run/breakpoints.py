@@ -141,7 +141,27 @@ def set_breakpoint(
     app.state_of(BreakpointBook).note(ran.session.session_id, bp.id, BreakpointNote(
         kind=set_kind, expression=location, since_seq=since, condition=condition,
         command=command, one_shot=one_shot))
-    return typed.serve(ran, SetBreakpointResult, breakpoint=_row(app, ran.session, bp))
+    warning = _never_resolves(ran, location) if bp.unresolved else None
+    return typed.serve(ran, SetBreakpointResult, breakpoint=_row(app, ran.session, bp), warning=warning)
+
+
+_MODULE_NAME = re.compile(r"([A-Za-z0-9_.\-]{1,64})!")
+
+
+def _never_resolves(ran: typed.Ran, location: str) -> str | None:
+    """Why a deferred breakpoint on ``module!name`` may never resolve: its module is loaded already,
+    so kd's "could not be resolved" means it has no symbol of that name (no symbols for the module,
+    or a guessed name), not that the module is still to load. One ``lm m`` to know."""
+    named = _MODULE_NAME.match(location)
+    if named is None:
+        return None
+    listed = ran.record(f"lm m {named[1]}", show=False)
+    loaded = [m for m in getattr(listed, "modules", []) if m.name.lower() == named[1].lower()]
+    if not loaded:
+        return None
+    status = f"symbols: {loaded[0].symbol_status or 'unknown'}"
+    return (f"{loaded[0].name} is loaded ({status}) yet kd cannot resolve {location}: it may never resolve; "
+            "set it on an address (lookup_symbol, disassemble)")
 
 
 @tool("inspect", reads("List breakpoints"))
