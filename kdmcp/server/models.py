@@ -305,23 +305,33 @@ def _module_rows(record: Data) -> list[str]:
             for m in record.get("modules", ())]
 
 
-def _symbol_summary(record: Data) -> str:
-    """What ``lm`` says of symbols, counted: loaded, none (no or export symbols only), and deferred
-    (kd loads them on first use: until then it cannot say whether there are any)."""
-    loaded, missing, deferred = [], [], 0
-    for m in record.get("modules", ()):
-        status = m.get("symbol_status") or ""
-        if status == "deferred":
-            deferred += 1
-        elif status in ("no symbols", "export symbols") or "error" in status:
-            missing.append(m["name"])
-        elif status:
-            loaded.append(m["name"])
-    parts = [f"symbols loaded: {', '.join(loaded) or 'none'}"]
-    if missing:
-        parts.append(f"WITHOUT symbols: {', '.join(missing)}")
-    if deferred:
-        parts.append(f"{deferred} deferred (load on first use; .reload /f MODULE to know)")
+class SymbolCounts(BaseModel):
+    """What ``lm`` says of symbols, over every module it listed (not only the ``limit`` returned)."""
+
+    loaded: list[str] = Field(default_factory=list, description="modules with symbols loaded")
+    without: list[str] = Field(default_factory=list, description="no symbols, export symbols only, or an error")
+    deferred: int = Field(default=0, description="not loaded yet: kd loads them on first use")
+
+    @classmethod
+    def of(cls, modules: list[Any]) -> Self:
+        counts = cls()
+        for m in modules:
+            status = m.symbol_status or ""
+            if status == "deferred":
+                counts.deferred += 1
+            elif status in ("no symbols", "export symbols") or "error" in status:
+                counts.without.append(m.name)
+            elif status:
+                counts.loaded.append(m.name)
+        return counts
+
+
+def _symbol_summary(counts: Data) -> str:
+    parts = [f"symbols loaded: {', '.join(counts.get('loaded', [])) or 'none'}"]
+    if counts.get("without"):
+        parts.append(f"WITHOUT symbols: {', '.join(counts['without'])}")
+    if counts.get("deferred"):
+        parts.append(f"{counts['deferred']} deferred (load on first use; .reload /f MODULE to know)")
     return "; ".join(parts)
 
 
@@ -338,6 +348,7 @@ class InspectResult(CommandResult):
     """
 
     lists: dict[str, ListCount] = Field(default_factory=dict, description="per list field: total and returned")
+    symbols: SymbolCounts | None = Field(default=None, description="lm: symbol status over every module listed")
 
     @classmethod
     def render_text(cls, data: Data) -> str:
@@ -354,8 +365,8 @@ class InspectResult(CommandResult):
         count = data.get("lists", {}).get(name, {"total": 0, "returned": 0})
         shown = f", {count['returned']} shown" if count["returned"] < count["total"] else ""
         lines = [f"{count['total']} {name}{shown}"]
-        if name == "modules":
-            lines[0] += "; " + _symbol_summary(record)
+        if "symbols" in data:
+            lines[0] += "; " + _symbol_summary(data["symbols"])
         head = header(data, *[e for e in command_extras(data) if not e.startswith("lists cut")],
                       f"raw: output_id={data['output_id']}")
         return join(head, "\n".join(lines + render(record)), event_lines(data))

@@ -14,9 +14,12 @@ import os
 import re
 from pathlib import Path
 
+import pytest
+
 from kdmcp.server import results_doc
 from kdmcp.server.mcp_server import INSTRUCTIONS
 from kdmcp.server.registry import all_tools
+from tests.server.helpers import in_memory, make_app
 
 GOLDEN = Path(__file__).with_name("golden") / "surface.json"
 SURFACE_BUDGET = 16_000
@@ -48,3 +51,12 @@ def test_no_tool_publishes_an_output_schema():
     # docs/results.md, "No outputSchema": none is worth its bytes, and each costs every client a
     # validation of every result.
     assert [t.name for t in results_doc.wire_tools() if t.output_schema] == []
+
+
+@pytest.mark.anyio
+async def test_tools_list_as_served_fits_16000_bytes():
+    # the whole answer a client receives, the SDK's envelope (_meta, ttlMs…) included
+    async with in_memory(make_app()) as client:
+        listed = await client.list_tools()
+    assert len(listed.tools) == len(all_tools())
+    assert len(listed.model_dump_json(by_alias=True, exclude_none=True).encode()) <= SURFACE_BUDGET

@@ -81,6 +81,8 @@ def _inspect(call: Call, command: str, session_id: str | None, limit: int, timeo
         raise InvalidArgument(f"{said_by(session)}: {record.message}", session_id=session.session_id,
                               state=session.state)
     lists: dict[str, models.ListCount] = {}
+    # over every module, before the list is cut to limit
+    symbols = models.SymbolCounts.of(record.modules) if isinstance(record, parsing.ModulesRecord) else None
     if record is not None:
         cut: dict[str, list[object]] = {}
         for name in type(record).model_fields:
@@ -89,7 +91,7 @@ def _inspect(call: Call, command: str, session_id: str | None, limit: int, timeo
                 lists[name] = models.ListCount(total=len(value), returned=min(len(value), limit))
                 cut[name] = value[:limit]
         record = record.model_copy(update=cut)
-    return _served(call, models.InspectResult, session, result, record, lists=lists)
+    return _served(call, models.InspectResult, session, result, record, lists=lists, symbols=symbols)
 
 
 @tool("inspect", reads("Registers"))
@@ -144,7 +146,7 @@ def processes(
 
 @tool("inspect", reads("Crash analysis"))
 def analyze(call: Call, session_id: SessionId = None, timeout_s: Timeout = None) -> models.InspectResult:
-    """Crash analysis (!analyze -v): bugcheck, culprit, stack."""
+    """Crash analysis (!analyze -v)."""
     return _inspect(call, "!analyze -v", session_id, LIST_LIMIT,
                     timeout_s or max(call.app.options.config.timeouts.command, 300.0))
 

@@ -303,7 +303,7 @@ def set_symbol_path(
 
 @tool("inspect", reads("The exception"))
 def exception(call: Call, session_id: SessionId = None) -> ExceptionResult:
-    """User mode: the last exception, its context and stack."""
+    """User mode: the last exception and its stack."""
     ran = typed.open_session(call.app, session_id, call.owner)
     if is_kernel(ran.session):
         raise InvalidArgument(

@@ -97,7 +97,7 @@ def ioctl_map(
     ],
     session_id: SessionId = None,
 ) -> IoctlMapResult:
-    """The IOCTL codes a driver handles and their handlers."""
+    """IOCTL codes a driver handles, and where."""
     from kdmcp.parse import ioctl, ioctl_recovery  # at the first call, as decode_ioctl's
 
     ran = typed.open_session(call.app, session_id, call.owner, needs="kernel")

@@ -142,8 +142,8 @@ def walk_list(
     call: Call,
     head: Annotated[Address, Field()],
     type: Annotated[str, Field(pattern=r"^\w+(!\w+)?$")],
-    link_field: Annotated[FieldPath, Field(description='e.g. ActiveProcessLinks')],
-    fields: Annotated[list[FieldPath] | None, Field(description='e.g. ImageFileName', max_length=16)] = None,
+    link_field: Annotated[FieldPath, Field(description='ActiveProcessLinks')],
+    fields: Annotated[list[FieldPath] | None, Field(description='ImageFileName', max_length=16)] = None,
     limit: Annotated[int, Field(ge=1, le=1024)] = 256,
     session_id: SessionId = None,
 ) -> WalkListResult:

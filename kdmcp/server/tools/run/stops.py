@@ -107,7 +107,7 @@ def step(
     timeout_s: WaitS = 30.0,
     session_id: SessionId = None,
 ) -> StepResult:
-    """Step over, into or out; returns the new location."""
+    """Step over, into or out."""
     # p/t with a count, or gu (a run to the return) count times, then where it ended.
     call.progress(f"step {mode}", timeout_s)
     ran = typed.open_session(call.app, session_id, call.owner, needs="run")

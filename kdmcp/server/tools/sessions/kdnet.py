@@ -37,7 +37,7 @@ def start_from_state(
     ] = False,
     timeout_s: Timeout = None,
 ) -> models.StartResult:
-    """Connect kd to the guest in the WinRM companion's state file."""
+    """Connect kd to the guest in the WinRM state file."""
     waiting(call, "waiting for the guest to connect", timeout_s)
     loaded = call.app.load_state(state_file)
     state = loaded.state
@@ -57,9 +57,8 @@ def start_kd(
         str | None,
         Field(pattern=r"^[0-9A-Za-z]{1,13}(\.[0-9A-Za-z]{1,13}){3}$"),
     ] = None,
-    target_host: Annotated[str | None, Field(description='passed as target=',
-                                             max_length=255, pattern=r"^[0-9A-Za-z.:\-\[\]]+$")] = None,
-    connection: Annotated[str | None, Field(description='a config connection name',
+    target_host: Annotated[str | None, Field(max_length=255, pattern=r"^[0-9A-Za-z.:\-\[\]]+$")] = None,
+    connection: Annotated[str | None, Field(description='config name',
                                             max_length=128)] = None,
     initial_break: InitialBreak = False,
     timeout_s: Timeout = None,

@@ -134,7 +134,7 @@ def attach_local_kernel(call: Call, timeout_s: Timeout = None) -> models.StartRe
 @tool("session", connects("Join a debugging server"))
 def join_remote(
     call: Call,
-    connection: Annotated[str, Field(description='tcp:server=H,port=N or npipe:...',
+    connection: Annotated[str, Field(description='tcp:server=H,port=N',
                                      min_length=1, max_length=512)],
     timeout_s: Timeout = None,
 ) -> models.StartResult:
