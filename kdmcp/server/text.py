@@ -9,10 +9,27 @@ rest is), the debugger's own output as it printed it, and one line per event.
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
-__all__ = ["EVENTS_HEAD", "EVENTS_TAIL", "EVENT_LINE_CHARS", "Data", "command_extras", "command_text", "count",
-           "cut_events", "event_lines", "fallback_text", "header", "ids", "join", "ms", "tidy"]
+__all__ = [
+    "EVENTS_HEAD",
+    "EVENTS_TAIL",
+    "EVENT_LINE_CHARS",
+    "Data",
+    "collapse_recursion",
+    "command_extras",
+    "command_text",
+    "count",
+    "cut_events",
+    "event_lines",
+    "fallback_text",
+    "header",
+    "ids",
+    "join",
+    "ms",
+    "tidy",
+]
 
 # An event's line in the text block shows at most this much of its first line.
 EVENT_LINE_CHARS = 200
@@ -113,10 +130,44 @@ def command_extras(data: Data) -> list[str]:
     return extra
 
 
+# A stack frame line of k/kb/kv/kn: frame number, then addresses and arguments, the call site last.
+_FRAME = re.compile(r"^[0-9a-f]{2,} (?:[0-9a-f`]{8,} ){2,}.*?(\S+)$")
+# A recursion (a stack overflow's thousands of identical frames) shows this many of its frames.
+RECURSION_SHOWN = 3
+
+
+def collapse_recursion(text: str, output_id: str | None) -> str:
+    """``text`` with each run of more than ``RECURSION_SHOWN`` + 1 consecutive frames at the same
+    call site cut to its first ``RECURSION_SHOWN`` and its last, and how many were left out and
+    where they are: kd's own output, one ``read_output`` away."""
+    if "\n" not in text or not any(c.isdigit() for c in text[:4096]):
+        return text
+    lines = text.split("\n")
+    sites = [(m.group(1) if (m := _FRAME.match(line)) else None) for line in lines]
+    out: list[str] = []
+    i = 0
+    while i < len(lines):
+        j = i
+        while sites[i] is not None and j + 1 < len(lines) and sites[j + 1] == sites[i]:
+            j += 1
+        run = j - i + 1
+        if run > RECURSION_SHOWN + 1:
+            where = f": read_output output_id={output_id}" if output_id else ""
+            out += lines[i:i + RECURSION_SHOWN]
+            out.append(f"[{run - RECURSION_SHOWN - 1} more frames at {sites[i]}{where}]")
+            out.append(lines[j])
+        else:
+            out += lines[i:j + 1]
+        i = j + 1
+    return "\n".join(out)
+
+
 def command_text(data: Data, lines: list[str] | None = None, *, raw: bool = True) -> str:
     """The header, ``lines`` (what the raw output lacks), then the raw output unless ``raw`` is
-    false (a typed tool whose ``lines`` say it all: the output is one ``read_output`` away)."""
-    body = "\n".join([*(lines or ()), tidy(data.get("output", "")) if raw else ""]).strip("\n")
+    false (a typed tool whose ``lines`` say it all: the output is one ``read_output`` away); a
+    recursion in it cut (``collapse_recursion``)."""
+    output = collapse_recursion(tidy(data.get("output", "")), data.get("output_id")) if raw else ""
+    body = "\n".join([*(lines or ()), output]).strip("\n")
     return join(header(data, *command_extras(data)), body, event_lines(data))
 
 

@@ -124,3 +124,19 @@ def test_a_stop_says_its_elapsed_time_once_and_what_it_did():
                              exit_code=0, elapsed_ms=170.0)
     (block,) = ok_result(stop, Redactor()).content
     assert block.text == "[s1 exited 170 ms exit code 0]\nresumed target, sent q"
+
+
+def test_a_recursion_in_a_stack_shows_its_first_and_last_frames_and_where_the_rest_are():
+    frames = [f"{i:02x} 00103128 00dea6a7     001052f8 001ff9c8 7efde000 crashme+0xa6a7" for i in range(1, 41)]
+    output = "\r\n".join([" # ChildEBP RetAddr      Args to Child",
+                          "00 00103128 00dea6a7     001052f8 001ff9c8 7efde000 crashme+0xa637", *frames,
+                          "29 00145a40 77c1a000     00000000 00000000 00000000 ntdll!RtlUserThreadStart+0x1b"])
+    result = models.CommandResult(session_id="s1", state=SessionState.broken, elapsed_ms=1.0, command="kb",
+                                  output=output, output_id="s1:0-9000", output_bytes=9000)
+    lines = ok_result(result, Redactor()).content[0].text.split("\n")
+    assert lines[3:6] == frames[:3]
+    assert lines[6] == "[36 more frames at crashme+0xa6a7: read_output output_id=s1:0-9000]"
+    assert lines[7] == frames[-1] and lines[8].endswith("ntdll!RtlUserThreadStart+0x1b") and len(lines) == 9
+    few = models.CommandResult(session_id="s1", state=SessionState.broken, elapsed_ms=1.0, command="kb",
+                               output="\n".join(frames[:4]), output_id="s1:0-9", output_bytes=9)
+    assert ok_result(few, Redactor()).content[0].text.split("\n")[1:] == frames[:4]  # a few repeats stay
