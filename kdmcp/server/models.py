@@ -27,6 +27,9 @@ from kdmcp.server.text import (
     fallback_text,
     header,
     join,
+    module_rows,
+    process_rows,
+    symbol_summary,
     tidy,
 )
 
@@ -288,23 +291,6 @@ class ListCount(BaseModel):
     returned: int
 
 
-def _process_rows(record: Data) -> list[str]:
-    """``!process 0 0``'s rows, one line each (kd's take three and a blank): the fields an agent
-    asks about; DirBase, ObjectTable and Peb are in the raw output, one ``read_output`` away."""
-    rows = []
-    for p in record.get("processes", ()):
-        handles = f" handles {p['handle_count']}" if "handle_count" in p else ""
-        rows.append(f"{p.get('address', '?')} cid {p.get('cid', '?')} parent {p.get('parent_cid', '?')}{handles} "
-                    f"{p.get('image', '?')}")
-    return rows
-
-
-def _module_rows(record: Data) -> list[str]:
-    """``lm``'s rows without the pdb paths and the column padding."""
-    return [f"{m['start']} {m['end']} {m['name']}" + (f" ({m['symbol_status']})" if "symbol_status" in m else "")
-            for m in record.get("modules", ())]
-
-
 class SymbolCounts(BaseModel):
     """What ``lm`` says of symbols, over every module it listed (not only the ``limit`` returned)."""
 
@@ -326,18 +312,9 @@ class SymbolCounts(BaseModel):
         return counts
 
 
-def _symbol_summary(counts: Data) -> str:
-    parts = [f"symbols loaded: {', '.join(counts.get('loaded', [])) or 'none'}"]
-    if counts.get("without"):
-        parts.append(f"WITHOUT symbols: {', '.join(counts['without'])}")
-    if counts.get("deferred"):
-        parts.append(f"{counts['deferred']} deferred (load on first use; .reload /f MODULE to know)")
-    return "; ".join(parts)
-
-
 # Record kinds whose rows ``InspectResult`` renders itself, compact and cut to ``limit``, with
 # the count first; their raw output stays one ``read_output`` away (the header's ``raw:``).
-_ROWS = {"processes": ("processes", _process_rows), "modules": ("modules", _module_rows)}
+_ROWS = {"processes": ("processes", process_rows), "modules": ("modules", module_rows)}
 
 
 class InspectResult(CommandResult):
@@ -366,7 +343,7 @@ class InspectResult(CommandResult):
         shown = f", {count['returned']} shown" if count["returned"] < count["total"] else ""
         lines = [f"{count['total']} {name}{shown}"]
         if "symbols" in data:
-            lines[0] += "; " + _symbol_summary(data["symbols"])
+            lines[0] += "; " + symbol_summary(data["symbols"])
         head = header(data, *[e for e in command_extras(data) if not e.startswith("lists cut")],
                       f"raw: output_id={data['output_id']}")
         return join(head, "\n".join(lines + render(record)), event_lines(data))

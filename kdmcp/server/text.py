@@ -27,7 +27,10 @@ __all__ = [
     "header",
     "ids",
     "join",
+    "module_rows",
     "ms",
+    "process_rows",
+    "symbol_summary",
     "tidy",
 ]
 
@@ -174,3 +177,34 @@ def command_text(data: Data, lines: list[str] | None = None, *, raw: bool = True
 def fallback_text(data: Data) -> str:
     """A model without a rendering of its own (none should be served): compact JSON."""
     return json.dumps(data, separators=(",", ":"))
+
+
+# ------------------------------------------------------------------- typed listings
+# A listing's text block is its count, then one row per item (``models.InspectResult``): kd's own
+# rows take three lines and a blank per process and pad lm's columns, for fields an agent rarely
+# asks about; those stay in the raw output, one read_output away.
+
+def process_rows(record: Data) -> list[str]:
+    """``!process 0 0``'s rows, one line each (kd's take three and a blank): the fields an agent
+    asks about; DirBase, ObjectTable and Peb are in the raw output, one ``read_output`` away."""
+    rows = []
+    for p in record.get("processes", ()):
+        handles = f" handles {p['handle_count']}" if "handle_count" in p else ""
+        rows.append(f"{p.get('address', '?')} cid {p.get('cid', '?')} parent {p.get('parent_cid', '?')}{handles} "
+                    f"{p.get('image', '?')}")
+    return rows
+
+
+def module_rows(record: Data) -> list[str]:
+    """``lm``'s rows without the pdb paths and the column padding."""
+    return [f"{m['start']} {m['end']} {m['name']}" + (f" ({m['symbol_status']})" if "symbol_status" in m else "")
+            for m in record.get("modules", ())]
+
+
+def symbol_summary(counts: Data) -> str:
+    parts = [f"symbols loaded: {', '.join(counts.get('loaded', [])) or 'none'}"]
+    if counts.get("without"):
+        parts.append(f"WITHOUT symbols: {', '.join(counts['without'])}")
+    if counts.get("deferred"):
+        parts.append(f"{counts['deferred']} deferred (load on first use; .reload /f MODULE to know)")
+    return "; ".join(parts)
