@@ -92,6 +92,8 @@ def build_parser(describe_groups: bool = True) -> argparse.ArgumentParser:
     serve.add_argument("--allow-remote-bind", action="store_true",
                        help="let --listen bind a non-loopback address (prefer ssh -L)")
     serve.add_argument("--transcript", help="append a JSONL transcript here (default: $KDMCP_TRANSCRIPT)")
+    serve.add_argument("--structured", action="store_true",
+                       help="also send structuredContent (typed results, for programs; default: $KDMCP_STRUCTURED=1)")
     transcript = sub.add_parser("transcript", help="read a transcript")
     transcript_sub = transcript.add_subparsers(dest="transcript_command", metavar="ACTION", required=True)
     show = transcript_sub.add_parser("show", help="print a transcript as a table")
@@ -295,7 +297,8 @@ def _serve(parsed: argparse.Namespace) -> int:
     options = _options(parsed)
     groups = parsed.tools.split(",") if parsed.tools else list(ALL_GROUPS)
     options = dataclasses.replace(options, tools=tools_for(groups),
-                                  transcript=parsed.transcript or os.environ.get(ENV_TRANSCRIPT) or None)
+                                  transcript=parsed.transcript or os.environ.get(ENV_TRANSCRIPT) or None,
+                                  structured=parsed.structured or os.environ.get("KDMCP_STRUCTURED") == "1")
     if parsed.listen:
         from kdmcp.server.clients import load_clients
         from kdmcp.server.listener import serve_http

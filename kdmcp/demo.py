@@ -19,6 +19,7 @@ from typing import Any
 
 import anyio
 from mcp import Client
+from mcp_types import TextContent
 from rich.console import Console
 from rich.panel import Panel
 
@@ -86,7 +87,8 @@ def _summary(name: str, data: dict[str, Any]) -> str:
 
 
 async def _drive(console: Console, scenario: str | None, state_file: Path) -> bool:
-    app = KdMcpApp(ServerOptions(config=Config(), simulate=True, scenario=scenario))
+    # the demo is a program reading the typed results: it asks for structuredContent
+    app = KdMcpApp(ServerOptions(config=Config(), simulate=True, scenario=scenario, structured=True))
     server = build_server(app)
     ok = True
     try:
@@ -103,6 +105,9 @@ async def _drive(console: Console, scenario: str | None, state_file: Path) -> bo
                 result = await client.call_tool(name, args)
                 ms = (time.monotonic() - t0) * 1000
                 data = (read_error(result) if result.is_error else result.structured_content) or {}
+                if not result.is_error:  # what the model reads under the header: kd's output, the typed lines
+                    text = "".join(block.text for block in result.content if isinstance(block, TextContent))
+                    data = {**data, "output": text.partition("\n")[2]}
                 style = "red" if result.is_error else "green"
                 title = f"[{style}]{name}[/]({', '.join(f'{k}={v!r}' for k, v in args.items())}) — {ms:.0f} ms"
                 if result.is_error:

@@ -7,13 +7,21 @@ all report a refused value the same way. Input values are never quoted (a state 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 
 from pydantic import ValidationError
 
-__all__ = ["validation_problems"]
+__all__ = ["place", "validation_problems"]
 
 Location = tuple[int | str, ...]
+_BRANCH = re.compile(r"(?:constrained-)?(?:int|str|float|bool|bytes|list\[.*\]|dict\[.*\])$|function-[a-z]+\[")
+
+
+def place(loc: Sequence[int | str]) -> Location:
+    """An error's location without a union's branch, which is pydantic's tag ("constrained-str",
+    "function-after[…]"), not a place in the input."""
+    return tuple(part for part in loc if not (isinstance(part, str) and _BRANCH.match(part)))
 
 
 def validation_problems(
@@ -29,7 +37,7 @@ def validation_problems(
     """
     out: list[str] = []
     for err in exc.errors(include_url=False, include_context=False, include_input=False):
-        loc = tuple(err["loc"])
+        loc = place(err["loc"])
         where = ".".join(str(part) for part in loc if part != "[key]") or top
         kind = err["type"]
         if kind == "missing":

@@ -214,11 +214,14 @@ async def _cold_start(side: Side) -> tuple[float, int, int]:
 
 
 def _field(result: Any, name: str) -> Any:
-    """A field of our result, from structuredContent, else from a ``name: value`` in the text."""
+    """A field of our result, from structuredContent, else from the text: the header's session
+    (``[s1 broken …]``), else a ``name: value`` or ``name=value`` in it."""
     data = result.structured_content or {}
     if name in data:
         return data[name]
-    found = re.search(rf"\b{re.escape(name)}\b[\"']?\s*[:=]\s*[\"']?([\w.-]+)", _text(result))
+    if name == "session_id" and (head := re.match(r"\[(s\d+) ", _text(result))):
+        return head.group(1)
+    found = re.search(rf"\b{re.escape(name)}\b[\"']?\s*[:=]\s*[\"']?([\w.:-]+)", _text(result))
     return found.group(1) if found else None
 
 
@@ -233,7 +236,12 @@ async def _read_output(client: Client, sid: str, done: Any) -> int:
         )
         assert not chunk.is_error, chunk.content
         data = chunk.structured_content or {}
-        text = str(data.get("text", "")) if "text" in data else _text(chunk)
+        if not data:  # the default server: the header says where the page lies, the text follows it
+            head, _, text = _text(chunk).partition("\n")
+            where = re.search(r"bytes (\d+)-(\d+) of (\d+)", head)
+            assert where is not None, head
+            data = {"text": text, "next_offset": int(where.group(2)), "eof": head.endswith(" eof]")}
+        text = str(data.get("text", ""))
         total += len(text.encode())
         # next_offset answers in the request's frame (within the output_id's output): sent back as is.
         if "next_offset" in data:

@@ -12,21 +12,20 @@ from pydantic import Field
 
 SessionId = Annotated[
     str | None,
-    Field(description="default: the only live session", max_length=64),
+    Field(max_length=64),
 ]
 # How many items of each list a typed read returns (its counts say how many there were).
 LIST_LIMIT = 200
-Limit = Annotated[int, Field(description="return at most this many items of each list", ge=1, le=5000)]
+Limit = Annotated[int, Field(ge=1, le=5000)]
 Timeout = Annotated[
     float | None,
-    Field(description="seconds to wait before giving up (default from the config)", gt=0, le=3600),
+    Field(gt=0, le=3600),
 ]
-InitialBreak = Annotated[bool, Field(description="break in as soon as kd connects")]
+InitialBreak = Annotated[bool, Field()]
 # An address as kd reads one (a MASM expression without blanks): it becomes part of a command
 # line the tool composes, so nothing in it may end that command (';'), open a string ('"') or
 # add an argument (a blank: "nt!x L10000000" would widen a read).
 Address = Annotated[
     str,
-    Field(description="address or expression without blanks: fffff800`62c3a1e0, nt!NtCreateFile+0x10, @rsp+8, "
-          "poi(@rcx)", min_length=1, max_length=256, pattern=r'^[^\s;"]+$'),
+    Field(min_length=1, max_length=256, pattern=r'^[^\s;"]+$'),
 ]

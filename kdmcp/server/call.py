@@ -174,7 +174,7 @@ def rendered(outcome: Outcome, app: KdMcpApp) -> CallToolResult:
     """What a client receives for ``outcome`` (``render.py``)."""
     if isinstance(outcome, KdMcpError):
         return from_exception(outcome, app.redactor)
-    return ok_result(outcome, app.redactor)
+    return ok_result(outcome, app.redactor, structured=app.options.structured)
 
 
 async def serve_call(ctx: Context[Any, Any] | None, fn: Callable[..., Any],

@@ -34,23 +34,20 @@ from kdmcp.server import models
 from kdmcp.server.app import KdMcpApp
 from kdmcp.server.options import ServerOptions
 from kdmcp.server.prompts import PROMPTS, PromptArgumentError, served_prompts
-from kdmcp.server.render import error_result, read_error
-from kdmcp.validation import validation_problems
+from kdmcp.server.render import error_result, read_error, result_data
+from kdmcp.validation import place, validation_problems
 
 log = logging.getLogger(__name__)
 
 INSTRUCTIONS = f"""\
-kd-mcp drives Microsoft's kernel debugger (kd.exe) and cdb.exe.
-Typical loop: start_from_state (connect using the WinRM companion's state file) -> break_in ->
-kd_command (any kd command; one per call) -> resume_for_winrm (let the guest run so WinRM
-answers) -> break_in again. Other targets: open_dump (crash dumps), attach_process, launch,
-attach_local_kernel, join_remote; share_session lets a person's WinDbg join.
-A result's text is a header line [session state "prompt" elapsed]
-(the state after the call), the debugger's own output, and a line per event (DbgPrint,
-breakpoints, bugchecks, reboots) since the previous call; structuredContent has the same typed,
-with the output parsed as record. A cut output's header names the output_id to pass to
-read_output for the rest. An error's text starts
-error[category]: message (other fields follow as JSON). Categories: {category_list()}.
+kd-mcp drives Microsoft's kd (kernel) and cdb (user mode, dumps).
+Start with start_from_state (the WinRM companion's KDNET guest), open_dump or attach_process;
+break_in before reading a live target; resume_for_winrm lets the guest run; stop_kd ends it.
+Prefer typed tools, shorter than kd_command: processes (how many), modules (symbols),
+backtrace, registers, analyze (crash cause), exception, handles, location, set_breakpoint.
+session_id: default the only live session; an address is a kd expression without blanks.
+A result is text: [session state "prompt" ms ...], then the answer; a cut output names
+the output_id read_output takes. Errors read error[category]: message. Categories: {category_list()}.
 """
 
 _SECRET_ARGUMENTS = ("key", "token", "password")
@@ -188,7 +185,7 @@ class KdMcpServer(MCPServer[Any]):
             transcript.record("result", tool=name, client=client, status="error", category="protocol_error",
                               elapsed_ms=round((time.monotonic() - t0) * 1000, 3), text=exc.error.message)
             raise
-        data = (result.structured_content or read_error(result)) if isinstance(result, CallToolResult) else None
+        data = (result_data(result) or read_error(result)) if isinstance(result, CallToolResult) else None
         data = data or {}
         transcript.record(
             "result", tool=name, client=client,
@@ -223,7 +220,7 @@ class KdMcpServer(MCPServer[Any]):
                     models.ErrorResult(category="internal", message=f"{name} failed unexpectedly; see the server log"),
                     self.app.redactor,
                 )
-            fields = sorted({".".join(str(p) for p in err["loc"]) or "(arguments)" for err in cause.errors()})
+            fields = sorted({".".join(str(p) for p in place(err["loc"])) or "(arguments)" for err in cause.errors()})
             problems = "; ".join(validation_problems(cause, top="(arguments)"))
             message = f"invalid arguments for {name} ({', '.join(fields)}): {problems}"
             return error_result(models.ErrorResult(category="invalid_argument", message=message), self.app.redactor)

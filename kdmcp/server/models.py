@@ -18,7 +18,20 @@ from kdmcp.engine.kinds import SessionKind
 from kdmcp.errors import ErrorCategory
 from kdmcp.parse.prompt import Prompt
 from kdmcp.parse.record_base import SERVED, RecordBase
-from kdmcp.server.text import Data, command_extras, command_text, event_lines, fallback_text, header, join
+from kdmcp.server.text import (
+    Data,
+    command_extras,
+    command_text,
+    count,
+    event_lines,
+    fallback_text,
+    header,
+    join,
+    module_rows,
+    process_rows,
+    symbol_summary,
+    tidy,
+)
 
 # Milliseconds as served: a tenth is what a reader can use; more digits are noise to pay for.
 Millis = Annotated[float, PlainSerializer(lambda ms: round(ms, 1), return_type=float)]
@@ -135,7 +148,7 @@ def _summary_line(s: Data) -> str:
 def _sessions(data: Data) -> str:
     sessions = data.get("sessions", [])
     lines = [_summary_line(s) for s in sessions]
-    return "\n".join([f"[{len(sessions)} sessions, at most {data['max_sessions']}]", *lines])
+    return "\n".join([f"[{count(len(sessions), 'session')}, at most {data['max_sessions']}]", *lines])
 
 
 def _health(data: Data) -> str:
@@ -278,10 +291,62 @@ class ListCount(BaseModel):
     returned: int
 
 
+class SymbolCounts(BaseModel):
+    """What ``lm`` says of symbols, over every module it listed (not only the ``limit`` returned)."""
+
+    loaded: list[str] = Field(default_factory=list, description="modules with symbols loaded")
+    without: list[str] = Field(default_factory=list, description="no symbols, export symbols only, or an error")
+    deferred: int = Field(default=0, description="not loaded yet: kd loads them on first use")
+
+    @classmethod
+    def of(cls, modules: list[Any]) -> Self:
+        counts = cls()
+        for m in modules:
+            status = m.symbol_status or ""
+            if status == "deferred":
+                counts.deferred += 1
+            elif status in ("no symbols", "export symbols") or "error" in status:
+                counts.without.append(m.name)
+            elif status:
+                counts.loaded.append(m.name)
+        return counts
+
+
+# Record kinds whose rows ``InspectResult`` renders itself, compact and cut to ``limit``, with
+# the count first; their raw output stays one ``read_output`` away (the header's ``raw:``).
+_ROWS = {"processes": ("processes", process_rows), "modules": ("modules", module_rows)}
+
+
 class InspectResult(CommandResult):
-    """A typed read: one command, one record, long lists capped (counts say what was cut)."""
+    """A typed read: one command, one record, long lists capped (counts say what was cut).
+
+    Its text block: for a listing (``_ROWS``: processes, modules) the count, then one compact
+    row per item, at most ``limit``, and where kd's own text is; for the rest kd's output.
+    """
 
     lists: dict[str, ListCount] = Field(default_factory=dict, description="per list field: total and returned")
+    symbols: SymbolCounts | None = Field(default=None, description="lm: symbol status over every module listed")
+
+    @classmethod
+    def render_text(cls, data: Data) -> str:
+        record = data.get("record") or {}
+        rows = _ROWS.get(record.get("kind", ""))
+        frames = data.get("lists", {}).get("frames")
+        if rows is None and frames is not None and frames["returned"] < frames["total"]:
+            # a cut stack: kd's column header and the frames returned, not the rest
+            kept = tidy(data["output"]).split("\n")[: 1 + frames["returned"]]
+            return command_text({**data, "output": "\n".join(kept)})
+        if rows is None:
+            return command_text(data)
+        name, render = rows
+        count = data.get("lists", {}).get(name, {"total": 0, "returned": 0})
+        shown = f", {count['returned']} shown" if count["returned"] < count["total"] else ""
+        lines = [f"{count['total']} {name}{shown}"]
+        if "symbols" in data:
+            lines[0] += "; " + symbol_summary(data["symbols"])
+        head = header(data, *[e for e in command_extras(data) if not e.startswith("lists cut")],
+                      f"raw: output_id={data['output_id']}")
+        return join(head, "\n".join(lines + render(record)), event_lines(data))
 
 
 class TypedResult(CommandResult):

@@ -27,6 +27,9 @@ class ServerOptions:
     # The tools a stdio client may use (--tools); listener clients carry their own.
     tools: frozenset[str] = field(default_factory=all_tools)
     transcript: str | None = None  # JSONL transcript path (--transcript / KDMCP_TRANSCRIPT)
+    # Send structuredContent (the whole typed result) beside the text: for programs
+    # (--structured / KDMCP_STRUCTURED=1); a model reads the one text block (docs/results.md).
+    structured: bool = False
 
 
 def demo_state() -> KdSessionState:

@@ -1,14 +1,18 @@
 """Served models to ``CallToolResult``: the one place a result's wire form is decided.
 
-A success has two renderings of one masked dump (docs/results.md):
+A success is one text block for the model, made from one masked dump (docs/results.md): a
+header line (session, state, prompt, elapsed, and what was cut and where the rest is, when
+something was), what a typed tool adds (decoded, counted, linked), the debugger's own output
+(tidied: ``\\n`` line ends, no trailing blanks) unless the typed lines say it all, and one line
+per event, a flood cut to its first and last few.
 
-* ``structuredContent``, for programs: the typed result with nulls, defaults and empty lists
-  left out — the raw ``output`` always beside its parsed ``record``;
-* one text block, for the model: a header line (session, state, prompt, elapsed, and what was
-  cut and where the rest is, when something was), the debugger's own output as it printed
-  it, and one line per event. Never the JSON again: the spec's SHOULD (serialised JSON in a
-  text block, for clients that predate ``structuredContent``) would double what a model pays
-  for every result, and the raw output is what a model reads best.
+``structuredContent`` is sent only to a server started for programs (``--structured``): the
+clients most agents use hand the model ``structuredContent`` *instead of* the text whenever a
+result carries both (Claude Code, VS Code; docs/clients.md), so a default result carrying
+both would make those models read JSON and the others text — each result is one compact
+rendering, shown alike by every client. With ``--structured`` it is the typed result, and
+never the raw ``output`` beside a parse of it (a ``record`` of a known kind, a typed tool's
+fields): that is in the text block, and all of it one ``read_output`` away.
 
 An error is an ``isError`` result without ``structuredContent``: its first text block reads
 ``error[category]: message``, a second one holds the other fields set, as JSON
@@ -27,17 +31,40 @@ from pydantic import BaseModel
 from kdmcp.errors import KdMcpError
 from kdmcp.server import models
 from kdmcp.server.redaction import Redactor
-from kdmcp.server.text import fallback_text
+from kdmcp.server.text import cut_events, fallback_text
 
 # An error result's first text block: ``error[<category>]: <message>`` (the message may span lines).
 ERROR_TEXT = re.compile(r"error\[([a-z_]+)\]: (.*)", re.DOTALL)
 
 
-def ok_result(model: BaseModel, redactor: Redactor) -> CallToolResult:
-    """``model`` dumped and masked once; both renderings are made from that one dump: the text
-    block is the model's own (``models.Served.render_text``)."""
-    data = redactor.model(model)
-    return CallToolResult(content=[TextContent(type="text", text=text_block(model, data))], structured_content=data)
+def served_data(model: BaseModel, redactor: Redactor) -> dict[str, Any]:
+    """``model`` as served: dumped and masked once, a flood of events cut (``text.cut_events``)."""
+    return cut_events(redactor.model(model))
+
+
+def ok_result(model: BaseModel, redactor: Redactor, *, structured: bool = False) -> CallToolResult:
+    """One text block (the model's own, ``models.Served.render_text``) from one masked dump; with
+    ``structured``, also that dump as ``structuredContent``.
+    The dump rides along, unsent, for the transcript (``result_data``)."""
+    data = served_data(model, redactor)
+    content: list[ContentBlock] = [TextContent(type="text", text=text_block(model, data))]
+    result = CallToolResult(content=content, structured_content=structured_of(model, data) if structured else None)
+    object.__setattr__(result, "_kdmcp_data", data)
+    return result
+
+
+def structured_of(model: BaseModel, data: dict[str, Any]) -> dict[str, Any]:
+    """``structuredContent`` for ``--structured``: ``data`` without the raw output where something
+    in it is that output parsed (a typed tool's fields, a record of a known kind); an unparsed
+    command's output stays, as it is all there is."""
+    parsed = isinstance(model, models.TypedResult) or data.get("record", {}).get("kind", "text") != "text"
+    return {name: value for name, value in data.items() if name != "output"} if parsed else data
+
+
+def result_data(result: CallToolResult) -> dict[str, Any] | None:
+    """The masked dump a success was rendered from (``ok_result``), whether or not it was sent."""
+    data = getattr(result, "_kdmcp_data", None)
+    return data if isinstance(data, dict) else result.structured_content
 
 
 def text_block(model: BaseModel, data: dict[str, Any]) -> str:

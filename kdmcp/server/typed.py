@@ -23,7 +23,7 @@ from kdmcp.server.kind_rules import Action, refuse_for_kind
 if TYPE_CHECKING:
     from kdmcp.server.app import KdMcpApp
 
-__all__ = ["Ran", "open_session", "refusal", "refuse_error", "serve", "whole_output"]
+__all__ = ["Ran", "open_session", "refusal", "refuse_error", "said_by", "serve", "whole_output"]
 
 TypedT = TypeVar("TypedT", bound=models.TypedResult)
 RecordT = TypeVar("RecordT", bound=RecordBase)
@@ -112,7 +112,13 @@ def refusal(ran: Ran, record: RecordBase | None) -> InvalidArgument:
     else:
         text = record.raw if record is not None else ran.outputs[-1].output if ran.outputs else ""
         said = next((line for line in (line.strip() for line in text.splitlines()) if line), "no answer")
-    return InvalidArgument(f"kd: {said}", session_id=ran.session.session_id, state=ran.session.state)
+    return InvalidArgument(f"{said_by(ran.session)}: {said}", session_id=ran.session.session_id,
+                           state=ran.session.state)
+
+
+def said_by(session: DebuggerSession) -> str:
+    """The debugger that said it, by the name a person runs: kd, or cdb (user mode, minidumps)."""
+    return str(session.plan.flavor)
 
 
 def serve(ran: Ran, model: type[TypedT], elapsed_ms: float | None = None, command: str | None = None,

@@ -365,7 +365,8 @@ async function capacity(t) {
 
 function stdioTransport(args) {
   return new StdioClientTransport({
-    command: opts.python, args: ["-m", "kdmcp", ...args], cwd: opts.cwd ?? opts.root, env: childEnv(), stderr: "pipe",
+    command: opts.python, args: ["-m", "kdmcp", "--structured", ...args], cwd: opts.cwd ?? opts.root, env: childEnv(),
+    stderr: "pipe",
   });
 }
 
@@ -428,7 +429,7 @@ async function stdio() {
 
 /** `kd-mcp serve --simulate --listen 127.0.0.1:0 ...`; resolves with its URL once it listens. */
 async function listener(args, env) {
-  const proc = spawn(opts.python, ["-m", "kdmcp", "serve", "--simulate", "--listen", "127.0.0.1:0", ...args], {
+  const proc = spawn(opts.python, ["-m", "kdmcp", "serve", "--simulate", "--structured", "--listen", "127.0.0.1:0", ...args], {
     cwd: opts.cwd ?? opts.root, env: childEnv(env), stdio: ["ignore", "ignore", "pipe"],
   });
   children.add(proc);

@@ -32,10 +32,18 @@ def write_state(path: Path, *, key: str = CANARY_KEY, port: int = 50000, **extra
     return path
 
 
-def make_app(scenario_name: str | None = None, **config: Any) -> KdMcpApp:
+def make_app(scenario_name: str | None = None, *, structured: bool = True, **config: Any) -> KdMcpApp:
+    """A simulated app; ``structured``: it sends structuredContent, as a server started for
+    programs does (``--structured``) — what most tests read; the default server sends text only."""
     cfg = Config.model_validate(config) if config else Config()
     return KdMcpApp(ServerOptions(config=cfg, simulate=True, scenario=scenario(scenario_name) if scenario_name
-                                  else None))
+                                  else None, structured=structured))
+
+
+def text_of(result: CallToolResult) -> str:
+    """A result's text blocks, joined: what a model reads (the raw output is here, not in
+    structuredContent)."""
+    return "\n".join(block.text for block in result.content if block.type == "text")
 
 
 @asynccontextmanager
@@ -50,14 +58,16 @@ async def in_memory(app: KdMcpApp) -> AsyncIterator[Client]:
 
 def result_data(result: CallToolResult) -> dict[str, Any]:
     """What a program reads from a result: its ``structuredContent``, or an error's category,
-    message and other fields (errors carry them as text, docs/clients.md)."""
+    message and other fields (errors carry them as text, docs/clients.md); and, as ``_body``,
+    what the text block says under its header line (the debugger's output, where a model reads
+    it: ``structuredContent`` leaves it out beside a record of it)."""
     if result.is_error:
         data = read_error(result)
         assert data is not None, f"an error result without error[category]: {result.content}"
         assert result.structured_content is None, result.structured_content
         return data
-    return dict(result.structured_content or {})
+    return {**(result.structured_content or {}), "_body": text_of(result).partition("\n")[2]}
 
 
 def server_argv(*args: str) -> list[str]:
-    return [sys.executable, "-m", "kdmcp", *args]
+    return [sys.executable, "-m", "kdmcp", *args, "--structured"]  # these tests read structuredContent

@@ -204,7 +204,7 @@ async def test_session_tools_and_unknown_tools_are_refused_before_anything_runs(
 async def test_registers_and_memory_are_restored_when_asked(tmp_path):
     async with kernel_session(tmp_path) as (_, call):
         rax = (await call("registers", register="rax"))["record"]["registers"]["rax"]
-        stack = (await call("kd_command", command="db @rsp L10"))["output"]
+        stack = (await call("kd_command", command="db @rsp L10"))["record"]
         result = await call(
             "debug_batch",
             steps=[
@@ -219,7 +219,7 @@ async def test_registers_and_memory_are_restored_when_asked(tmp_path):
         assert undone[0] == "r rax=0x0" and len(undone) == 2
         assert undone[1].startswith("eb 0xfffff80066c0ef3a ") and len(undone[1].split()) == 5
         assert (await call("registers", register="rax"))["record"]["registers"]["rax"] == rax
-        assert (await call("kd_command", command="db @rsp L10"))["output"] == stack
+        assert (await call("kd_command", command="db @rsp L10"))["record"] == stack
 
 
 # ---------------------------------------------------------------- timeout, cancellation

@@ -29,7 +29,7 @@ async def test_the_inspection_tools_on_a_kernel(tmp_path: Path) -> None:
         mem = await call("read_memory", address="nt!NtCreateFile", length=64)
         db = await call("kd_command", command="db nt!NtCreateFile L0x40")
         assert [v for r in mem["rows"] for v in r["values"]] == [v for r in db["record"]["rows"] for v in r["values"]]
-        assert mem["output"].strip() == db["output"].strip()
+        assert mem["_body"].strip() == db["_body"].strip()
         bad = await call("read_memory", address="0", length=32)
         assert not bad["_is_error"] and [r.get("unreadable") for r in bad["rows"]] == [True, True]
         ptrs = await call("read_memory", address="@rsp", length=16, format="pointers")

@@ -40,7 +40,8 @@ def _env(**extra: str) -> dict[str, str]:
 @contextmanager
 def listener(*args: str, env: dict[str, str]) -> Iterator[tuple[str, list[bytes]]]:
     """Start ``kd-mcp --simulate --listen 127.0.0.1:0 ...``; yield its URL and its stderr lines."""
-    proc = subprocess.Popen([sys.executable, "-m", "kdmcp", "--simulate", "--listen", "127.0.0.1:0", *args],
+    proc = subprocess.Popen([sys.executable, "-m", "kdmcp", "--simulate", "--structured", "--listen", "127.0.0.1:0",
+                             *args],
                             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
                             cwd=ROOT)
     lines: list[bytes] = []
@@ -161,7 +162,7 @@ async def test_clients_have_their_own_sessions_tools_and_policy(tmp_path):
             assert not started["_is_error"], started
             sid = started["session_id"]
             out = await call(alice, "kd_command", command="version")
-            assert "key=***" in out["output"]
+            assert "key=***" in out["_body"]
 
             bob_tools = {t.name for t in (await bob.list_tools()).tools}
             assert "kd_command" not in bob_tools and {"read_output", "list_sessions"} <= bob_tools
@@ -185,7 +186,8 @@ async def test_stdio_tool_groups_limit_the_surface(tmp_path):
     from mcp import StdioServerParameters
 
     params = StdioServerParameters(command=sys.executable,
-                                   args=["-m", "kdmcp", "--simulate", "--tools", "output"], cwd=str(ROOT))
+                                   args=["-m", "kdmcp", "--simulate", "--structured",
+                                                                 "--tools", "output"], cwd=str(ROOT))
     with anyio.fail_after(60):
         async with Client(params, read_timeout_seconds=30) as client:
             names = {t.name for t in (await client.list_tools()).tools}

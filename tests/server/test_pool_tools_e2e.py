@@ -32,7 +32,7 @@ async def test_pool_and_pool_find_and_pool_usage_agree_on_the_world(tmp_path: Pa
         start, size = int(block["address"], 16), int(block["size"], 16)
         assert start <= IRP < start + size
         # its neighbours are the page's blocks on either side, as the raw walk lists them
-        rows = [line for line in held["output"].splitlines() if " size: " in line]
+        rows = [line for line in held["_body"].splitlines() if " size: " in line]
         at = next(i for i, line in enumerate(rows) if line.startswith("*"))
         assert held["page_blocks"] == len(rows) and held["page_free"] == sum("(Free)" in r for r in rows)
         assert rows[at - 1].split()[0] == held["previous"]["address"][2:] and "(Free)" in rows[at - 1]
@@ -47,7 +47,7 @@ async def test_pool_and_pool_find_and_pool_usage_agree_on_the_world(tmp_path: Pa
         irp = await call("pool_find", tag="Irp")
         assert irp["command"] == "!poolfind 0x20707249 0" and irp["found"] == 1
         assert [b["address"] for b in irp["blocks"]] == ["0xffffe70f2ed94d60"] and irp["blocks"][0]["tag"] == "Irp"
-        assert "for tag 0x20707249 (Irp )" in irp["output"]
+        assert "for tag 0x20707249 (Irp )" in irp["_body"]
         wild = await call("pool_find", tag="Ir?")
         assert wild["command"] == "!poolfind Ir?? 0" and [b["address"] for b in wild["blocks"]] == [
             "0xffffe70f2ed94d60"
@@ -62,7 +62,7 @@ async def test_pool_and_pool_find_and_pool_usage_agree_on_the_world(tmp_path: Pa
         assert all(any(a <= p < a + n for a, n in spans) for p in eprocess)
         capped = await call("pool_find", tag="Proc", limit=3)
         assert capped["found"] == 40 and len(capped["blocks"]) == 3 and capped["command"] == "!poolfind Proc 0"
-        assert capped["output"] == ""  # the whole list left the text block; its output_id still reads it
+        assert " : tag Proc, " not in capped["_body"]  # the whole list left the text block; its output_id reads it
         whole = await call("read_output", output_id=capped["output_id"])
         assert whole["text"].count(" : tag Proc, ") == 40
         assert (await call("pool_find", tag="Proc", pool="paged"))["found"] == 0
@@ -79,7 +79,7 @@ async def test_pool_and_pool_find_and_pool_usage_agree_on_the_world(tmp_path: Pa
         assert not none["_is_error"] and none["tags"] == 0 and "rows" not in none
         top = await call("pool_usage", limit=5)
         assert top["command"] == "!poolused 2" and len(top["rows"]) == 5 and top["tags"] > 5
-        assert top["output"] == "" and top["total"]["tag"] == "TOTAL"
+        assert "TOTAL" not in top["_body"].split("\n", 2)[-1] and top["total"]["tag"] == "TOTAL"
         by = [r["nonpaged_bytes"] for r in top["rows"]]
         assert by == sorted(by, reverse=True) and by[0] >= top["total"]["nonpaged_bytes"] // top["tags"]
         paged = await call("pool_usage", sort="paged", limit=3)

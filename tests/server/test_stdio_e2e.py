@@ -28,7 +28,7 @@ pytestmark = [pytest.mark.anyio, pytest.mark.process]  # process: starts process
 async def stdio_server(tmp_path: Path, *args: str) -> AsyncIterator[Client]:
     params = StdioServerParameters(
         command=sys.executable,
-        args=[str(TEE), str(tmp_path), "--", sys.executable, "-m", "kdmcp", "--simulate", *args],
+        args=[str(TEE), str(tmp_path), "--", sys.executable, "-m", "kdmcp", "--simulate", "--structured", *args],
         cwd=str(Path(__file__).resolve().parents[2]),
     )
     with anyio.fail_after(60):
@@ -68,11 +68,11 @@ async def test_whole_loop_on_an_smp_target(tmp_path):
         assert "break_in" in [e["kind"] for e in broke["events"]]
 
         stack = await call(client, "kd_command", command="k")
-        assert stack["state"] == "broken" and "nt!DbgBreakPointWithStatus" in stack["output"]
+        assert stack["state"] == "broken" and "nt!DbgBreakPointWithStatus" in stack["_body"]
         switched = await call(client, "kd_command", command="~2s")
         assert switched["prompt"] == "2: kd> "
         version = await call(client, "kd_command", command="version")
-        assert "command line:" in version["output"] and "key=***" in version["output"]
+        assert "command line:" in version["_body"] and "key=***" in version["_body"]
 
         resumed = await call(client, "resume_for_winrm", wait_s=0.3)
         assert resumed["state"] == "running" and resumed["confirmed"] == "running"

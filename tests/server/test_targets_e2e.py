@@ -230,7 +230,7 @@ async def test_every_real_minidump_reads_as_the_minidump_package_reads_it(tmp_pa
             stored = facts.exception
             if stored is None:
                 assert "code" not in exr and "exception" not in summary
-                assert "doesn't have an exception context" in ecxr["output"]
+                assert "doesn't have an exception context" in ecxr["_body"]
                 assert (_reg(regs, facts.x64, "ip"), _reg(regs, facts.x64, "sp")) == facts.current
             else:
                 assert (int(exr["code"], 16), int(exr["address"], 16)) == (stored.code, stored.address)

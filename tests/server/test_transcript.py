@@ -30,7 +30,7 @@ async def test_a_whole_session_is_transcribed_without_the_key(tmp_path):
     state = write_state(tmp_path / "kd-session.json")
     transcript = tmp_path / "run.jsonl"
     env = {**os.environ, "KDMCP_TRANSCRIPT": str(transcript)}
-    params = StdioServerParameters(command=sys.executable, args=["-m", "kdmcp", "--simulate"], env=env,
+    params = StdioServerParameters(command=sys.executable, args=["-m", "kdmcp", "--simulate", "--structured"], env=env,
                                    cwd=str(ROOT))
     with anyio.fail_after(90):
         async with Client(params, read_timeout_seconds=30) as client:

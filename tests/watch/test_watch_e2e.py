@@ -46,7 +46,8 @@ async def test_watch_shows_the_session_its_commands_and_what_the_target_printed_
     params = StdioServerParameters(
         command=sys.executable,
         cwd=str(ROOT),
-        args=["-m", "kdmcp", "serve", "--simulate", "--scenario", scenario("running"), "--transcript", str(transcript)],
+        args=["-m", "kdmcp", "serve", "--simulate", "--structured",
+              "--scenario", scenario("running"), "--transcript", str(transcript)],
     )
     with anyio.fail_after(90):
         async with Client(params, read_timeout_seconds=30) as client:
@@ -56,7 +57,7 @@ async def test_watch_shows_the_session_its_commands_and_what_the_target_printed_
             assert started.structured_content["state"] == "broken", started
             sid = started.structured_content["session_id"]
             listed = await client.call_tool("kd_command", {"command": "lm m nt"})
-            assert "nt" in listed.structured_content["output"]
+            assert "nt" in listed.content[0].text
 
             frame = await watch_once(transcript)
             assert f"\u25b6 {sid}" in frame and "broken" in frame and "following" in frame

@@ -17,7 +17,7 @@ from kdmcp.errors import KdMcpError
 from kdmcp.server import models
 from kdmcp.server.call import Outcome
 from kdmcp.server.redaction import Redactor
-from kdmcp.server.render import error_of, error_text, text_block
+from kdmcp.server.render import error_of, error_text, served_data, text_block
 from kdmcp.server.tools.batch.models import Expect
 
 __all__ = ["SUMMARY_CHARS", "Observed", "observe", "summary_of", "unmet"]
@@ -50,7 +50,7 @@ def observe(outcome: Outcome, redactor: Redactor, state_now: SessionState) -> Ob
     if isinstance(outcome, KdMcpError):
         data = redactor.model(error_of(outcome))
         return Observed(ok=False, data=data, text=error_text(data), state=data.get("state") or state_now.value)
-    data = redactor.model(outcome)
+    data = served_data(outcome, redactor)
     served = type(outcome) if isinstance(outcome, models.Served) else None
     events = tuple(outcome.events) if isinstance(outcome, models.SessionResult) else ()
     return Observed(

@@ -27,29 +27,24 @@ async def debug_batch(
     steps: Annotated[
         list[dict[str, Any]],
         Field(
-            description='in order: {"tool": NAME, "arguments": {...}} or {"command": "kd text"}, each with optional '
-            '"expect": {"ok"|"error": CATEGORY|"state"|"contains": TEXT|"fields": {...}} (default: ok)',
+            description='[{"tool","arguments"} or {"command"}, optional "expect": '
+                        '{"error"|"state"|"contains"|"fields"}]',
             min_length=1,
             max_length=MAX_STEPS,
         ),
     ],
     always: Annotated[
         list[dict[str, Any]] | None,
-        Field(description="steps run after the others on every path, before the rollback", max_length=MAX_STEPS),
+        Field(description='run last, on every path', max_length=MAX_STEPS),
     ] = None,
     restore: Annotated[
         dict[str, Any] | None,
-        Field(description='also roll back: {"registers": true, "memory": [{"address": A, "length": N<=4096}]}'),
+        Field(description='{"registers","memory":[{"address","length"}]}'),
     ] = None,
-    timeout_s: Annotated[float, Field(description="bound on the steps", gt=0, le=3600)] = DEFAULT_TIMEOUT_S,
+    timeout_s: Annotated[float, Field(gt=0, le=3600)] = DEFAULT_TIMEOUT_S,
     session_id: SessionId = None,
 ) -> BatchResult:
-    """Run tool calls and commands on one session in order; stop at the first that misses its expect.
-
-    On failure, timeout or cancellation the batch rolls back: breaks in again if it was broken
-    in, clears the breakpoints it added, restores what restore names. outcome: committed | failed
-    | timed_out | cancelled. Session tools are not steps.
-    """
+    """Run tool calls and commands in order; roll back on failure."""
     # A coroutine function: the call wrapper runs it on the event loop (call.invoke), where it
     # awaits each step's call as the client's own calls are awaited; its commands run in threads.
     if call.ctx is None:

@@ -18,6 +18,7 @@ from kdmcp import parse as parsing
 from kdmcp.engine import DebuggerSession
 from kdmcp.engine.commands import command_kind
 from kdmcp.engine.results import CommandOutput
+from kdmcp.errors import InvalidArgument
 from kdmcp.parse.record_base import RecordBase
 from kdmcp.server import models
 from kdmcp.server.args import LIST_LIMIT, Limit, SessionId, Timeout
@@ -25,6 +26,7 @@ from kdmcp.server.call import Call
 from kdmcp.server.kind_rules import Action, refuse_for_kind
 from kdmcp.server.registry import destroys, reads, tool
 from kdmcp.server.tools.commands.not_crashed import AnalyzeResult, not_crashed, stop_check
+from kdmcp.server.typed import said_by
 
 InspectT = TypeVar("InspectT", bound=models.InspectResult)
 
@@ -44,16 +46,11 @@ def _served(call: Call, model: type[models.CommandT], session: DebuggerSession, 
 @tool("commands", destroys("Run one debugger command"))
 def kd_command(
     call: Call,
-    command: Annotated[str, Field(description="one kd/cdb command line, e.g. 'k', 'lm', '!analyze -v'",
-                                  min_length=1, max_length=4000)],
+    command: Annotated[str, Field(min_length=1, max_length=4000)],
     session_id: SessionId = None,
     timeout_s: Timeout = None,
 ) -> models.CommandResult:
-    """Run one command at the debugger's prompt and return its output (capped; see read_output).
-
-    The target must be broken in (else target_running). Go-class commands (g, gu, p, t…)
-    return as soon as the target is confirmed running or stopped again.
-    """
+    """Run one kd/cdb command; prefer a typed tool that fits."""
     needs: Action | None = "run" if command_kind(command) in ("go", "reboot") else None
     session, result, record = _execute(call, command, session_id, timeout_s, needs, cancel_with_break_in=True)
     return _served(call, models.CommandResult, session, result, record)
@@ -81,7 +78,14 @@ def _inspect(call: Call, command: str, session_id: str | None, limit: int, timeo
     """A typed read: one fixed command, its record, each list cut to ``limit`` items; ``needs``:
     what the target must allow for it (``kind_rules``)."""
     session, result, record = _execute(call, command, session_id, timeout_s, needs)
+    if isinstance(record, parsing.ErrorRecord):
+        # kd refused the composed command ("Bad register error in 'r foo'"): the caller's words were
+        # wrong, so it is invalid_argument in the debugger's words, not a success holding them
+        raise InvalidArgument(f"{said_by(session)}: {record.message}", session_id=session.session_id,
+                              state=session.state)
     lists: dict[str, models.ListCount] = {}
+    # over every module, before the list is cut to limit
+    symbols = models.SymbolCounts.of(record.modules) if isinstance(record, parsing.ModulesRecord) else None
     if record is not None:
         cut: dict[str, list[object]] = {}
         for name in type(record).model_fields:
@@ -90,17 +94,16 @@ def _inspect(call: Call, command: str, session_id: str | None, limit: int, timeo
                 lists[name] = models.ListCount(total=len(value), returned=min(len(value), limit))
                 cut[name] = value[:limit]
         record = record.model_copy(update=cut)
-    return _served(call, model, session, result, record, lists=lists)
+    return _served(call, model, session, result, record, lists=lists, symbols=symbols)
 
 
 @tool("inspect", reads("Registers"))
 def registers(
     call: Call,
     session_id: SessionId = None,
-    register: Annotated[str | None, Field(description="one register (rip, rsp, eax, efl…); default all",
-                                          pattern=r"^[A-Za-z][A-Za-z0-9]{0,15}$")] = None,
+    register: Annotated[str | None, Field(pattern=r"^[A-Za-z][A-Za-z0-9]{0,15}$")] = None,
 ) -> models.InspectResult:
-    """The register context as a typed record (`r`): values, flags, segments, current instruction."""
+    """Register values (r)."""
     return _inspect(call, f"r {register}" if register else "r", session_id, LIST_LIMIT)
 
 
@@ -109,10 +112,10 @@ def backtrace(
     call: Call,
     session_id: SessionId = None,
     variant: Annotated[Literal["k", "kb", "kv", "kn", "kp", "kP", "kc", "kL", "knL"],
-                       Field(description="the k command: kb/kv add arguments, kn numbers frames")] = "kn",
+                       Field()] = "kn",
     limit: Limit = LIST_LIMIT,
 ) -> models.InspectResult:
-    """The current thread's stack as frames (module, function, offset, addresses, source)."""
+    """Call stack of the current thread (k)."""
     return _inspect(call, variant, session_id, limit)
 
 
@@ -120,12 +123,12 @@ def backtrace(
 def modules(
     call: Call,
     session_id: SessionId = None,
-    pattern: Annotated[str | None, Field(description="module name pattern, e.g. nt or win32k*",
+    pattern: Annotated[str | None, Field(description='e.g. win32k*',
                                          pattern=r"^[A-Za-z0-9_*?.\-]{1,64}$")] = None,
-    verbose: Annotated[bool, Field(description="lmv: image path, timestamp, checksum, versions")] = False,
+    verbose: Annotated[bool, Field(description='lmv')] = False,
     limit: Limit = LIST_LIMIT,
 ) -> models.InspectResult:
-    """Loaded modules (`lm`, `lm m PATTERN`, `lmv …`) with ranges and symbol status."""
+    """Loaded modules (lm), marking those without symbols."""
     command = "lmv" if verbose else "lm"
     if pattern:
         command += f" m {pattern}"
@@ -136,17 +139,17 @@ def modules(
 def processes(
     call: Call,
     session_id: SessionId = None,
-    name: Annotated[str | None, Field(description="only processes with this image name, e.g. lsass.exe",
+    name: Annotated[str | None, Field(description='image name',
                                       pattern=r"^[A-Za-z0-9_.\-]{1,64}$")] = None,
     limit: Limit = LIST_LIMIT,
 ) -> models.InspectResult:
-    """Processes (`!process 0 0 [name]`): address, cid, parent, DirBase, handle count, image."""
+    """Processes and their count (!process 0 0)."""
     return _inspect(call, f"!process 0 0 {name}" if name else "!process 0 0", session_id, limit, needs="processes")
 
 
 @tool("inspect", reads("Crash analysis"))
 def analyze(call: Call, session_id: SessionId = None, timeout_s: Timeout = None) -> AnalyzeResult:
-    """`!analyze -v` as a record: bugcheck code and arguments, faulting module, bucket, stack."""
+    """Crash analysis (!analyze -v)."""
     # a live target that has not crashed: the stop's own short answer (not_crashed.py says why)
     check = stop_check(call.app.session(session_id, call.owner))
     if check is not None:
@@ -160,5 +163,5 @@ def analyze(call: Call, session_id: SessionId = None, timeout_s: Timeout = None)
 
 @tool("inspect", reads("Target version"))
 def vertarget(call: Call, session_id: SessionId = None) -> models.InspectResult:
-    """The target's OS, build, architecture, processors, kernel base and uptime (`vertarget`)."""
+    """OS build, processors, uptime (vertarget)."""
     return _inspect(call, "vertarget", session_id, LIST_LIMIT)

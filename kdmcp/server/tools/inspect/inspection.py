@@ -67,7 +67,6 @@ __all__ = [
 Word = Annotated[
     str,
     Field(
-        description="a symbol or type name, wildcards allowed: nt!NtCreate*",
         min_length=1,
         max_length=256,
         pattern=r'^[^\s;"]+$',
@@ -91,14 +90,14 @@ def threads(
     process: Annotated[
         str | None,
         Field(
-            description="kernel: an EPROCESS (default: the current one)",
+            description='EPROCESS',
             max_length=24,
             pattern=r"^(?:0x)?[0-9a-fA-F`]{1,20}$",
         ),
     ] = None,
     session_id: SessionId = None,
 ) -> ThreadsResult:
-    """A process's threads (kernel: !process ADDR 2; user: ~): id, ETHREAD, state, current."""
+    """Threads of a process (!process ADDR 2, or ~)."""
     ran = typed.open_session(call.app, session_id, call.owner)
     if not is_kernel(ran.session):
         if process is not None:
@@ -137,14 +136,14 @@ def threads(
 def read_memory(
     call: Call,
     address: Address,
-    length: Annotated[int, Field(description="bytes to read", ge=1, le=65536)] = 128,
+    length: Annotated[int, Field(ge=1, le=65536)] = 128,
     format: Annotated[
         Literal["bytes", "dwords", "qwords", "pointers", "ascii", "unicode"],
-        Field(description="db, dd, dq, dps, da, du"),
+        Field(),
     ] = "bytes",
     session_id: SessionId = None,
 ) -> MemoryResult:
-    """Memory as rows (db/dd/dq/dps/da/du); unreadable rows are marked, not an error."""
+    """Read memory (db, dd, dq, dps, da, du)."""
     ran = typed.open_session(call.app, session_id, call.owner)
     name, unit = _MEMORY[format]
     count = max(1, -(-length // unit))
@@ -168,10 +167,10 @@ def read_memory(
 def disassemble(
     call: Call,
     address: Address,
-    count: Annotated[int, Field(description="instructions", ge=1, le=1000)] = 16,
+    count: Annotated[int, Field(ge=1, le=1000)] = 16,
     session_id: SessionId = None,
 ) -> DisassembleResult:
-    """Instructions from address (u ADDRESS L<count>): address, bytes, mnemonic, operands, symbol."""
+    """Disassemble from an address (u)."""
     ran = typed.open_session(call.app, session_id, call.owner)
     record = ran.read(f"u {address} L{count:#x}", parsing.DisassemblyRecord)
     out, last = [], None
@@ -195,21 +194,21 @@ def evaluate(
     expression: Annotated[
         str,
         Field(
-            description="MASM (? @rax+8) or dx (@$curprocess.Name)",
             min_length=1,
             max_length=512,
             pattern=r'^[^;"\x00-\x1f\x7f]+$',
         ),
     ],
-    evaluator: Annotated[Literal["masm", "dx"], Field(description="masm: ?, a number; dx: a typed value")] = "masm",
+    evaluator: Annotated[Literal["masm", "dx"], Field()] = "masm",
     session_id: SessionId = None,
 ) -> EvaluateResult:
-    """Evaluate with ? (value, decimal) or dx (value, type, fields)."""
+    """Evaluate an expression (? or dx)."""
     ran = typed.open_session(call.app, session_id, call.owner)
     if evaluator == "masm":
         value = ran.read(f"? {expression}", parsing.ExpressionRecord)
         if value is None:
-            raise InvalidArgument(f"kd: {ran.outputs[-1].output.strip()}", session_id=ran.session.session_id)
+            raise InvalidArgument(f"{typed.said_by(ran.session)}: {ran.outputs[-1].output.strip()}",
+                                  session_id=ran.session.session_id)
         return typed.serve(ran, EvaluateResult, evaluator="masm", value=value.value, decimal=value.decimal)
     record = ran.read(f"dx {expression}", parsing.DataModelRecord)
     text = ran.outputs[-1].output.strip()
@@ -225,11 +224,11 @@ def evaluate(
 @tool("inspect", reads("Look up a symbol"))
 def lookup_symbol(
     call: Call,
-    name: Annotated[Word | None, Field(description="x: symbols matching, e.g. nt!NtCreate*")] = None,
-    address: Annotated[Address | None, Field(description="ln: the nearest symbols")] = None,
+    name: Annotated[Word | None, Field(description='x: nt!NtCreate*')] = None,
+    address: Annotated[Address | None, Field(description='ln')] = None,
     session_id: SessionId = None,
 ) -> LookupResult:
-    """Symbols by name (x, wildcards) or nearest to an address (ln, with offsets)."""
+    """Symbols by name (x) or nearest an address (ln)."""
     if (name is None) == (address is None):
         raise InvalidArgument("give name (x, wildcards allowed) or address (ln), not both")
     ran = typed.open_session(call.app, session_id, call.owner)
@@ -260,16 +259,17 @@ def _tree(fields: Sequence[TypeField]) -> list[FieldNode]:
 def read_type(
     call: Call,
     type: Word,
-    address: Annotated[Address | None, Field(description="the instance; absent: the layout")] = None,
-    depth: Annotated[int, Field(description="dt -r: levels of nested fields", ge=0, le=5)] = 0,
+    address: Annotated[Address | None, Field(description='none: the layout')] = None,
+    depth: Annotated[int, Field(description='dt -r', ge=0, le=5)] = 0,
     session_id: SessionId = None,
 ) -> ReadTypeResult:
-    """dt TYPE ADDRESS as a field tree: offset, name, type, value, children."""
+    """A type's layout or an instance's fields (dt)."""
     ran = typed.open_session(call.app, session_id, call.owner)
     line = "dt" + (f" -r{depth}" if depth else "") + f" {type}" + (f" {address}" if address else "")
     record = ran.read(line, parsing.TypeDumpRecord)
     if record is None:
-        raise InvalidArgument(f"kd: {ran.outputs[-1].output.strip() or 'no answer'}", session_id=ran.session.session_id)
+        raise InvalidArgument(f"{typed.said_by(ran.session)}: {ran.outputs[-1].output.strip() or 'no answer'}",
+                             session_id=ran.session.session_id)
     return typed.serve(ran, ReadTypeResult, type_name=type, fields=_tree(record.fields))
 
 
@@ -279,17 +279,16 @@ def set_symbol_path(
     path: Annotated[
         str,
         Field(
-            description="a .sympath list: C:\\sym;srv*C:\\cache*https://...",
             min_length=1,
             max_length=1024,
             pattern=r'^[^\s"\x00-\x1f\x7f]+$',
         ),
     ],
-    append: Annotated[bool, Field(description=".sympath+ (add to the path)")] = False,
-    reload: Annotated[bool, Field(description="then .reload")] = False,
+    append: Annotated[bool, Field(description='.sympath+')] = False,
+    reload: Annotated[bool, Field()] = False,
     session_id: SessionId = None,
 ) -> SymbolPathResult:
-    """Set or extend the symbol path (.sympath, under the policy), optionally .reload."""
+    """Set or extend the symbol path (.sympath), then .reload."""
     app = call.app
     ran = typed.open_session(app, session_id, call.owner)
     line = (".sympath+ " if append else ".sympath ") + path
@@ -304,7 +303,7 @@ def set_symbol_path(
 
 @tool("inspect", reads("The exception"))
 def exception(call: Call, session_id: SessionId = None) -> ExceptionResult:
-    """User mode: the last exception (.exr -1), its context (.ecxr) and the stack there (kb)."""
+    """User mode: the last exception and its stack."""
     ran = typed.open_session(call.app, session_id, call.owner)
     if is_kernel(ran.session):
         raise InvalidArgument(
@@ -338,18 +337,17 @@ def decode_error(
     code: Annotated[
         str,
         Field(
-            description="0xC0000005, c0000005, -1073741819, 5 (decimal), 0x80070005",
             min_length=1,
             max_length=24,
             pattern=r"^-?(?:0x|0n)?[0-9a-fA-F`]+$",
         ),
     ],
     kind: Annotated[
-        Literal["ntstatus", "hresult", "win32"] | None, Field(description="read it as this (default: the likeliest)")
+        Literal["ntstatus", "hresult", "win32"] | None, Field()
     ] = None,
     session_id: SessionId = None,
 ) -> DecodeErrorResult:
-    """NTSTATUS/HRESULT/Win32: severity, facility, code, name, message (!error live, else a table)."""
+    """Decode an NTSTATUS, HRESULT or Win32 code."""
     try:
         value = error_table.parse_value(code)
     except ValueError as exc:

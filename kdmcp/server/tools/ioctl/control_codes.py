@@ -42,13 +42,11 @@ MAX_INSTRUCTIONS = 20_000  # of uf's listing: a dispatch routine is far smaller;
 @tool("inspect", reads("Decode an IOCTL"))
 def decode_ioctl(
     call: Call,
-    code: Annotated[
-        Annotated[int, Field(ge=0, le=0xFFFFFFFF)]
-        | Annotated[str, Field(min_length=1, max_length=24, pattern=r"^(?:0x|0n)?[0-9a-fA-F`]+h?$")],
-        Field(description="0x222003, 222003h or 2236419"),
-    ],
+    # one check, ioctl.decode's, in words a caller reads: a constrained union made pydantic name
+    # its branches ("code.constrained-int: …; code.constrained-str: …")
+    code: Annotated[int | str, Field(union_mode="left_to_right")],
 ) -> DecodeIoctlResult:
-    """An I/O control code's device type, function, method, access and CTL_CODE (no session)."""
+    """Decode an IOCTL code (no session needed)."""
     from kdmcp.parse import ioctl  # at the first call: serving the tools builds no parse model (cold start)
 
     try:
@@ -91,7 +89,7 @@ def ioctl_map(
     driver: Annotated[
         str,
         Field(
-            description="myfault, \\Driver\\myfault or a DRIVER_OBJECT",
+            description='name or DRIVER_OBJECT',
             min_length=1,
             max_length=256,
             pattern=r'^[^\s;"]+$',
@@ -99,7 +97,7 @@ def ioctl_map(
     ],
     session_id: SessionId = None,
 ) -> IoctlMapResult:
-    """The IOCTLs a driver's IRP_MJ_DEVICE_CONTROL routine handles, recovered from its code."""
+    """IOCTL codes a driver handles, and where."""
     from kdmcp.parse import ioctl, ioctl_recovery  # at the first call, as decode_ioctl's
 
     ran = typed.open_session(call.app, session_id, call.owner, needs="kernel")

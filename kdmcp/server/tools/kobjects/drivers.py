@@ -84,10 +84,10 @@ def _nonzero(value: str | None) -> str | None:
 @tool("inspect", reads("Driver object"))
 def driver_object(
     call: Call,
-    name: Annotated[ObjectName, Field(description="myfault, \\Driver\\myfault or a DRIVER_OBJECT address")],
+    name: Annotated[ObjectName, Field(description='name or DRIVER_OBJECT')],
     session_id: SessionId = None,
 ) -> DriverObjectResult:
-    """A driver (!drvobj 7): entry points, devices, the majors it handles and their routines."""
+    """A driver's devices and dispatch routines (!drvobj)."""
     ran = typed.open_session(call.app, session_id, call.owner, needs="kernel")
     rec = _object(ran, f"!drvobj {name} 7", "drvobj")
     fields = rec.fields
@@ -116,11 +116,11 @@ def _attached(fields: dict[str, str], key: str) -> DeviceRef | None:
 @tool("inspect", reads("Device object"))
 def device_object(
     call: Call,
-    address: Annotated[Address | None, Field(description="a DEVICE_OBJECT")] = None,
-    name: Annotated[ObjectName | None, Field(description="or its name: \\Device\\Harddisk0\\DR0")] = None,
+    address: Annotated[Address | None, Field()] = None,
+    name: Annotated[ObjectName | None, Field(description='or \\Device\\NAME')] = None,
     session_id: SessionId = None,
 ) -> DeviceObjectResult:
-    """A device (!devobj, !devstack): type, flags, characteristics, driver, the stack it is in."""
+    """A device and its stack (!devobj, !devstack)."""
     device = address if name is None else name
     if device is None or (address is not None and name is not None):
         raise InvalidArgument("give one of address or name")
@@ -196,10 +196,10 @@ def _detail(value: str) -> bool:
 def irp(
     call: Call,
     address: Address,
-    detail: Annotated[bool, Field(description="!irp ADDR 1: also the IRP's own fields")] = False,
+    detail: Annotated[bool, Field()] = False,
     session_id: SessionId = None,
 ) -> IrpResult:
-    """An IRP (!irp): its stack locations (major, minor, device, completion) with IOCTLs decoded."""
+    """An IRP's stack locations, IOCTLs decoded (!irp)."""
     ran = typed.open_session(call.app, session_id, call.owner, needs="kernel")
     # "!irp Address [Detail]: with any value, such as 1, the output includes the status of the IRP, ... its
     # owning thread ..." (Microsoft's !irp page): the IRP's own fields, one "Key = value" line each

@@ -18,6 +18,7 @@ handle a hex value, an object type one word.
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import TYPE_CHECKING, Annotated
 
 from pydantic import Field
@@ -56,13 +57,13 @@ def _row(h: HandleEntry, several: bool) -> HandleRow:
 @tool("inspect", reads("Handles"))
 def handles(
     call: Call,
-    process: Annotated[Address | None, Field(description="EPROCESS or pid; 0: all (default: current)")] = None,
-    handle: Annotated[str | None, Field(description="one, in hex", pattern=r"^(0x)?[0-9a-fA-F]{1,16}$")] = None,
-    type: Annotated[str | None, Field(description="File, Event, Key", pattern=r"^[A-Za-z]\w{0,31}$")] = None,
-    limit: Annotated[int, Field(description="rows at most", ge=1, le=5000)] = 100,
+    process: Annotated[Address | None, Field(description='EPROCESS or pid; 0: all')] = None,
+    handle: Annotated[str | None, Field(pattern=r"^(0x)?[0-9a-fA-F]{1,16}$")] = None,
+    type: Annotated[str | None, Field(pattern=r"^[A-Za-z]\w{0,31}$")] = None,
+    limit: Annotated[int, Field(ge=1, le=5000)] = 100,
     session_id: SessionId = None,
 ) -> HandlesResult:
-    """Handles (!handle): value, type, access, object, name; total counts all."""
+    """Handles (!handle), counted per process."""
     call.progress("!handle")
     ran = typed.open_session(call.app, session_id, call.owner)
     if not is_kernel(ran.session):  # cdb's own !handle: the debugged process, live or a dump
@@ -74,13 +75,17 @@ def handles(
     if not isinstance(record, parsing.ObjectRecord) or "handle_table" not in record.fields:
         raise typed.refusal(ran, record)
     rows = record.handles
-    several = len({h.process for h in rows}) > 1
+    per_process = Counter(h.process for h in rows if h.process is not None)
+    several = len(per_process) > 1
+    # several tables (process 0): each row names its owner and the counts are per owner; the
+    # first table's process and image would label all of them wrongly
     return typed.serve(
         ran,
         HandlesResult,
         command=line,
-        process=record.fields.get("process"),
-        image=record.fields.get("image"),
+        process=None if several else record.fields.get("process"),
+        image=None if several else record.fields.get("image"),
         total=len(rows),
+        by_process=dict(per_process.most_common()) if several else {},
         handles=[_row(h, several) for h in rows[:limit]],
     )

@@ -79,18 +79,27 @@ class HandlesResult(TypedResult):
     process: str | None = Field(default=None, description="the EPROCESS whose table was read (the first)")
     image: str | None = None
     total: int = Field(description="handles kd listed (rows hold at most limit of them)")
+    by_process: dict[str, int] = Field(default_factory=dict,
+                                       description="several processes' tables: EPROCESS -> its handles, most first")
     handles: list[HandleRow] = Field(default_factory=list)
     types: dict[str, int] = Field(default_factory=dict, description="user mode: every handle counted by its type")
 
     @classmethod
     def text_lines(cls, data: dict[str, Any]) -> list[str]:
         rows = data.get("handles", [])
+        owners = data.get("by_process", {})
         where = " ".join(str(data[k]) for k in ("process", "image") if k in data)
+        if owners:
+            where = f"{len(owners)} processes"
         lines = [
             f"{len(rows)} of {data['total']} handles"
             + (f" of {where}" if where else "")
             + f"; kd's output: read_output output_id={data['output_id']}"
         ]
+        if owners:
+            top = list(owners.items())
+            lines.append("per process: " + ", ".join(f"{p} {n}" for p, n in top[:5])
+                         + (f", {len(top) - 5} more" if len(top) > 5 else ""))
         for h in rows:
             parts = [h["handle"], h.get("type") or "-", h.get("access") or "-", h.get("object") or "-"]
             parts += [h["name"]] if "name" in h else []

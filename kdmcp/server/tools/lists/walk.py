@@ -140,14 +140,14 @@ def _links(f: TypeField) -> tuple[int, int] | None:
 @tool("inspect", reads("Walk a list"))
 def walk_list(
     call: Call,
-    head: Annotated[Address, Field(description="nt!PsActiveProcessHead")],
-    type: Annotated[str, Field(description="nt!_EPROCESS", pattern=r"^\w+(!\w+)?$")],
-    link_field: Annotated[FieldPath, Field(description="its LIST_ENTRY: ActiveProcessLinks")],
-    fields: Annotated[list[FieldPath] | None, Field(description="per entry: ImageFileName", max_length=16)] = None,
+    head: Annotated[Address, Field()],
+    type: Annotated[str, Field(pattern=r"^\w+(!\w+)?$")],
+    link_field: Annotated[FieldPath, Field(description='ActiveProcessLinks')],
+    fields: Annotated[list[FieldPath] | None, Field(description='ImageFileName', max_length=16)] = None,
     limit: Annotated[int, Field(ge=1, le=1024)] = 256,
     session_id: SessionId = None,
 ) -> WalkListResult:
-    """A LIST_ENTRY list's entries and chosen fields (dt per node); says why it stopped."""
+    """Walk a LIST_ENTRY list, reading fields per entry."""
     call.progress(f"walking {type}.{link_field}")
     ran = typed.open_session(call.app, session_id, call.owner, needs="kernel")
     chosen = [f for f in dict.fromkeys(fields or []) if f != link_field]

@@ -26,12 +26,11 @@ OUTPUT_READ_MAX = 1024 * 1024
 def read_output(
     call: Call,
     session_id: SessionId = None,
-    output_id: Annotated[str | None, Field(description="an output_id from a result: reads that output",
-                                           max_length=128)] = None,
-    offset: Annotated[int, Field(description="byte offset (within output_id's output, if given)", ge=0)] = 0,
-    limit: Annotated[int, Field(description="bytes to read at most", ge=1, le=OUTPUT_READ_MAX)] = 65536,
+    output_id: Annotated[str | None, Field(max_length=128)] = None,
+    offset: Annotated[int, Field(ge=0)] = 0,
+    limit: Annotated[int, Field(description='bytes', ge=1, le=OUTPUT_READ_MAX)] = 65536,
 ) -> models.OutputChunk:
-    """Read any part of a session's output by offset; nothing is ever dropped (ended sessions too)."""
+    """Read output: the rest of a cut result."""
     app = call.app
     end_cap: int | None = None
     base = 0  # where the caller's offsets count from: an output_id's start, else the session's

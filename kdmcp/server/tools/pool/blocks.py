@@ -62,7 +62,7 @@ TypedT = TypeVar("TypedT", bound=TypedResult)
 Tag = Annotated[
     str,
     Field(
-        description="a pool tag, case-sensitive, * ? wildcards: Proc, Irp, Mm*",
+        description='case-sensitive, * ?',
         min_length=1,
         max_length=4,
         pattern=r"^[!#-:<-~]+$",
@@ -226,7 +226,7 @@ def _serve_capped(ran: typed.Ran, model: type[TypedT], command: str, count: int,
 
 @tool("inspect", reads("A pool block"))
 def pool(call: Call, address: Address, session_id: SessionId = None) -> PoolResult:
-    """!pool: the block holding an address (tag, size, state, owner), its neighbours, the region."""
+    """The pool block holding an address (!pool)."""
     ran = typed.open_session(call.app, session_id, call.owner, needs="kernel")
     record = ran.record(f"!pool {address}")
     typed.refuse_error(ran, record)
@@ -237,12 +237,12 @@ def pool(call: Call, address: Address, session_id: SessionId = None) -> PoolResu
 def pool_find(
     call: Call,
     tag: Tag,
-    limit: Annotated[int, Field(description="blocks to return (found counts all)", ge=1, le=5000)] = 100,
+    limit: Annotated[int, Field(ge=1, le=5000)] = 100,
     pool: Pool = "nonpaged",
     timeout_s: Timeout = None,
     session_id: SessionId = None,
 ) -> PoolFindResult:
-    """!poolfind: the blocks with a tag (address, size); a pool scan, slow on a real target."""
+    """Find pool blocks by tag (!poolfind; a slow scan)."""
     _check_tag(tag)
     ran = typed.open_session(call.app, session_id, call.owner, needs="kernel", timeout_s=timeout_s)
     arg, filtered = kd_tag(tag, value_form=True)
@@ -258,12 +258,12 @@ def pool_find(
 @tool("inspect", reads("Pool use by tag"))
 def pool_usage(
     call: Call,
-    tag: Annotated[Tag | None, Field(description="one tag or pattern (default: every tag)")] = None,
-    limit: Annotated[int, Field(description="rows to return, largest first", ge=1, le=5000)] = 20,
-    sort: Annotated[Pool, Field(description="by nonpaged or paged bytes")] = "nonpaged",
+    tag: Annotated[Tag | None, Field()] = None,
+    limit: Annotated[int, Field(ge=1, le=5000)] = 20,
+    sort: Annotated[Pool, Field()] = "nonpaged",
     session_id: SessionId = None,
 ) -> PoolUsageResult:
-    """!poolused: allocations and bytes per tag, nonpaged and paged, with pooltag.txt's words."""
+    """Pool use per tag (!poolused)."""
     if tag is not None:
         _check_tag(tag)
     ran = typed.open_session(call.app, session_id, call.owner, needs="kernel")

@@ -138,7 +138,7 @@ def read_pte(record: RecordBase | None, address: str) -> dict[str, Any]:
 
 @tool("inspect", reads("Page-table entries"))
 def pte(call: Call, address: Address, session_id: SessionId = None) -> PteResult:
-    """!pte: the PXE/PPE/PDE/PTE chain (entry, pfn, flags decoded) and the physical address."""
+    """Page-table entries of an address (!pte)."""
     ran = typed.open_session(call.app, session_id, call.owner, needs="kernel")
     record = ran.record(f"!pte {address}")
     typed.refuse_error(ran, record)

@@ -97,16 +97,16 @@ def set_breakpoint(
     call: Call,
     location: Address,
     kind: Annotated[Literal["code", "deferred", "data"],
-                    Field(description="code: bp; deferred: bu (set when its module loads); data: ba")] = "code",
-    access: Annotated[Literal["e", "r", "w", "i"], Field(description="data: execute, read/write, write, I/O")] = "w",
-    size: Annotated[Literal[1, 2, 4, 8], Field(description="data: bytes watched")] = 1,
-    condition: Annotated[str | None, Field(description="stop only if nonzero, e.g. @rcx==0", max_length=512)] = None,
-    command: Annotated[str | None, Field(description="kd commands run at each hit", max_length=1024)] = None,
-    one_shot: Annotated[bool, Field(description="delete after the first hit")] = False,
-    process: Annotated[str | None, Field(description="kernel: only in this EPROCESS", max_length=24)] = None,
+                    Field()] = "code",
+    access: Annotated[Literal["e", "r", "w", "i"], Field()] = "w",
+    size: Annotated[Literal[1, 2, 4, 8], Field()] = 1,
+    condition: Annotated[str | None, Field(max_length=512)] = None,
+    command: Annotated[str | None, Field(max_length=1024)] = None,
+    one_shot: Annotated[bool, Field()] = False,
+    process: Annotated[str | None, Field(description='EPROCESS', max_length=24)] = None,
     session_id: SessionId = None,
 ) -> SetBreakpointResult:
-    """Set a breakpoint (bp/bu/ba); returns it as bl lists it (id, address or deferred, symbol)."""
+    """Set a breakpoint (bp, bu, ba)."""
     app = call.app
     _check_strings(condition, command, process)
     ran = typed.open_session(app, session_id, call.owner, needs="breakpoint")
@@ -141,12 +141,32 @@ def set_breakpoint(
     app.state_of(BreakpointBook).note(ran.session.session_id, bp.id, BreakpointNote(
         kind=set_kind, expression=location, since_seq=since, condition=condition,
         command=command, one_shot=one_shot))
-    return typed.serve(ran, SetBreakpointResult, breakpoint=_row(app, ran.session, bp))
+    warning = _never_resolves(ran, location) if bp.unresolved else None
+    return typed.serve(ran, SetBreakpointResult, breakpoint=_row(app, ran.session, bp), warning=warning)
+
+
+_MODULE_NAME = re.compile(r"([A-Za-z0-9_.\-]{1,64})!")
+
+
+def _never_resolves(ran: typed.Ran, location: str) -> str | None:
+    """Why a deferred breakpoint on ``module!name`` may never resolve: its module is loaded already,
+    so kd's "could not be resolved" means it has no symbol of that name (no symbols for the module,
+    or a guessed name), not that the module is still to load. One ``lm m`` to know."""
+    named = _MODULE_NAME.match(location)
+    if named is None:
+        return None
+    listed = ran.record(f"lm m {named[1]}", show=False)
+    loaded = [m for m in getattr(listed, "modules", []) if m.name.lower() == named[1].lower()]
+    if not loaded:
+        return None
+    status = f"symbols: {loaded[0].symbol_status or 'unknown'}"
+    return (f"{loaded[0].name} is loaded ({status}) yet kd cannot resolve {location}: it may never resolve; "
+            "set it on an address (lookup_symbol, disassemble)")
 
 
 @tool("inspect", reads("List breakpoints"))
 def breakpoints(call: Call, session_id: SessionId = None) -> BreakpointsResult:
-    """Every breakpoint (bl) as records: id, state, kind, address, symbol, hits, condition."""
+    """List breakpoints (bl)."""
     ran = typed.open_session(call.app, session_id, call.owner)
     listed = _bl(ran, show=True)
     call.app.state_of(BreakpointBook).keep_only(ran.session.session_id, {bp.id for bp in listed})
@@ -157,11 +177,11 @@ def breakpoints(call: Call, session_id: SessionId = None) -> BreakpointsResult:
 def clear_breakpoints(
     call: Call,
     ids: Annotated[list[Annotated[int, Field(ge=0, le=65535)]] | None,
-                   Field(description="breakpoint ids to clear", min_length=1, max_length=256)] = None,
-    all: Annotated[bool, Field(description="clear every breakpoint (bc *)")] = False,  # the issue names it "all"
+                   Field(min_length=1, max_length=256)] = None,
+    all: Annotated[bool, Field()] = False,  # the issue names it "all"
     session_id: SessionId = None,
 ) -> ClearResult:
-    """Clear breakpoints by id, or all of them (bc); returns what was cleared and what remains."""
+    """Clear breakpoints by id, or all."""
     if all == (ids is not None):
         raise InvalidArgument("give ids, or all=true (not both)")
     ran = typed.open_session(call.app, session_id, call.owner)

@@ -12,6 +12,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from kdmcp.server.models import TypedResult
+from kdmcp.server.text import count, ids
 
 __all__ = ["BreakpointKind", "BreakpointRow", "BreakpointsResult", "ClearResult", "Location", "LocationResult",
            "RunToResult", "SetBreakpointResult", "StepResult", "Stop", "WaitResult"]
@@ -85,13 +86,17 @@ class LocationResult(TypedResult):
 
 class SetBreakpointResult(TypedResult):
     breakpoint: BreakpointRow
+    warning: str | None = Field(default=None, description="a deferred one on a module already loaded: why it "
+                                "may never resolve")
 
     @classmethod
     def text_lines(cls, data: dict[str, Any]) -> list[str]:
         bp = data["breakpoint"]
-        where = (f"deferred: {bp.get('symbol')} (set when its module loads)" if bp.get("unresolved")
-                 else f"at {bp.get('address')} {bp.get('symbol', '')}".rstrip())
-        return [f"breakpoint {bp['id']} {where}"]
+        if bp.get("unresolved"):
+            where = f"deferred: {bp.get('symbol')}" + ("" if "warning" in data else " (set when its module loads)")
+        else:
+            where = f"at {bp.get('address')} {bp.get('symbol', '')}".rstrip()
+        return [f"breakpoint #{bp['id']} {where}", *(f"warning: {w}" for w in [data.get("warning")] if w)]
 
 
 class BreakpointsResult(TypedResult):
@@ -109,10 +114,12 @@ class ClearResult(TypedResult):
 
     @classmethod
     def text_lines(cls, data: dict[str, Any]) -> list[str]:
-        lines = [f"cleared {', '.join(map(str, data.get('cleared', []))) or 'nothing'}; "
-                 f"{len(data.get('remaining', []))} remaining"]
+        # ids with '#': "cleared 0" would read as a count
+        cleared = data.get("cleared", [])
+        said = f"cleared {count(len(cleared), 'breakpoint')}" + (f" ({ids(cleared)})" if cleared else "")
+        lines = [f"{said}; {len(data.get('remaining', [])) or 'none'} remaining"]
         if data.get("not_found"):
-            lines.append(f"not set: {', '.join(map(str, data['not_found']))}")
+            lines.append(f"not set: {ids(data['not_found'])}")
         return lines
 
 

@@ -35,7 +35,7 @@ __all__ = ["location", "run_to", "step", "wait_for_stop"]
 
 STOP_KINDS = frozenset({"breakpoint", "exception", "bugcheck", "break_in", "step", "exited"})
 
-WaitS = Annotated[float, Field(description="seconds to wait for the stop; then the result says running", gt=0,
+WaitS = Annotated[float, Field(gt=0,
                                le=3600)]
 
 
@@ -102,13 +102,12 @@ def _run(call: Call, ran: typed.Ran, line: str, timeout_s: float) -> int:
 @tool("control", controls("Step"))
 def step(
     call: Call,
-    mode: Annotated[Literal["over", "into", "out"], Field(description="over: p; into: t; out: gu (run to the "
-                                                          "return)")] = "over",
-    count: Annotated[int, Field(description="how many steps", ge=1, le=1000)] = 1,
+    mode: Annotated[Literal["over", "into", "out"], Field()] = "over",
+    count: Annotated[int, Field(ge=1, le=1000)] = 1,
     timeout_s: WaitS = 30.0,
     session_id: SessionId = None,
 ) -> StepResult:
-    """Step and return the new location; a step that has not ended by timeout_s returns running."""
+    """Step over, into or out."""
     # p/t with a count, or gu (a run to the return) count times, then where it ended.
     call.progress(f"step {mode}", timeout_s)
     ran = typed.open_session(call.app, session_id, call.owner, needs="run")
@@ -135,7 +134,7 @@ def run_to(
     timeout_s: WaitS = 30.0,
     session_id: SessionId = None,
 ) -> RunToResult:
-    """Run until location (g ADDRESS): hit, stopped_elsewhere (breakpoint, exception…) or running."""
+    """Run to a location (g ADDR)."""
     # g ADDRESS: kd's one-time breakpoint there; hit when the stop is at that address.
     call.progress(f"running to {location}", timeout_s)
     ran = typed.open_session(call.app, session_id, call.owner, needs="run")
@@ -164,8 +163,7 @@ def wait_for_stop(
     timeout_s: WaitS = 30.0,
     session_id: SessionId = None,
 ) -> WaitResult:
-    """Wait for a running target to stop: the stop (breakpoint, exception, bugcheck…), its location
-    and the events since. A timeout returns running; it is not an error."""
+    """Wait for a running target to stop."""
     # A stop that came before the call is the answer at once.
     call.progress("waiting for a stop", timeout_s)
     ran = typed.open_session(call.app, session_id, call.owner)
@@ -178,6 +176,6 @@ def wait_for_stop(
 
 @tool("inspect", reads("Where the target is stopped"))
 def location(call: Call, session_id: SessionId = None) -> LocationResult:
-    """Processor, thread and process, instruction pointer, symbol+offset and the instruction."""
+    """Where the target stopped: ip, symbol, thread."""
     ran = typed.open_session(call.app, session_id, call.owner)
     return typed.serve(ran, LocationResult, location=_read_location(ran))

@@ -43,10 +43,7 @@ def watch(session: DebuggerSession, timeout_s: float, cancel: threading.Event | 
 
 @tool("control", controls("Break into the running target", idempotent=True))
 def break_in(call: Call, session_id: SessionId = None, timeout_s: Timeout = None) -> models.BreakResult:
-    """Break in (Ctrl+C) and wait for the prompt; also cancels a command that hangs.
-
-    While broken in, the guest is frozen: WinRM and everything else on it stop answering.
-    """
+    """Break into a running target (the guest freezes)."""
     session = call.app.session(session_id, call.owner)
     refuse_for_kind(session, "break_in")
     result = session.break_in(timeout_s)
@@ -58,10 +55,10 @@ def break_in(call: Call, session_id: SessionId = None, timeout_s: Timeout = None
 def continue_go(
     call: Call,
     session_id: SessionId = None,
-    command: Annotated[str, Field(description="the go command: g, gh, gn, or g with an address",
+    command: Annotated[str, Field(description='g, gh, gn or g ADDR',
                                   min_length=1, max_length=256)] = "g",
 ) -> models.ContinueResult:
-    """Resume the target and return once it is confirmed running (or stopped again at once)."""
+    """Resume the target (g)."""
     session = call.app.session(session_id, call.owner)
     call.app.enforce_policy(command, call.owner, session.session_id)
     refuse_for_kind(session, "run")
@@ -74,13 +71,9 @@ def continue_go(
 def resume_for_winrm(
     call: Call,
     session_id: SessionId = None,
-    wait_s: Annotated[float | None, Field(description="seconds to let the guest run before returning "
-                                          "(default: timeouts.continue_wait_sec)", ge=0, le=600)] = None,
+    wait_s: Annotated[float | None, Field(ge=0, le=600)] = None,
 ) -> models.ResumeResult:
-    """Continue the target, confirm it runs, let it run wait_s seconds, and say what happened.
-
-    The hint names the next step: retry the WinRM call (target running) or inspect the stop.
-    """
+    """Let the guest run wait_s s so WinRM answers."""
     app = call.app
     wait = app.options.config.timeouts.continue_wait_sec if wait_s is None else wait_s
     call.progress("letting the guest run", wait)

@@ -29,20 +29,15 @@ __all__ = ["start_from_state", "start_kd"]
 def start_from_state(
     call: Call,
     state_file: Annotated[
-        str | None, Field(description="path of the winrm-kd-session-v1 state file (default: config, "
-                          "KDMCP_STATE_FILE, then the companion's default)", max_length=4096)
+        str | None, Field(max_length=4096)
     ] = None,
     initial_break: InitialBreak = False,
     use_target_host: Annotated[
-        bool, Field(description="pass guest_host as kd's target= (needed when the host must reach out)")
+        bool, Field(description='pass guest_host as target=')
     ] = False,
     timeout_s: Timeout = None,
 ) -> models.StartResult:
-    """Start kd.exe on KDNET with the port and key the WinRM companion wrote, and wait for the guest.
-
-    Returns once kd is connected (the target runs unless initial_break) or fails with
-    not_connected when the guest does not answer within the timeout (then kd is stopped).
-    """
+    """Connect kd to the guest in the WinRM state file."""
     waiting(call, "waiting for the guest to connect", timeout_s)
     loaded = call.app.load_state(state_file)
     state = loaded.state
@@ -56,21 +51,19 @@ def start_from_state(
 @tool("session", connects("Connect to a guest over KDNET"))
 def start_kd(
     call: Call,
-    port: Annotated[int | None, Field(description="KDNET port (bcdedit /dbgsettings net port=)", ge=1, le=65535)]
+    port: Annotated[int | None, Field(ge=1, le=65535)]
     = None,
     key: Annotated[
         str | None,
-        Field(description="KDNET key: four dot-separated base-36 words",
-              pattern=r"^[0-9A-Za-z]{1,13}(\.[0-9A-Za-z]{1,13}){3}$"),
+        Field(pattern=r"^[0-9A-Za-z]{1,13}(\.[0-9A-Za-z]{1,13}){3}$"),
     ] = None,
-    target_host: Annotated[str | None, Field(description="the guest's address, passed as target=",
-                                             max_length=255, pattern=r"^[0-9A-Za-z.:\-\[\]]+$")] = None,
-    connection: Annotated[str | None, Field(description="a named connection from the config",
+    target_host: Annotated[str | None, Field(max_length=255, pattern=r"^[0-9A-Za-z.:\-\[\]]+$")] = None,
+    connection: Annotated[str | None, Field(description='config name',
                                             max_length=128)] = None,
     initial_break: InitialBreak = False,
     timeout_s: Timeout = None,
 ) -> models.StartResult:
-    """Start kd.exe on KDNET with an explicit port and key, or a named connection from the config."""
+    """Connect kd over KDNET: port and key, or a config connection."""
     waiting(call, "waiting for the guest to connect", timeout_s)
     connections = call.app.options.config.connections
     if connection is not None:

@@ -28,10 +28,9 @@ __all__ = ["health_check", "list_sessions", "stop_kd", "summaries"]
 def stop_kd(
     call: Call,
     session_id: SessionId = None,
-    resume: Annotated[bool, Field(description="resume a broken-in kernel target before quitting "
-                                  "(a guest left at a break is frozen)")] = True,
+    resume: Annotated[bool, Field()] = True,
 ) -> models.StopResult:
-    """Stop the debugger: resume a live kernel target, quit, and kill only as a last resort."""
+    """End a session (resumes a kernel target first)."""
     app = call.app
     session = app.session(session_id, call.owner)
     result = app.manager.stop(session.session_id, resume=resume, owner=call.owner)
@@ -48,13 +47,13 @@ def stop_kd(
 
 @tool("session", reads("List sessions"))
 def list_sessions(call: Call) -> models.SessionList:
-    """Live and recently ended sessions with their states."""
+    """Sessions and their states."""
     return models.SessionList(sessions=summaries(call.app, call.owner), max_sessions=call.app.manager.max_sessions)
 
 
 @tool("session", reads("Check the setup"))
 def health_check(call: Call) -> models.HealthResult:
-    """Which debuggers are found (and their versions), whether the config and state file are valid, sessions."""
+    """Debuggers found, config and state file checks."""
     app = call.app
     sessions = summaries(app, call.owner)
     options = app.options

@@ -22,7 +22,7 @@ _LOCAL_HOSTS = frozenset({"127.0.0.1", "localhost", "::1", "[::1]"})
 class Share:
     session_id: str
     owner: str | None
-    connection: str  # what a client passes to -remote: tcp:server=H,port=N or npipe:server=H,pipe=P
+    connection: str  # what a client passes to -remote: tcp:server=H,port=N or npipe:...
     listener: str  # where it listens, as shown to people
     kernel: bool
 

@@ -63,11 +63,10 @@ def dump_kind(path: str) -> bool:
 @tool("session", starts("Open a crash dump"))
 def open_dump(
     call: Call,
-    path: Annotated[str, Field(description="a kernel dump (kd) or user minidump (cdb): chosen by its header",
-                               min_length=1, max_length=4096)],
+    path: Annotated[str, Field(min_length=1, max_length=4096)],
     timeout_s: Timeout = None,
 ) -> models.DumpResult:
-    """Open a dump and summarise it: OS, build, architecture, bugcheck or exception, modules."""
+    """Open a crash dump (kernel or user) and summarise it."""
     waiting(call, "opening the dump", timeout_s)
     path = os.path.abspath(argv_value("path", path, check_path))
     kernel = dump_kind(path)
@@ -101,11 +100,11 @@ def open_dump(
 @tool("session", starts("Attach to a process"))
 def attach_process(
     call: Call,
-    pid: Annotated[int, Field(description="process id", ge=0, le=0xFFFFFFFF)],
-    noninvasive: Annotated[bool, Field(description="cdb -pv: read only, the process keeps running")] = False,
+    pid: Annotated[int, Field(ge=0, le=0xFFFFFFFF)],
+    noninvasive: Annotated[bool, Field(description='-pv: read only')] = False,
     timeout_s: Timeout = None,
 ) -> models.StartResult:
-    """cdb -p: stop the process at the attach break. stop_kd detaches; the process runs on."""
+    """Attach cdb to a running process (stop_kd detaches)."""
     waiting(call, "attaching", timeout_s)
     return started(call, ProcessTarget(pid=pid, noninvasive=noninvasive), initial_break=True, timeout_s=timeout_s)
 
@@ -114,11 +113,11 @@ def attach_process(
 def launch(
     call: Call,
     command_line: Annotated[list[Annotated[str, Field(max_length=4096)]],
-                            Field(description="the executable, then its arguments", min_length=1, max_length=64)],
-    initial_break: Annotated[bool, Field(description="stop at the loader's initial breakpoint")] = True,
+                            Field(min_length=1, max_length=64)],
+    initial_break: Annotated[bool, Field()] = True,
     timeout_s: Timeout = None,
 ) -> models.StartResult:
-    """Run a program on this host under cdb (policy full or allow_launch). stop_kd terminates it."""
+    """Start a program under cdb (stop_kd ends it)."""
     waiting(call, "launching", timeout_s)
     _require_power(call.app, call.owner, "launch", "allow_launch", "runs a program on this host")
     return started(call, ProcessTarget(command_line=list(command_line)), initial_break=initial_break,
@@ -127,7 +126,7 @@ def launch(
 
 @tool("session", starts("Debug this machine's kernel"))
 def attach_local_kernel(call: Call, timeout_s: Timeout = None) -> models.StartResult:
-    """kd -kl: read the local kernel live (elevated; bcdedit /debug on; see doctor). It never stops."""
+    """kd -kl: this machine's kernel, live."""
     waiting(call, "starting kd -kl", timeout_s)
     return started(call, LocalKernelTarget(), initial_break=False, timeout_s=timeout_s)
 
@@ -135,11 +134,11 @@ def attach_local_kernel(call: Call, timeout_s: Timeout = None) -> models.StartRe
 @tool("session", connects("Join a debugging server"))
 def join_remote(
     call: Call,
-    connection: Annotated[str, Field(description="tcp:server=H,port=N or npipe:server=H,pipe=P",
+    connection: Annotated[str, Field(description='tcp:server=H,port=N',
                                      min_length=1, max_length=512)],
     timeout_s: Timeout = None,
 ) -> models.StartResult:
-    """Join a windbg/kd/cdb -server session as a client; stop_kd leaves it running."""
+    """Join a windbg/kd/cdb -server session as a client."""
     waiting(call, "joining", timeout_s)
     transport, params = argv_value("connection", connection, remote_connection_parts)
     endpoint = "port" if transport == "tcp" else "pipe"
@@ -166,10 +165,7 @@ def join_remote(
 
 @tool("session", connects("Share a session with a person"))
 def share_session(call: Call, session_id: SessionId = None) -> models.ShareResult:
-    """Open a debugging server on this machine (.server) and return the windbg -remote line to join it.
-
-    Needs a prompt and policy full or allow_share. stop_kd closes it.
-    """
+    """Let a person's WinDbg join this session (.server)."""
     app, owner = call.app, call.owner
     t0 = time.monotonic()
     session = app.manager.get(session_id, owner=owner)

@@ -71,7 +71,7 @@ def test_a_result_is_read_as_the_client_reads_it_from_the_model_itself():
     event = DebuggerEvent(seq=1, kind="dbgprint", text=f"key {KEY}\n", offset=0, end_offset=9, time_unix=0.0)
     result = _command(f"rip=fffff800`62a05c20 {KEY}", events=[event])
     seen = observe(result, redactor, SessionState.running)
-    served = ok_result(result, redactor)
+    served = ok_result(result, redactor, structured=True)
     assert seen.ok and seen.data == served.structured_content and seen.text == served.content[0].text
     assert KEY not in seen.text and MASK in seen.data["output"]
     assert seen.state == "broken"  # the result's own state, not the session's now
