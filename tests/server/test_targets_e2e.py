@@ -406,7 +406,7 @@ async def test_kernel_dump_processes_launch_and_local_kernel(tmp_path: Path) -> 
         # open_dump's refusals: categorised, naming the path argument, no traceback
         for bad, words in (
             (tmp_path / "absent.dmp", ("no such file",)),
-            (text, ("not a Windows crash dump",)),
+            (text, ("not a crash dump (unknown header",)),
             (tmp_path, ("directory",)),
             (Path("/dev/zero"), ("not a regular file",)),
         ):

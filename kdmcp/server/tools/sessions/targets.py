@@ -34,6 +34,7 @@ from kdmcp.server.app import KdMcpApp
 from kdmcp.server.args import SessionId, Timeout
 from kdmcp.server.call import Call
 from kdmcp.server.registry import connects, starts, tool
+from kdmcp.server.tools.sessions.dump_roots import inside_roots
 from kdmcp.server.tools.sessions.shares import Shares, shared
 from kdmcp.server.tools.sessions.starting import started, waiting
 
@@ -46,7 +47,11 @@ SIGNATURES: dict[bytes, bool] = {b"PAGEDU64": True, b"PAGEDUMP": True, b"MDMP": 
 
 
 def dump_kind(path: str) -> bool:
-    """Whether the file at ``path`` is a kernel dump (True) or a user minidump (False), by its header."""
+    """Whether the file at ``path`` is a kernel dump (True) or a user minidump (False), by its header.
+
+    Any other file is refused without a byte of it: the error reaches the client, and the file
+    may be anything the server can read (a key file starts ``AKIA…``, a token file ``ghp_…``).
+    """
     try:
         head = read_regular_file(path, 8, head=True)
     except FileNotFoundError:
@@ -56,8 +61,8 @@ def dump_kind(path: str) -> bool:
     for signature, kernel in SIGNATURES.items():
         if head.startswith(signature):
             return kernel
-    raise InvalidArgument(f"path: not a Windows crash dump (it starts {head[:8]!r}; a kernel dump starts "
-                          "PAGEDU64 or PAGEDUMP, a user minidump MDMP)")
+    raise InvalidArgument("path: not a crash dump (unknown header; a kernel dump starts PAGEDU64 or PAGEDUMP, "
+                          "a user minidump MDMP)")
 
 
 @tool("session", starts("Open a crash dump"))
@@ -70,6 +75,8 @@ def open_dump(
     """Open a dump and summarise it: OS, build, architecture, bugcheck or exception, modules."""
     waiting(call, "opening the dump", timeout_s)
     path = os.path.abspath(argv_value("path", path, check_path))
+    if call.app.options.config.dump_roots:
+        path = inside_roots(path, call.app.options.config.dump_roots)
     kernel = dump_kind(path)
     session, result = call.app.start_session(DumpTarget(path=path, kernel=kernel), initial_break=False,
                                              timeout_s=timeout_s, cancel=call.cancel, owner=call.owner)
