@@ -360,6 +360,8 @@ async function withClient(label, transport, body) {
 async function stdio() {
   const config = join(work, "full.yaml");
   writeFileSync(config, "policy: full\n");
+  const attach = join(work, "attach.yaml"); // standard, with attach_process switched on
+  writeFileSync(attach, "allow_attach: true\n");
   await Promise.all([
     withClient("stdio", stdioTransport(["--simulate"]), async (t) => {
       const listed = await listTools(t, ALL_TOOLS);
@@ -389,7 +391,7 @@ async function stdio() {
       await expectError(t, "start_kd", { port: 50005, key: KEY, timeout_s: 1.5 }, "not_connected");
     }),
     withClient("stdio kinds", stdioTransport(["--simulate", "--config", config]), kinds),
-    withClient("stdio run control", stdioTransport(["--simulate"]), runControl),
+    withClient("stdio run control", stdioTransport(["--simulate", "--config", attach]), runControl),
     withClient("stdio --tools session", stdioTransport(["--simulate", "--tools", "session"]), async (t) => {
       const listed = await listTools(t, SESSION_GROUP);
       await expectError(t, "kd_command", { command: "r" }, "policy_denied");

@@ -35,6 +35,7 @@ from kdmcp.server.args import SessionId, Timeout
 from kdmcp.server.call import Call
 from kdmcp.server.registry import connects, starts, tool
 from kdmcp.server.tools.sessions.dump_roots import inside_roots
+from kdmcp.server.tools.sessions.process_tree import refuse_own_process
 from kdmcp.server.tools.sessions.shares import Shares, shared
 from kdmcp.server.tools.sessions.starting import started, waiting
 
@@ -112,8 +113,11 @@ def attach_process(
     noninvasive: Annotated[bool, Field(description="cdb -pv: read only, the process keeps running")] = False,
     timeout_s: Timeout = None,
 ) -> models.StartResult:
-    """cdb -p: stop the process at the attach break. stop_kd detaches; the process runs on."""
+    """cdb -p: stop the process at the attach break (policy full or allow_attach; never kd-mcp's own
+    processes). stop_kd detaches; the process runs on."""
     waiting(call, "attaching", timeout_s)
+    _require_power(call.app, call.owner, "attach_process", "allow_attach", "debugs a process of this host")
+    refuse_own_process(pid, (info.pid for info in call.app.manager.all_infos() if info.pid is not None))
     return started(call, ProcessTarget(pid=pid, noninvasive=noninvasive), initial_break=True, timeout_s=timeout_s)
 
 
@@ -134,8 +138,11 @@ def launch(
 
 @tool("session", starts("Debug this machine's kernel"))
 def attach_local_kernel(call: Call, timeout_s: Timeout = None) -> models.StartResult:
-    """kd -kl: read the local kernel live (elevated; bcdedit /debug on; see doctor). It never stops."""
+    """kd -kl: read the local kernel live (elevated; bcdedit /debug on; see doctor; policy full or
+    allow_local_kernel). It never stops."""
     waiting(call, "starting kd -kl", timeout_s)
+    _require_power(call.app, call.owner, "attach_local_kernel", "allow_local_kernel",
+                   "reads and writes this host's kernel memory")
     return started(call, LocalKernelTarget(), initial_break=False, timeout_s=timeout_s)
 
 
@@ -213,14 +220,21 @@ def share_session(call: Call, session_id: SessionId = None) -> models.ShareResul
     )
 
 
-def _require_power(app: KdMcpApp, owner: str | None, tool: str, name: Literal["allow_launch", "allow_share"],
-                   does: str) -> None:
-    """``launch`` and ``share_session`` need the full policy, or standard with their config switch ``name``."""
+Power = Literal["allow_launch", "allow_share", "allow_attach", "allow_local_kernel"]
+
+
+def _require_power(app: KdMcpApp, owner: str | None, tool: str, name: Power, does: str) -> None:
+    """The one rule of the tools that act on this host beyond any debugger command (``launch``,
+    ``share_session``, ``attach_process``, ``attach_local_kernel``): the caller's policy is full,
+    or standard with the config switch ``name`` on. A listener client is never given a power by
+    a switch (the config is the stdio client's): its own policy in the token file must be full."""
     profile = app.profile_for(owner)
-    if profile == "full" or (profile == "standard" and getattr(app.options.config, name)):
+    listener = app.options.clients is not None
+    if profile == "full" or (profile == "standard" and not listener and getattr(app.options.config, name)):
         return
-    raise PolicyDenied(f"{tool} {does}: it needs the full policy, or standard with {name}: true in the config "
-                       f"(this caller's policy is {profile}; docs/security.md)")
+    how = ("a token-file entry with policy: full" if listener
+           else f"the full policy, or standard with {name}: true in the config")
+    raise PolicyDenied(f"{tool} {does}: it needs {how} (this caller's policy is {profile}; docs/security.md)")
 
 
 def _free_loopback_port() -> int:
