@@ -85,7 +85,7 @@ Answer = Literal["accept", "decline", "cancel"]
 class Approval(BaseModel):
     """The form the person fills in: one choice."""
 
-    allow_once: bool = Field(title="Allow once", description="run this exact command this one time")
+    allow_once: bool = Field(title="Allow once", description="run this exact command this one time", strict=True)
 
 
 @dataclass(frozen=True)
