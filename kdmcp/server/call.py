@@ -24,11 +24,10 @@ from pydantic import BaseModel, ValidationError
 
 from kdmcp.errors import InvalidArgument, KdMcpError
 from kdmcp.server.app import KdMcpApp
-from kdmcp.server.asking import FormAsker, asking_channel, asking_with, within_call
+from kdmcp.server.asking import FormAsker, asking_channel, asking_with, serve_in_rounds, within_call
 from kdmcp.server.mcp_server import KdMcpServer, owner_of
 from kdmcp.server.registry import TOOLS, Tool
 from kdmcp.server.render import from_exception, ok_result
-from kdmcp.server.rounds import serve_in_rounds
 from kdmcp.server.schema import compact_schema, served_annotations
 from kdmcp.validation import validation_problems
 

@@ -1,4 +1,4 @@
-"""A round (``kdmcp/server/rounds.py``): a parked question answered once, for its own seq, by its
+"""A round (``kdmcp/server/asking.py``, ``Round``): a parked question answered once, for its own seq, by its
 own client; withdrawn when the call is cancelled or no answer comes."""
 
 from __future__ import annotations
@@ -11,10 +11,9 @@ import anyio
 import pytest
 from mcp_types import ElicitRequest, ElicitResult
 
-from kdmcp.server import rounds as rounds_module
-from kdmcp.server.asking import Answer, Question
+from kdmcp.server import asking as rounds_module
+from kdmcp.server.asking import INPUT_KEY, Answer, Question, Round, Rounds, _answer_of
 from kdmcp.server.call import Call
-from kdmcp.server.rounds import INPUT_KEY, Round, Rounds, _answer_of
 from tests.server.helpers import make_app
 
 pytestmark = pytest.mark.anyio
