@@ -173,6 +173,8 @@ def settle(app: KdMcpApp, command: str, verdict: Verdict, profile: Profile, root
         raise PolicyDenied(f"{verdict.message}. Asking is off (ask: false in the config): a person allows it with "
                            f"policy: full in {where} (docs/security.md, \"Asking the human\")", session_id=session_id)
     asker, call = _ASKER.get(), _CALL.get()
+    if asker is not None and _on_event_loop():
+        asker = None  # a question waits in a worker thread; on the loop it would stop the server
     if asker is None or call is None:
         raise PolicyDenied(f"{verdict.message}. This client cannot ask its user (it declared no form elicitation): "
                            f"use a client that does, or policy: full in {where} (docs/security.md, \"Asking the "
@@ -188,6 +190,14 @@ def settle(app: KdMcpApp, command: str, verdict: Verdict, profile: Profile, root
         said = {"decline": "the person declined to allow it",
                 "cancel": "the person was asked and did not allow it (cancelled or no answer)"}[answer]
         raise PolicyDenied(f"{verdict.message}; {said}", session_id=session_id)
+
+
+def _on_event_loop() -> bool:
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return False
+    return True
 
 
 # ------------------------------------------------------------------------- which way to ask
@@ -233,7 +243,12 @@ class FormAsker:
         loop = asyncio.get_running_loop()
         with anyio.CancelScope() as scope:
             self._scopes.add(scope)
-            call.on_cancel(lambda: loop.call_soon_threadsafe(scope.cancel))
+
+            def withdraw() -> None:  # from the thread that runs the call's cancellers
+                if not loop.is_closed():
+                    loop.call_soon_threadsafe(scope.cancel)
+
+            call.on_cancel(withdraw)
             try:
                 with anyio.fail_after(ASK_TIMEOUT_S):
                     got = await self._ctx.elicit(question.message(), Approval)

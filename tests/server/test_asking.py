@@ -127,3 +127,19 @@ def test_each_question_and_answer_is_a_transcript_record(tmp_path: Path) -> None
         within_call(Call(app, None), lambda: settle(app, NET, verdict, "standard", (), None, "s1"))
     assert records == [("asked", {"session_id": "s1", "client": None, "command": NET,
                                   "command_class": "network_path", "answer": "decline"})]
+
+
+def test_a_check_on_the_event_loop_never_waits_for_a_person() -> None:
+    """A question parks its thread until the answer: on the loop's own thread that would stop the server."""
+    import asyncio
+
+    app = make_app()
+    person = Person("accept")
+    verdict = check(NET, "standard")
+
+    async def on_loop() -> str:
+        with asking_with(person), pytest.raises(PolicyDenied) as refused:
+            within_call(Call(app, None), lambda: settle(app, NET, verdict, "standard", (), None, "s1"))
+        return refused.value.message
+
+    assert "cannot ask its user" in asyncio.run(on_loop()) and person.asked == []
