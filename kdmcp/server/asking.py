@@ -470,10 +470,12 @@ async def serve_in_rounds(ctx: Context[Any, Any], app: KdMcpApp, owner: str | No
     try:
         await round_.settled()
     except asyncio.CancelledError:
-        if not task.done():  # the client gave up on the call: so does its work
+        rounds.remove(round_)
+        if not task.done():  # the client gave up on the call: so does its work, before the answer
             round_.close()
             task.cancel()
-        rounds.remove(round_)
+            with anyio.CancelScope(shield=True):
+                await asyncio.wait({task})
         raise
     if task.done():
         rounds.remove(round_)

@@ -21,6 +21,7 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp_types import ElicitResult, ErrorData
 
+from kdmcp.engine import SessionState
 from kdmcp.server import KdMcpApp, build_server
 from tests.server.helpers import make_app, result_data
 from tests.server.test_listener import TOKEN_A, TOKEN_B, _env, listener
@@ -180,3 +181,25 @@ async def test_the_listener_asks_each_client_by_its_own_policy(tmp_path: Path, m
                 else:
                     assert got["category"] == "policy_denied" and "read_only" in got["message"], got
                 await client.call_tool("stop_kd", {})
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_a_cancelled_call_that_was_allowed_is_broken_off_and_the_session_stays_usable(mode: str) -> None:
+    """The allowed line runs as the call's work (in a round on 2026-07-28): the client's cancel
+    still reaches it, and kd is broken off with Ctrl+C as for any command."""
+    app = make_app("faults")  # !hang: an extension the standard policy does not know, so asked
+    person = Person(ACCEPT)
+    async with broken_in(app, mode, person) as client:
+        session = app.manager.get()
+        with anyio.fail_after(30):
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(lambda: client.call_tool("kd_command", {"command": "!hang", "timeout_s": 60}))
+                while session.state != SessionState.busy:  # asked, allowed, running inside the server
+                    await anyio.sleep(0.02)
+                tg.cancel_scope.cancel()
+        assert len(person.asked) == 1 and "!hang" in person.asked[0]
+        broken = await anyio.to_thread.run_sync(
+            lambda: session.wait_for(lambda: session.state == SessionState.broken, 20))
+        assert broken
+        after = result_data(await client.call_tool("kd_command", {"command": ".echo alive"}))
+        assert after["output"].strip() == "alive"
