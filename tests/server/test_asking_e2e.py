@@ -19,7 +19,7 @@ import httpx2
 import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
-from mcp_types import ElicitResult, ErrorData
+from mcp_types import CallToolResult, ElicitRequest, ElicitResult, ErrorData, InputRequiredResult
 
 from kdmcp.engine import SessionState
 from kdmcp.server import KdMcpApp, build_server
@@ -203,3 +203,31 @@ async def test_a_cancelled_call_that_was_allowed_is_broken_off_and_the_session_s
         assert broken
         after = result_data(await client.call_tool("kd_command", {"command": ".echo alive"}))
         assert after["output"].strip() == "alive"
+
+
+async def test_on_2026_07_28_the_question_is_an_input_required_round_answered_once() -> None:
+    """The wire as a 2026-07-28 client sees it, driven by hand: the call answers input_required
+    (the question, a sealed state); the retry with the answer runs the line; the same retry sent
+    again runs nothing twice (the round was collected, so it is a new call, asked again)."""
+    async with broken_in(make_app(), "2026-07-28", Person()) as client:
+        session = client.session
+        arguments = {"command": LINE}
+        first = await session.call_tool("kd_command", arguments, allow_input_required=True)
+        assert isinstance(first, InputRequiredResult), first
+        request = first.input_requests["allow_once"]  # type: ignore[index]
+        assert isinstance(request, ElicitRequest) and LINE in request.params.message
+        assert first.request_state and first.request_state.startswith("v1.")  # sealed by the SDK, not our id.seq
+        yes = {"allow_once": ElicitResult(action="accept", content={"allow_once": True})}
+        done = await session.call_tool("kd_command", arguments, input_responses=yes,
+                                       request_state=first.request_state, allow_input_required=True)
+        assert isinstance(done, CallToolResult) and RAN in result_data(done)["output"], done
+        again = await session.call_tool("kd_command", arguments, input_responses=yes,
+                                        request_state=first.request_state, allow_input_required=True)
+        assert isinstance(again, InputRequiredResult), again  # asked anew, not run on the old yes
+        unanswered = await session.call_tool("kd_command", arguments, request_state=again.request_state,
+                                             allow_input_required=True)
+        assert isinstance(unanswered, InputRequiredResult)  # a retry without the answer: the same question
+        no = {"allow_once": ElicitResult(action="decline")}
+        refused = await session.call_tool("kd_command", arguments, input_responses=no,
+                                          request_state=unanswered.request_state, allow_input_required=True)
+        assert isinstance(refused, CallToolResult) and result_data(refused)["category"] == "policy_denied"
