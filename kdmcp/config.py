@@ -137,6 +137,13 @@ class Config(_Section):
     # has them): launch runs a program on the host; share_session opens a debugging server.
     allow_launch: bool = False
     allow_share: bool = False
+    # Starting a debugger on a process or the kernel of this host (attach_process, attach_local_kernel).
+    allow_attach: bool = False
+    allow_local_kernel: bool = False
+    # Under "standard", ask the person (MCP elicitation) before refusing a command only "full" may run.
+    ask: bool = True
+    # The directories open_dump may open (none: any path); relative to this file's directory.
+    dump_roots: list[str] = Field(default_factory=list)
     # Network locations a command's paths may name besides the Microsoft symbol server:
     # the team's symbol and source shares (\\server\share\...) and servers (https://...).
     network_roots: list[str] = Field(default_factory=list)
@@ -174,6 +181,12 @@ class Config(_Section):
             if not _ALLOW_COMMAND_RE.fullmatch(spec):
                 raise ValueError(f"allow_commands entry {spec!r} must be a command name and its options (-x, /x)")
         return value
+
+    @field_validator("dump_roots")
+    @classmethod
+    def _plain_roots(cls, value: list[str]) -> list[str]:
+        """Directories, each a plain path (``kdmcp.argvalues``: no quotes or control characters)."""
+        return [check_path(root) for root in value]
 
     @field_validator("symbol_path")
     @classmethod
@@ -259,7 +272,8 @@ def load_config(
 
 
 def _anchor_paths(config: Config, base: Path) -> Config:
-    """Make relative file paths relative to the config's directory, and expand ``~``.
+    """Make relative file paths (debuggers, ``state_file``, ``dump_roots``) relative to the config's
+    directory, and expand ``~``.
 
     A debugger given as a bare name (``kd.exe``) stays as is: discovery looks it up on PATH.
     ``C:\\...`` counts as absolute on every host, so a Windows config reads the same in tests.
@@ -278,8 +292,10 @@ def _anchor_paths(config: Config, base: Path) -> Config:
     debuggers = config.debuggers.model_copy(
         update={name: anchor(getattr(config.debuggers, name), bare_is_command=True) for name in ("kd", "cdb", "windbg")}
     )
+    roots = [anchor(root, bare_is_command=False) or root for root in config.dump_roots]
     return config.model_copy(
-        update={"debuggers": debuggers, "state_file": anchor(config.state_file, bare_is_command=False)}
+        update={"debuggers": debuggers, "state_file": anchor(config.state_file, bare_is_command=False),
+                "dump_roots": roots}
     )
 
 

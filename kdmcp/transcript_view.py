@@ -2,6 +2,12 @@
 
 ``cast`` writes an asciicast v2 file (replayable with ``asciinema play``): each tool call is
 typed at a ``kd-mcp>`` prompt and its result printed, at the pace the calls really took.
+
+Both are inert: every piece of text a record holds (a guest's DbgPrint, command output, tool
+arguments, names) goes through ``transcript_files.inert``, the rendering ``watch`` uses, so an
+escape sequence the guest printed (clipboard write, window title, hyperlink, clear screen) is
+shown as ``^[]52;…`` and never run by the terminal that plays the recording. The only escape
+sequences a ``.cast`` holds are this module's own colours.
 """
 
 from __future__ import annotations
@@ -16,6 +22,7 @@ from rich.table import Table
 from rich.text import Text
 
 from kdmcp.server.transcript import read_records
+from kdmcp.transcript_files import inert
 
 
 def _describe(record: dict[str, Any]) -> str:
@@ -38,6 +45,11 @@ def _describe(record: dict[str, Any]) -> str:
     return json.dumps({k: v for k, v in record.items() if k not in ("t", "kind")})
 
 
+def _lines(text: str, end: str = "\n") -> str:
+    """``text`` line by line through ``inert``, each line ended by ``end`` (a cast wants CR LF)."""
+    return "".join(inert(line) + end for line in text.splitlines())
+
+
 def _time(record: dict[str, Any]) -> float:
     """A record's ``t``; 0 where a hand-edited or foreign line has none (shown, not fatal)."""
     t = record.get("t")
@@ -47,15 +59,19 @@ def _time(record: dict[str, Any]) -> float:
 def show_transcript(path: str) -> int:
     records = read_records(path)
     # Text cells, not markup: a result reads "[unknown_session]", which markup would swallow.
-    table = Table(title=Text(f"{path} — {len(records)} records"))
+    table = Table(title=Text(inert(f"{path} — {len(records)} records")))
     table.add_column("time", justify="right")
     table.add_column("kind")
     table.add_column("what")
     t0 = _time(records[0]) if records else 0.0
     for record in records:
-        table.add_row(f"{_time(record) - t0:8.3f}", Text(str(record.get("kind"))), Text(_describe(record)))
+        table.add_row(f"{_time(record) - t0:8.3f}", Text(inert(str(record.get("kind")))),
+                      Text(_lines(_describe(record)).rstrip("\n")))
     Console().print(table)
     return 0
+
+
+CRLF = "\r\n"
 
 
 def cast_transcript(path: str, output: str) -> int:
@@ -64,17 +80,18 @@ def cast_transcript(path: str, output: str) -> int:
         sys.stderr.write(f"kd-mcp: error: {path} holds no transcript records\n")
         return 1
     t0 = _time(records[0])
-    header = {"version": 2, "width": 120, "height": 40, "timestamp": int(t0), "title": f"kd-mcp {Path(path).name}"}
+    header = {"version": 2, "width": 120, "height": 40, "timestamp": int(t0),
+              "title": inert(f"kd-mcp {Path(path).name}")}
     lines = [json.dumps(header)]
     for record in records:
         at = round(_time(record) - t0, 6)
         if record.get("kind") == "request":
-            text = f"\x1b[1mkd-mcp>\x1b[0m {_describe(record)}\r\n"
+            text = f"\x1b[1mkd-mcp>\x1b[0m {_lines(_describe(record), CRLF)}"
         elif record.get("kind") == "result":
-            body = str(record.get("text") or "").replace("\r\n", "\n").replace("\n", "\r\n")
-            text = f"{_describe(record)}\r\n{body}\r\n" if body else f"{_describe(record)}\r\n"
+            text = _lines(_describe(record), CRLF) + _lines(str(record.get("text") or ""), CRLF)
         elif record.get("kind") == "event":
-            text = f"\x1b[33m[{record.get('event')}] {record.get('session_id')} {record.get('text', '')}\x1b[0m\r\n"
+            said = _lines(f"[{record.get('event')}] {record.get('session_id')} {record.get('text', '')}", CRLF)
+            text = f"\x1b[33m{said.removesuffix(CRLF)}\x1b[0m{CRLF}"
         else:
             continue
         lines.append(json.dumps([at, "o", text]))

@@ -33,8 +33,9 @@ from kdmcp.engine.commands import validate
 from kdmcp.engine.kinds import KINDS
 from kdmcp.engine.launch import Flavor, Target, flavor_for
 from kdmcp.engine.results import StartResult as EngineStart
-from kdmcp.errors import ConfigError, DebuggerError, InvalidArgument, KdMcpError, NotConnected, PolicyDenied
+from kdmcp.errors import ConfigError, DebuggerError, InvalidArgument, KdMcpError, NotConnected
 from kdmcp.server import models
+from kdmcp.server.asking import settle
 from kdmcp.server.options import ServerOptions, demo_state
 from kdmcp.server.redaction import Redactor
 from kdmcp.server.transcript import Transcript
@@ -262,14 +263,16 @@ class KdMcpApp:
         return self.options.config.policy
 
     def enforce_policy(self, command: str, owner: str | None, session_id: str | None = None) -> None:
-        """Refuse a malformed line as such first, then anything the caller's profile denies."""
+        """Refuse a malformed line as such first, then anything the caller's profile denies and
+        the person, if asked, does not allow once."""
         problem = validate(command)
         if problem is not None:
             raise InvalidArgument(problem, session_id=session_id)
         roots = (*DEFAULT_NETWORK_ROOTS, *self.options.config.network_roots)
-        verdict = check(command, self.profile_for(owner), roots, tuple(self.options.config.allow_commands))
-        if not verdict.allowed:
-            raise PolicyDenied(verdict.message, session_id=session_id)
+        profile = self.profile_for(owner)
+        verdict = check(command, profile, roots, tuple(self.options.config.allow_commands))
+        if not verdict.allowed:  # refused, unless the person allows it once (docs/security.md, "Asking the human")
+            settle(self, command, verdict, profile, roots, owner, session_id)
 
     # --------------------------------------------------------------- output
 

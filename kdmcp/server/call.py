@@ -19,11 +19,12 @@ from typing import Any
 import anyio
 from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.tools import Tool as ServedTool
-from mcp_types import CallToolResult
+from mcp_types import CallToolResult, InputRequiredResult
 from pydantic import BaseModel, ValidationError
 
 from kdmcp.errors import InvalidArgument, KdMcpError
 from kdmcp.server.app import KdMcpApp
+from kdmcp.server.asking import FormAsker, asking_channel, asking_with, serve_in_rounds, within_call
 from kdmcp.server.mcp_server import KdMcpServer, owner_of
 from kdmcp.server.registry import TOOLS, Tool
 from kdmcp.server.render import from_exception, ok_result
@@ -157,8 +158,8 @@ async def invoke(ctx: Context[Any, Any] | None, fn: Callable[..., Any], argument
     outcome: list[Outcome] = []
     stop_progress = _every_second(ctx, call) if ctx is not None else None
     try:
-        await anyio.to_thread.run_sync(lambda: outcome.append(_caught(lambda: fn(call, **arguments))),
-                                       abandon_on_cancel=True)
+        await anyio.to_thread.run_sync(lambda: outcome.append(_caught(lambda: within_call(call, lambda: fn(
+            call, **arguments)))), abandon_on_cancel=True)
     except anyio.get_cancelled_exc_class():
         with anyio.CancelScope(shield=True):
             await anyio.to_thread.run_sync(call.cancelled)
@@ -177,10 +178,24 @@ def rendered(outcome: Outcome, app: KdMcpApp) -> CallToolResult:
     return ok_result(outcome, app.redactor, structured=app.options.structured)
 
 
-async def serve_call(ctx: Context[Any, Any] | None, fn: Callable[..., Any],
-                     arguments: dict[str, Any]) -> CallToolResult:
-    """A client's call: ``invoke``, then rendered."""
-    return rendered(await invoke(ctx, fn, arguments), app_of(ctx))
+async def serve_call(ctx: Context[Any, Any], fn: Callable[..., Any],
+                     arguments: dict[str, Any]) -> CallToolResult | InputRequiredResult:
+    """A client's call: ``invoke``, then rendered; a command its policy refuses may be put to the
+    person meanwhile (``asking.py``), by a request mid-call or in ``input_required`` rounds."""
+    app = app_of(ctx)
+    owner = owner_of(app.options, ctx.headers)
+    channel = asking_channel(ctx, app, owner)
+    if channel == "rounds":
+        return await serve_in_rounds(ctx, app, owner, lambda c: invoke(c, fn, arguments),
+                                     lambda outcome: rendered(outcome, app))
+    if channel == "none":
+        return rendered(await invoke(ctx, fn, arguments), app)
+    asker = FormAsker(ctx)
+    try:
+        with asking_with(asker):
+            return rendered(await invoke(ctx, fn, arguments), app)
+    finally:
+        asker.close()
 
 
 # --------------------------------------------------------------------- the tools as the SDK serves them
@@ -201,7 +216,7 @@ def _served(entry: Tool) -> ServedTool:
                                       structured_output=False)
     served.parameters = compact_schema(served.parameters)
 
-    async def answer(call: Context[Any, Any], **arguments: Any) -> CallToolResult:
+    async def answer(call: Context[Any, Any], **arguments: Any) -> CallToolResult | InputRequiredResult:
         return await serve_call(call, entry.fn, arguments)
 
     served.fn = answer

@@ -19,6 +19,8 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
+# A line safe to print: the one inert rendering every transcript reader uses.
+from kdmcp.transcript_files import inert as clean
 from kdmcp.watch.state import Call, SessionView, WatchState
 
 DEFAULT_LINES = 20  # console lines when the height is not the terminal's (--once, no --lines)
@@ -29,20 +31,6 @@ _DOT = " \u00b7 "
 # Rows the frame costs besides the console lines: the header panel (2 lines + border), the
 # sessions table (title, head, rule) and the calls table likewise, the console's border.
 _HEADER_ROWS, _TABLE_ROWS, _PANEL_ROWS = 4, 3, 2
-
-
-def _visible(ch: str) -> str:
-    if ch.isprintable():
-        return ch
-    code = ord(ch)
-    if code < 0x20 or code == 0x7F:
-        return "^" + chr(code ^ 0x40)  # caret notation, as a terminal echoes it: Ctrl+B is ^B
-    return f"\\u{code:04x}"
-
-
-def clean(line: str) -> str:
-    """A line safe to print: tabs expanded, every other control character made visible (``^[``)."""
-    return "\t".join("".join(map(_visible, part)) for part in line.split("\t")).expandtabs(8)
 
 
 def short_command_line(command_line: str) -> str:

@@ -22,7 +22,7 @@ import { parseArgs } from "node:util";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
+import { ElicitRequestSchema, ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
 
 const { values: opts } = parseArgs({
   options: {
@@ -120,6 +120,7 @@ async function expectError(t, name, args, wanted) {
     const [first, second] = outcome.result.content ?? [];
     got = ERROR_TEXT.exec(first?.type === "text" ? first.text : "")?.[1] ?? null;
     if (second?.type === "text") details = JSON.parse(second.text);
+    if (first?.type === "text") details = { ...details, message: first.text.replace(ERROR_TEXT, "") };
   }
   const ok = got !== null && categories.includes(got);
   if (check(`${t.label}: ${name} -> ${categories.join("|")}`, ok, describe(outcome))) {
@@ -141,6 +142,58 @@ async function expectRpcError(label, promise, code, words) {
 }
 
 const client_ = (t) => t.client;
+
+/** A client whose user answers each form elicitation with the next of `answers` (and is counted). */
+async function connectAsking(label, transport, answers) {
+  const client = new Client({ name: "kd-mcp-interop", version: "1.0.0" }, { capabilities: { elicitation: { form: {} } } });
+  const person = { asked: [], answers };
+  client.setRequestHandler(ElicitRequestSchema, async (request) => {
+    person.asked.push(request.params.message);
+    return person.answers.shift() ?? { action: "cancel" };
+  });
+  await client.connect(transport, REQUEST);
+  return { label, client, person };
+}
+
+// Asking the human (docs/security.md): a network path standard refuses for its class only.
+const ASKED_LINE = ".sympath \\\\evil\\share";
+const ASKED_RAN = "Symbol search path is: \\\\evil\\share";
+const ACCEPT = { action: "accept", content: { allow_once: true } };
+
+/** A standard client that declared form elicitation: asked, it runs once per yes; no is policy_denied. */
+async function asking(t) {
+  await expectOk(t, "start_from_state", { initial_break: true, timeout_s: 20 });
+  t.person.answers.push(ACCEPT, ACCEPT, { action: "decline" }, { action: "cancel" });
+  for (const round of [1, 2]) { // accepted: it runs, once; the same line asks again
+    const ran = await expectOk(t, "kd_command", { command: ASKED_LINE });
+    check(`${t.label}: accepted ${round}: the line ran once, asked ${round}`, String(ran.output).includes(ASKED_RAN)
+      && t.person.asked.length === round && t.person.asked[round - 1].includes(ASKED_LINE), JSON.stringify(ran));
+  }
+  for (const [answer, said] of [["decline", "declined"], ["cancel", "did not allow it"]]) {
+    const details = await expectError(t, "kd_command", { command: ASKED_LINE }, "policy_denied");
+    check(`${t.label}: ${answer} is refused`, String(details.message ?? "").includes(said), JSON.stringify(details));
+  }
+  const before = t.person.asked.length;
+  await expectOk(t, "kd_command", { command: "r" });
+  await expectError(t, "kd_command", { command: ".shell dir" }, "policy_denied");
+  check(`${t.label}: what standard allows, and what a person may not allow, is never asked`,
+    t.person.asked.length === before && before === 4, String(t.person.asked.length));
+  await expectOk(t, "stop_kd");
+}
+
+/** On a broken-in session of a client that may not be asked: read_only (never asked), or a
+ * standard client without the capability (told how to allow the line). */
+async function notAsked(t) {
+  const details = await expectError(t, "kd_command", { command: ASKED_LINE }, "policy_denied");
+  const message = String(details.message ?? "");
+  if (t.person) {
+    check(`${t.label}: read_only is never asked`, t.person.asked.length === 0 && message.includes("read_only"),
+      message);
+  } else {
+    check(`${t.label}: a client without elicitation is told how to allow it`,
+      message.includes("cannot ask its user") && message.includes("policy: full"), message);
+  }
+}
 
 async function connect(label, transport) {
   const client = new Client({ name: "kd-mcp-interop", version: "1.0.0" });
@@ -248,6 +301,7 @@ async function loop(t) {
   }
   await expectOk(t, "read_output", { output_id: out.output_id });
   await expectError(t, "kd_command", { command: ".shell dir" }, "policy_denied");
+  if (t.label === "stdio" || t.label === "http") await notAsked(t);
   await expectError(t, "kd_command", { command: "r\nk" }, "invalid_argument");
   await expectError(t, "read_output", { offset: 10 ** 9 }, "invalid_argument");
   await expectOk(t, "continue_go");
@@ -370,8 +424,8 @@ function stdioTransport(args) {
   });
 }
 
-async function withClient(label, transport, body) {
-  const t = await connect(label, transport);
+async function withClient(label, transport, body, answers = null) {
+  const t = answers === null ? await connect(label, transport) : await connectAsking(label, transport, answers);
   try {
     await body(t);
   } finally {
@@ -384,6 +438,8 @@ async function withClient(label, transport, body) {
 async function stdio() {
   const config = join(work, "full.yaml");
   writeFileSync(config, "policy: full\n");
+  const attach = join(work, "attach.yaml"); // standard, with attach_process switched on
+  writeFileSync(attach, "allow_attach: true\n");
   await Promise.all([
     withClient("stdio", stdioTransport(["--simulate"]), async (t) => {
       const listed = await listTools(t, ALL_TOOLS);
@@ -413,7 +469,8 @@ async function stdio() {
       await expectError(t, "start_kd", { port: 50005, key: KEY, timeout_s: 1.5 }, "not_connected");
     }),
     withClient("stdio kinds", stdioTransport(["--simulate", "--config", config]), kinds),
-    withClient("stdio run control", stdioTransport(["--simulate"]), runControl),
+    withClient("stdio run control", stdioTransport(["--simulate", "--config", attach]), runControl),
+    withClient("stdio asking", stdioTransport(["--simulate"]), asking, []),
     withClient("stdio --tools session", stdioTransport(["--simulate", "--tools", "session"]), async (t) => {
       const listed = await listTools(t, SESSION_GROUP);
       await expectError(t, "kd_command", { command: "r" }, "policy_denied");
@@ -493,7 +550,27 @@ async function kinds(t) {
 }
 
 async function http() {
-  await Promise.all([httpWide(), httpNarrow(), httpFull()]);
+  await Promise.all([httpWide(), httpNarrow(), httpFull(), httpAsking()]);
+}
+
+/** Over the listener, each client is asked by its own policy: standard is asked, read_only never. */
+async function httpAsking() {
+  const standard = `ask-${Math.random().toString(36).slice(2)}-${Date.now()}`;
+  const readOnly = `ro-${Math.random().toString(36).slice(2)}-${Date.now()}`;
+  const clients = join(work, "clients-asking.yaml");
+  writeFileSync(clients, `alice: {token: "${standard}", policy: standard}\nbob: {token: "${readOnly}", policy: read_only}\n`,
+    { mode: 0o600 });
+  const four = await listener(["--token-file", clients], {});
+  try {
+    await withClient("http asking", httpTransport(four.url, standard), asking, []);
+    await withClient("http asking read_only", httpTransport(four.url, readOnly), async (t) => {
+      await expectOk(t, "start_from_state", { initial_break: true, timeout_s: 20 });
+      await notAsked(t);
+      await expectOk(t, "stop_kd");
+    }, []);
+  } finally {
+    await four.stop();
+  }
 }
 
 async function httpFull() {

@@ -39,6 +39,14 @@ def test_typescript_sdk_client_reads_every_result(node: str, transport: str) -> 
     from tests.interop.test_compatibility_page import page_rows, page_script
 
     assert page_script().typescript_row(transport, summary) in page_rows(), "rerun scripts/compatibility_page.py"
+    # Asking the human (docs/security.md) as a TS client sees it: accept runs once and asks again,
+    # decline and cancel refuse, a client without elicitation is told how to allow the line.
+    asked = [f"ok   {transport} asking: accepted 2: the line ran once, asked 2",
+             f"ok   {transport} asking: decline is refused", f"ok   {transport} asking: cancel is refused",
+             f"ok   {transport}: a client without elicitation is told how to allow it"]
+    if transport == "http":  # per-client policy over the listener: read_only is never asked
+        asked.append("ok   http asking read_only: read_only is never asked")
+    assert [line for line in asked if line not in lines] == [], done.stdout
     if transport == "stdio":  # the categories the simulator can provoke, each seen by a TS client
         seen = set(summary["categories"])
         assert {"invalid_argument", "unknown_session", "capacity", "target_running", "not_connected", "busy",

@@ -70,7 +70,7 @@ async def test_the_inspection_tools_on_a_kernel(tmp_path: Path) -> None:
 
 
 async def test_the_inspection_tools_on_a_process_and_without_a_session(tmp_path: Path) -> None:
-    async with stdio_server(tmp_path) as call:
+    async with stdio_server(tmp_path, "allow_attach: true\n") as call:
         table = await call("decode_error", code="-1073741819")
         assert table["source"] == "table" and table["code"] == "0xc0000005" and table["severity"] == "error"
         win32 = await call("decode_error", code="0x80070005")

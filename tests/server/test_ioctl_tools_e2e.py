@@ -77,7 +77,7 @@ async def test_a_driver_without_a_device_control_routine_and_the_refusals(tmp_pa
 
 
 async def test_decode_ioctl_needs_no_session_and_ioctl_map_needs_a_kernel(tmp_path: Path) -> None:
-    async with stdio_server(tmp_path) as call:
+    async with stdio_server(tmp_path, "allow_attach: true\n") as call:
         d = await call("decode_ioctl", code="0x222003")
         assert d["ctl_code"] == "CTL_CODE(FILE_DEVICE_UNKNOWN, 0x800, METHOD_NEITHER, FILE_ANY_ACCESS)"
         assert d["device_type_name"] == "FILE_DEVICE_UNKNOWN" and d["vendor_function"] is True

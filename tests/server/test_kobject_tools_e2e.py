@@ -100,7 +100,7 @@ async def test_irp_decodes_the_pending_ioctl(tmp_path: Path) -> None:
 
 
 async def test_a_user_mode_session_is_refused(tmp_path: Path) -> None:
-    async with stdio_server(tmp_path) as call:
+    async with stdio_server(tmp_path, "allow_attach: true\n") as call:
         assert not (await call("attach_process", pid=1234))["_is_error"]
         try:
             for tool, args in (("driver_object", {"name": "myfault"}), ("irp", {"address": "1"}),

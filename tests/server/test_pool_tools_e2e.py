@@ -129,7 +129,7 @@ async def test_bad_arguments_are_refused_before_kd_sees_them(tmp_path: Path) -> 
 
 
 async def test_the_pool_and_pte_tools_are_refused_on_a_process(tmp_path: Path) -> None:
-    async with stdio_server(tmp_path) as call:
+    async with stdio_server(tmp_path, "allow_attach: true\n") as call:
         started = await call("attach_process", pid=1234, timeout_s=30)
         assert started["state"] == "broken", started
         try:

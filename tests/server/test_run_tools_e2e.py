@@ -191,7 +191,7 @@ async def test_a_deferred_breakpoint_resolves_when_its_module_loads(tmp_path):
 async def test_run_control_in_a_user_mode_process(tmp_path):
     # the simulated process's worker thread calls ucrtbase!malloc -> ntdll!RtlAllocateHeap first
     # after g (kdmcp/sim/world/user_activity.py)
-    async with stdio_server(tmp_path) as call:
+    async with stdio_server(tmp_path, "allow_attach: true\n") as call:
         attached = await call("attach_process", pid=1234)
         assert attached["state"] == "broken", attached
         bp = (await call("set_breakpoint", location="ntdll!RtlAllocateHeap"))["breakpoint"]

@@ -406,7 +406,7 @@ async def test_kernel_dump_processes_launch_and_local_kernel(tmp_path: Path) -> 
         # open_dump's refusals: categorised, naming the path argument, no traceback
         for bad, words in (
             (tmp_path / "absent.dmp", ("no such file",)),
-            (text, ("not a Windows crash dump",)),
+            (text, ("not a crash dump (unknown header",)),
             (tmp_path, ("directory",)),
             (Path("/dev/zero"), ("not a regular file",)),
         ):
@@ -436,35 +436,37 @@ async def test_kernel_dump_processes_launch_and_local_kernel(tmp_path: Path) -> 
 
 # The policy is the server's, whatever the transport (the full policy's launch is over stdio above):
 # the in-memory client, which starts no server process, is enough for each config.
-POLICIES: list[tuple[dict[str, Any], str | None, str | None]] = [
-    # config, what launch is denied for (None: it launches), what share_session is denied for
-    ({}, "allow_launch", "allow_share"),  # the default: standard, no switches
-    ({"allow_launch": True}, None, "allow_share"),
-    ({"allow_share": True}, "allow_launch", None),
-    ({"policy": "read_only", "allow_launch": True, "allow_share": True}, "read_only", "read_only"),
+SWITCHES = ("allow_launch", "allow_share", "allow_attach", "allow_local_kernel")
+POLICIES: list[dict[str, Any]] = [
+    {},  # the default: standard, no switches
+    *({switch: True} for switch in SWITCHES),
+    {"policy": "read_only", **{switch: True for switch in SWITCHES}},
+    {"policy": "full"},
 ]
 
 
-@pytest.mark.parametrize(
-    ("config", "launch_denied", "share_denied"), POLICIES, ids=["standard", "allow_launch", "allow_share", "read_only"]
-)
-async def test_launch_and_share_need_the_full_policy_or_their_switch(
-    config: dict[str, Any], launch_denied: str | None, share_denied: str | None
-) -> None:
+@pytest.mark.parametrize("config", POLICIES, ids=["standard", *SWITCHES, "read_only", "full"])
+async def test_the_host_powers_need_the_full_policy_or_their_switch(config: dict[str, Any]) -> None:
+    """launch, share_session, attach_process and attach_local_kernel: one rule (``_require_power``)."""
     async with in_memory(make_app(**config)) as client:
-        launched = result_data(await client.call_tool("launch", {"command_line": ["C:\\app.exe", "-x"]}))
-        if launch_denied is None:
-            assert launched["kind"] == "launched" and launched["state"] == "broken", launched
-        else:
-            assert launched["category"] == "policy_denied" and launch_denied in launched["message"], launched
-            assert "docs/security.md" in launched["message"]
-        attached = result_data(await client.call_tool("attach_process", {"pid": 4242}))
-        assert attached["state"] == "broken", attached
-        if share_denied is not None:  # sharing itself is the lead's end-to-end test
-            shared = result_data(await client.call_tool("share_session", {"session_id": attached["session_id"]}))
-            assert shared["category"] == "policy_denied" and share_denied in shared["message"], shared
-        kinds = sorted(s["kind"] for s in result_data(await client.call_tool("list_sessions", {}))["sessions"])
-        assert kinds == (["process"] if launch_denied else ["launched", "process"])
+        kd = result_data(await client.call_tool("start_from_state", {"initial_break": True}))
+        assert kd["state"] == "broken", kd
+        calls = {
+            "allow_launch": ("launch", {"command_line": ["C:\\app.exe", "-x"]}, "launched"),
+            "allow_share": ("share_session", {"session_id": kd["session_id"]}, None),
+            "allow_attach": ("attach_process", {"pid": 4242}, "process"),
+            "allow_local_kernel": ("attach_local_kernel", {}, "local_kernel"),
+        }
+        for switch, (name, arguments, kind) in calls.items():
+            got = result_data(await client.call_tool(name, arguments))
+            profile = config.get("policy", "standard")
+            if profile == "full" or (profile == "standard" and config.get(switch)):
+                assert "category" not in got, (name, got)
+                assert kind is None or got["kind"] == kind, got
+            else:
+                assert got["category"] == "policy_denied", (name, got)
+                assert (switch if profile == "standard" else "read_only") in got["message"], got
+                assert "docs/security.md" in got["message"]
 
 
 # ------------------------------------------------------------- found while writing these

@@ -147,7 +147,7 @@ async def test_handles_of_the_system_process(tmp_path: Path) -> None:
 async def test_a_user_mode_session_is_refused_a_kernel_list(tmp_path: Path) -> None:
     # cdb's dt is not the simulated process's (kdmcp/sim/world/cmd_types.py); handles on user mode
     # runs cdb's own !handle: tests/server/tools/lists/test_user_handles.py
-    async with stdio_server(tmp_path) as call:
+    async with stdio_server(tmp_path, "allow_attach: true\n") as call:
         attached = await call("attach_process", pid=1234)
         assert attached["state"] == "broken", attached
         try:

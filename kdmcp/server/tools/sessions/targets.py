@@ -34,6 +34,8 @@ from kdmcp.server.app import KdMcpApp
 from kdmcp.server.args import SessionId, Timeout
 from kdmcp.server.call import Call
 from kdmcp.server.registry import connects, starts, tool
+from kdmcp.server.tools.sessions.dump_roots import inside_roots
+from kdmcp.server.tools.sessions.process_tree import refuse_own_process
 from kdmcp.server.tools.sessions.shares import Shares, shared
 from kdmcp.server.tools.sessions.starting import started, waiting
 
@@ -46,7 +48,11 @@ SIGNATURES: dict[bytes, bool] = {b"PAGEDU64": True, b"PAGEDUMP": True, b"MDMP": 
 
 
 def dump_kind(path: str) -> bool:
-    """Whether the file at ``path`` is a kernel dump (True) or a user minidump (False), by its header."""
+    """Whether the file at ``path`` is a kernel dump (True) or a user minidump (False), by its header.
+
+    Any other file is refused without a byte of it: the error reaches the client, and the file
+    may be anything the server can read (a key file starts ``AKIA…``, a token file ``ghp_…``).
+    """
     try:
         head = read_regular_file(path, 8, head=True)
     except FileNotFoundError:
@@ -56,8 +62,8 @@ def dump_kind(path: str) -> bool:
     for signature, kernel in SIGNATURES.items():
         if head.startswith(signature):
             return kernel
-    raise InvalidArgument(f"path: not a Windows crash dump (it starts {head[:8]!r}; a kernel dump starts "
-                          "PAGEDU64 or PAGEDUMP, a user minidump MDMP)")
+    raise InvalidArgument("path: not a crash dump (unknown header; a kernel dump starts PAGEDU64 or PAGEDUMP, "
+                          "a user minidump MDMP)")
 
 
 @tool("session", starts("Open a crash dump"))
@@ -69,6 +75,8 @@ def open_dump(
     """Open a crash dump (kernel or user) and summarise it."""
     waiting(call, "opening the dump", timeout_s)
     path = os.path.abspath(argv_value("path", path, check_path))
+    if call.app.options.config.dump_roots:
+        path = inside_roots(path, call.app.options.config.dump_roots)
     kernel = dump_kind(path)
     session, result = call.app.start_session(DumpTarget(path=path, kernel=kernel), initial_break=False,
                                              timeout_s=timeout_s, cancel=call.cancel, owner=call.owner)
@@ -104,8 +112,10 @@ def attach_process(
     noninvasive: Annotated[bool, Field(description='-pv: read only')] = False,
     timeout_s: Timeout = None,
 ) -> models.StartResult:
-    """Attach cdb to a running process (stop_kd detaches)."""
+    """Attach cdb to a running process (policy full or allow_attach; never kd-mcp's own). stop_kd detaches."""
     waiting(call, "attaching", timeout_s)
+    _require_power(call.app, call.owner, "attach_process", "allow_attach", "debugs a process of this host")
+    refuse_own_process(pid, (info.pid for info in call.app.manager.all_infos() if info.pid is not None))
     return started(call, ProcessTarget(pid=pid, noninvasive=noninvasive), initial_break=True, timeout_s=timeout_s)
 
 
@@ -126,8 +136,10 @@ def launch(
 
 @tool("session", starts("Debug this machine's kernel"))
 def attach_local_kernel(call: Call, timeout_s: Timeout = None) -> models.StartResult:
-    """kd -kl: this machine's kernel, live."""
+    """kd -kl: this machine's kernel, live (policy full or allow_local_kernel)."""
     waiting(call, "starting kd -kl", timeout_s)
+    _require_power(call.app, call.owner, "attach_local_kernel", "allow_local_kernel",
+                   "reads and writes this host's kernel memory")
     return started(call, LocalKernelTarget(), initial_break=False, timeout_s=timeout_s)
 
 
@@ -202,14 +214,21 @@ def share_session(call: Call, session_id: SessionId = None) -> models.ShareResul
     )
 
 
-def _require_power(app: KdMcpApp, owner: str | None, tool: str, name: Literal["allow_launch", "allow_share"],
-                   does: str) -> None:
-    """``launch`` and ``share_session`` need the full policy, or standard with their config switch ``name``."""
+Power = Literal["allow_launch", "allow_share", "allow_attach", "allow_local_kernel"]
+
+
+def _require_power(app: KdMcpApp, owner: str | None, tool: str, name: Power, does: str) -> None:
+    """The one rule of the tools that act on this host beyond any debugger command (``launch``,
+    ``share_session``, ``attach_process``, ``attach_local_kernel``): the caller's policy is full,
+    or standard with the config switch ``name`` on. A listener client is never given a power by
+    a switch (the config is the stdio client's): its own policy in the token file must be full."""
     profile = app.profile_for(owner)
-    if profile == "full" or (profile == "standard" and getattr(app.options.config, name)):
+    listener = app.options.clients is not None
+    if profile == "full" or (profile == "standard" and not listener and getattr(app.options.config, name)):
         return
-    raise PolicyDenied(f"{tool} {does}: it needs the full policy, or standard with {name}: true in the config "
-                       f"(this caller's policy is {profile}; docs/security.md)")
+    how = ("a token-file entry with policy: full" if listener
+           else f"the full policy, or standard with {name}: true in the config")
+    raise PolicyDenied(f"{tool} {does}: it needs {how} (this caller's policy is {profile}; docs/security.md)")
 
 
 def _free_loopback_port() -> int:
