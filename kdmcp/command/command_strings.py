@@ -37,6 +37,7 @@ from kdmcp.command.tables import (
     _FILE_WRITE,
     _HOST_FILE_READ,
     _MEMORY_WRITE,
+    _OUTPUT_CONTROL,
     _READ,
     _SETTINGS_CHANGE,
     _SINGLE_WORD_RE,
@@ -139,7 +140,9 @@ def alias_command(w: Walker, piece: str, source: str) -> None:
     name = m.group("name")
     problem = alias_name_refusal(name)
     if problem is not None:
-        w.add(piece, _UNKNOWN, problem)
+        # output_control, as .outmask: the alias can take from the engine the output it reads (its
+        # ".echo <marker>" line), so no one may allow it once (kdmcp/server/asking.py); only full runs it
+        w.add(piece, _OUTPUT_CONTROL, problem)
     value = m.group("value") or ""
     if source.startswith("aS") and value.strip().startswith('"'):
         stripped = value.strip()

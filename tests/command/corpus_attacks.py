@@ -363,29 +363,31 @@ SETTINGS_CHANGES: list[Base] = [
 # ------------------------------------------------------------------ aliases that change what a word means
 # "aS Name EquivalentPhrase": kd replaces Name wherever it is a word of a later command line,
 # so a name that is a command word rewrites that command -- .echo is the engine's completion marker.
+# kd-mcp classes such a definition output_control: like .outmask it can take from the engine the
+# output it reads, so it is never put to the person (kdmcp/server/asking.py), only run under full.
 ALIASES: list[Base] = [
-    _deny("aS .echo r", C.SETTINGS_CHANGE, ISSUE, C.UNKNOWN),
-    _deny("aS lm g", C.SETTINGS_CHANGE, ISSUE, C.UNKNOWN),
-    _deny("aS k gh", C.SETTINGS_CHANGE, ISSUE, C.UNKNOWN),
-    _deny("as k g", C.SETTINGS_CHANGE, _ALIAS, C.UNKNOWN),
-    _deny("aS r gu", C.SETTINGS_CHANGE, _ALIAS, C.UNKNOWN),
-    _deny("aS bl g", C.SETTINGS_CHANGE, _ALIAS, C.UNKNOWN),
-    _deny("aS dx g", C.SETTINGS_CHANGE, _ALIAS, C.UNKNOWN),
-    _deny("aS x g", C.SETTINGS_CHANGE, _ALIAS, C.UNKNOWN),
-    _deny("aS lmvm g", C.SETTINGS_CHANGE, _ALIAS, C.UNKNOWN),
-    _deny("aS .reload g", C.SETTINGS_CHANGE, _ALIAS, C.UNKNOWN),
-    _deny("aS .block g", C.SETTINGS_CHANGE, _ALIAS, C.UNKNOWN),
-    _deny("aS .printf gh", C.SETTINGS_CHANGE, _ALIAS, C.UNKNOWN),
-    _deny("aS !process g", C.SETTINGS_CHANGE, _ALIAS, C.UNKNOWN),
-    _deny("aS .ECHO r", C.SETTINGS_CHANGE, _ALIAS, C.UNKNOWN),
-    _deny("aS /x .echo 1", C.SETTINGS_CHANGE, _ALIAS, C.UNKNOWN),
-    _deny("aS .echo .echo", C.SETTINGS_CHANGE, _ALIAS, C.UNKNOWN),
-    _deny("as .echo k", C.SETTINGS_CHANGE, _ALIAS, C.UNKNOWN),
+    _deny("aS .echo r", C.SETTINGS_CHANGE, ISSUE, C.UNKNOWN, C.OUTPUT_CONTROL),
+    _deny("aS lm g", C.SETTINGS_CHANGE, ISSUE, C.UNKNOWN, C.OUTPUT_CONTROL),
+    _deny("aS k gh", C.SETTINGS_CHANGE, ISSUE, C.UNKNOWN, C.OUTPUT_CONTROL),
+    _deny("as k g", C.SETTINGS_CHANGE, _ALIAS, C.UNKNOWN, C.OUTPUT_CONTROL),
+    _deny("aS r gu", C.SETTINGS_CHANGE, _ALIAS, C.UNKNOWN, C.OUTPUT_CONTROL),
+    _deny("aS bl g", C.SETTINGS_CHANGE, _ALIAS, C.UNKNOWN, C.OUTPUT_CONTROL),
+    _deny("aS dx g", C.SETTINGS_CHANGE, _ALIAS, C.UNKNOWN, C.OUTPUT_CONTROL),
+    _deny("aS x g", C.SETTINGS_CHANGE, _ALIAS, C.UNKNOWN, C.OUTPUT_CONTROL),
+    _deny("aS lmvm g", C.SETTINGS_CHANGE, _ALIAS, C.UNKNOWN, C.OUTPUT_CONTROL),
+    _deny("aS .reload g", C.SETTINGS_CHANGE, _ALIAS, C.UNKNOWN, C.OUTPUT_CONTROL),
+    _deny("aS .block g", C.SETTINGS_CHANGE, _ALIAS, C.UNKNOWN, C.OUTPUT_CONTROL),
+    _deny("aS .printf gh", C.SETTINGS_CHANGE, _ALIAS, C.UNKNOWN, C.OUTPUT_CONTROL),
+    _deny("aS !process g", C.SETTINGS_CHANGE, _ALIAS, C.UNKNOWN, C.OUTPUT_CONTROL),
+    _deny("aS .ECHO r", C.SETTINGS_CHANGE, _ALIAS, C.UNKNOWN, C.OUTPUT_CONTROL),
+    _deny("aS /x .echo 1", C.SETTINGS_CHANGE, _ALIAS, C.UNKNOWN, C.OUTPUT_CONTROL),
+    _deny("aS .echo .echo", C.SETTINGS_CHANGE, _ALIAS, C.UNKNOWN, C.OUTPUT_CONTROL),
+    _deny("as .echo k", C.SETTINGS_CHANGE, _ALIAS, C.UNKNOWN, C.OUTPUT_CONTROL),
     # words the typed tools send
-    _deny("aS .lastevent g", C.SETTINGS_CHANGE, _ALIAS, C.UNKNOWN),
-    _deny("aS vertarget g", C.SETTINGS_CHANGE, _ALIAS, C.UNKNOWN),
-    _deny("aS dps gh", C.SETTINGS_CHANGE, _ALIAS, C.UNKNOWN),
-    _deny('aS u ".pcmd -s g"', C.SETTINGS_CHANGE, _ALIAS, C.UNKNOWN),
+    _deny("aS .lastevent g", C.SETTINGS_CHANGE, _ALIAS, C.UNKNOWN, C.OUTPUT_CONTROL),
+    _deny("aS vertarget g", C.SETTINGS_CHANGE, _ALIAS, C.UNKNOWN, C.OUTPUT_CONTROL),
+    _deny("aS dps gh", C.SETTINGS_CHANGE, _ALIAS, C.UNKNOWN, C.OUTPUT_CONTROL),
+    _deny('aS u ".pcmd -s g"', C.SETTINGS_CHANGE, _ALIAS, C.UNKNOWN, C.OUTPUT_CONTROL),
 ]
 
 # ------------------------------------------------------------------ other host processes, and the debugger's own time

@@ -89,7 +89,9 @@ def test_a_call_cancelled_while_asking_is_refused_whatever_the_answer() -> None:
     assert "did not allow it" in str(_settle(NET, person=Person("accept"), call=call))
 
 
-@pytest.mark.parametrize("line", [".shell dir", ".outmask- 0xffff", f"{NET}; .shell dir", f"{NET}; .outmask- 0xffff"])
+# aliases named like a command word: "aS .echo r" would rewrite the engine's completion marker
+@pytest.mark.parametrize("line", [".shell dir", ".outmask- 0xffff", f"{NET}; .shell dir", f"{NET}; .outmask- 0xffff",
+                                  "aS .echo r", "aS lm g", f"{NET}; aS k gh"])
 def test_what_a_person_may_not_allow_is_refused_without_asking(line: str) -> None:
     person = Person("accept")
     message = _settle(line, person=person)
