@@ -16,11 +16,19 @@ EventKind = Literal[
     "waiting_for_target",
     "break_in",
     "breakpoint",
-    "exception",
-    "bugcheck",
+    "exception",  # code, first_chance; stopped says whether the target stopped there or went on
+    "bugcheck",  # stays the stop's reason through the "Break instruction exception" kd prints after it
     # the target stopped with no reason line: a step (p/t), a return (gu) or g ADDRESS ended
     # there; the text is the new location and its instruction (engine/step_stop.py)
     "step",
+    # cdb's "ModLoad:" lines (while the debuggee runs and at its start), "Last event: Load module"
+    # (an sx filter's .lastevent), a stop at nt!DebugService2+0x5 (kd's sxe ld): module, base, end
+    "module_load",
+    "module_unload",  # "Unload module X at BASE", "Last event: Unload module"
+    # cdb's exit-process stop (at ntdll!NtTerminateProcess+0x14), "Last event: ... Exit process",
+    # or the first "No runnable debuggees": the debuggee is gone
+    "process_exit",
+    "thread_exit",  # an exit-thread stop (sxe et: at ntdll!NtTerminateThread), "Exit thread"
     "reboot",
     "reconnecting",
     "transport_lost",
@@ -44,3 +52,13 @@ class DebuggerEvent(BaseModel):
     breakpoint: int | None = None
     code: str | None = None  # bugcheck or exception code, "0x..." lower case
     truncated: bool = False
+    # exceptions: first chance (True), second chance (False), or kd does not say (None)
+    first_chance: bool | None = None
+    # the stop's reason: set on this event when the prompt that ends the stop arrives, so an
+    # exception the target handled (a first-chance C++ exception) or a module it loaded while
+    # running stays False: the target went on
+    stopped: bool = False
+    module: str | None = None  # module events: the image as kd names it
+    base: str | None = None  # module events: where it starts ("fffff806`30580000")
+    module_end: str | None = None  # module_load from "ModLoad:": where it ends
+    note: str | None = None  # what the event means for the session (e.g. breakpoints to re-arm)
