@@ -317,6 +317,18 @@ class DebuggerSession(Stopping):
                     f"the debugger exited during the command (code {self.exit_code})",
                     session_id=self.session_id, state=self.state, exit_code=self.exit_code,
                 )
+            if not done and machine.adopt_prompt():
+                # kd came back (the marker) but ended with a prompt of a shape nobody knew: it is
+                # known now, so the session is usable; the command still says what happened
+                self._cond.notify_all()
+                end = pending.hit.output_end if pending.hit is not None else end
+                text, truncated = self._command_text(start, end, command, marker)
+                raise CommandTimeout(
+                    f"no known prompt after {timeout:g}s: kd ended with {machine.prompt.text if machine.prompt else ''!r}"
+                    ", taken as its prompt from now on; the output is what kd printed",
+                    session_id=self.session_id, state=self.state, partial_output=text,
+                    output_offset=start, output_end=end,
+                )
             if not done:
                 raise CommandTimeout(
                     f"no prompt after {timeout:g}s: the command may still be running; "
