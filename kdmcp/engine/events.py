@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from kdmcp.session_state import SessionState
 
@@ -52,13 +52,12 @@ class DebuggerEvent(BaseModel):
     breakpoint: int | None = None
     code: str | None = None  # bugcheck or exception code, "0x..." lower case
     truncated: bool = False
-    # exceptions: first chance (True), second chance (False), or kd does not say (None)
-    first_chance: bool | None = None
-    # the stop's reason: set on this event when the prompt that ends the stop arrives, so an
-    # exception the target handled (a first-chance C++ exception) or a module it loaded while
-    # running stays False: the target went on
-    stopped: bool = False
-    module: str | None = None  # module events: the image as kd names it
-    base: str | None = None  # module events: where it starts ("fffff806`30580000")
-    module_end: str | None = None  # module_load from "ModLoad:": where it ends
-    note: str | None = None  # what the event means for the session (e.g. breakpoints to re-arm)
+    first_chance: bool | None = Field(
+        default=None, description="exceptions: first chance (true) or second (false); null where kd does not say")
+    # Set when the prompt that ends the stop arrives (the newest reason-capable event of the run), so
+    # an exception the target handled or a module it loaded while running stays false.
+    stopped: bool = Field(default=False, description="this event was the stop's reason; false: the target went on")
+    module: str | None = Field(default=None, description="module events: the image as kd names it")
+    base: str | None = Field(default=None, description="module events: its base address")
+    module_end: str | None = Field(default=None, description="module_load from ModLoad: where the image ends")
+    note: str | None = Field(default=None, description="what the event means for the session")

@@ -303,8 +303,8 @@ class SessionMachine:
         stop; another event line or target output mean it was only reported and the target runs on
         (a first-chance C++ exception its program handles). Undecided until that line is whole."""
         text = self._unattributed[: max(0, limit - self._attributed)]
-        for line in text.split(b"\n")[:-1]:
-            line = line.strip(b" \t\r\x03")
+        for raw in text.split(b"\n")[:-1]:
+            line = raw.strip(b" \t\r\x03")
             if not line:
                 continue
             self._pending_exception = False

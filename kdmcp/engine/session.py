@@ -323,9 +323,10 @@ class DebuggerSession(Stopping):
                 self._cond.notify_all()
                 end = pending.hit.output_end if pending.hit is not None else end
                 text, truncated = self._command_text(start, end, command, marker)
+                shape = machine.prompt.text if machine.prompt else ""
                 raise CommandTimeout(
-                    f"no known prompt after {timeout:g}s: kd ended with {machine.prompt.text if machine.prompt else ''!r}"
-                    ", taken as its prompt from now on; the output is what kd printed",
+                    f"no known prompt after {timeout:g}s: kd ended with {shape!r}, taken as its prompt from "
+                    "now on; the output is what kd printed",
                     session_id=self.session_id, state=self.state, partial_output=text,
                     output_offset=start, output_end=end,
                 )

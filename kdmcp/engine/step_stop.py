@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["HELD_LINES", "held_start", "stop_line", "step_location"]
+__all__ = ["HELD_LINES", "held_start", "step_location", "stop_line"]
 
 HELD_LINES = 24  # a register block is 8-10 lines (x64), then the location and the instruction
 
