@@ -5,8 +5,7 @@ this module is kd-mcp's ``Expecter``. It decides what the debugger's bytes mean 
 state, the prompt, the events and their sequence, marker completion, connect-banner
 skipping, DbgPrint attribution, the go echo, the exit — and nothing else: no threads, no
 console, no sleeping (the wall clock stamping events is passed in). ``DebuggerSession``
-holds the console, the threads and the lock, feeds every byte it stores here, and wakes its
-waiters. docs/architecture.md, "The engine", describes the split.
+feeds it every byte it stores. docs/architecture.md, "The engine", describes the split.
 """
 
 from __future__ import annotations
@@ -19,7 +18,8 @@ from dataclasses import dataclass
 
 from kdmcp.engine.events import EVENT_TEXT_LIMIT, DebuggerEvent, EventKind, SessionState
 from kdmcp.engine.recognizer import EventHit, MarkerHit, StreamRecognizer
-from kdmcp.engine.step_stop import held_start, step_location, stop_line
+from kdmcp.engine.step_stop import held_start, step_location
+from kdmcp.engine.stop_rules import AutoCommands, exception_stopped, location_kind
 from kdmcp.errors import DebuggerExited, KdMcpError, NotConnected, SessionBusy, TargetRunning
 from kdmcp.parse.prompt import Prompt
 from kdmcp.secret import Secret, redact
@@ -29,24 +29,12 @@ __all__ = ["PendingMarker", "SessionMachine", "Transition"]
 _STOP_EVENTS = {"break_in", "breakpoint", "bugcheck", "exception"}
 # Target output before these lines is DbgPrint; before a (re)connect line it is kd's own.
 _ATTRIBUTED_BEFORE = _STOP_EVENTS | {"reboot", "transport_lost", "module_load", "module_unload", "last_event",
-                                     "kd_own", "no_debuggees"}
+                                     "kd_own", "no_debuggees", "go_refused"}
 _ENDS_BANNER = _STOP_EVENTS | {"reboot", "transport_lost"}
 # Events that can be a stop's reason: the newest of them when the stop's prompt arrives is marked
 # ``stopped`` (a module load or first-chance exception the target went on after is not the newest).
 _REASONS = {"break_in", "breakpoint", "bugcheck", "exception", "step", "module_load", "module_unload",
             "process_exit", "thread_exit"}
-# A stop with no reason line, by where it is (its location line): cdb's exit-process and exit-thread
-# stops (fixtures/sessions: aiblog, sincon), kd's module-load stop (sxe ld; fixtures/sessions:
-# kernel-boot-debug, break-on-module-load)
-_LOCATION_KINDS: tuple[tuple[bytes, EventKind], ...] = (
-    (b"ntdll!NtTerminateProcess+", "process_exit"), (b"ntdll!ZwTerminateProcess+", "process_exit"),
-    (b"ntdll!NtTerminateThread+", "thread_exit"), (b"ntdll!ZwTerminateThread+", "thread_exit"),
-    (b"nt!DebugService2+", "module_load"),
-)
-# After a first-chance exception that stops, cdb prints these before the registers; an exception
-# followed by anything else (another event, target output) was only reported: the target went on.
-_EXCEPTION_STOP_LINES = (b"First chance exceptions are reported", b"This exception may be expected",
-                         b"*** WARNING", b"*** ERROR", b"*** Unable")
 _REARM = "the target rebooted: breakpoints set before it may need re-arming (bl lists them)"
 _TARGET_GONE: set[EventKind] = {"reboot", "transport_lost", "reconnecting", "waiting_for_target"}
 _UPTIME = b"System Uptime:"
@@ -116,6 +104,8 @@ class SessionMachine:
         self._rebooted = False
         self._candidate_prompt: bytes | None = None  # a prompt shape seen before a marker (pipes)
         self.rearm_breakpoints = False  # set by a reconnect after a reboot
+        self._auto = AutoCommands()  # event filters and breakpoints whose commands resume the target
+        self._command_output = False  # such a command's output is being printed: not DbgPrint
         # DbgPrint attribution: bytes from ``_attributed`` to ``end`` are not yet assigned to an
         # event or skipped; while the target runs this holds at most the unterminated last line.
         self._attributed = 0
@@ -162,8 +152,11 @@ class SessionMachine:
         self._marker_count += 1
         return self._marker_prefix + str(self._marker_count).encode()
 
-    def command_sent(self, marker: bytes) -> PendingMarker:
-        """An immediate command and ``.echo <marker>`` are about to be written: the session is busy."""
+    def command_sent(self, marker: bytes, command: str | None = None) -> PendingMarker:
+        """An immediate command and ``.echo <marker>`` are about to be written: the session is busy.
+        ``command``: the line, for the event filters and breakpoints it sets (``AutoCommands``)."""
+        if command:
+            self._auto.learn(command)
         self._rec.reset_line()
         pending = PendingMarker(marker)
         self._markers[marker] = pending
@@ -193,15 +186,16 @@ class SessionMachine:
         self._rec.reset_line()
         return marker
 
-    def go_sent(self, echo: bytes | None, *, step: bool = False) -> None:
+    def go_sent(self, echo: bytes | None, *, step: bool = False, command: str | None = None) -> None:
         """A go-class line is about to be written: the target runs (``echo``: what the console echoes).
-
-        ``step``: the line steps or traces (``p``, ``t 5``): what kd prints until its prompt is the
-        steps' registers and locations (many for a count), the last of them the ``step`` event.
-        """
+        ``step``: it steps or traces (``p``, ``t 5``): kd prints the steps' registers and locations
+        until its prompt, the last of them the ``step`` event."""
+        if command:
+            self._auto.learn(command)
         self._rec.reset_line()
         self.state = SessionState.running
         self._stopping = False
+        self._command_output = False
         self._stepping = step
         self.prompt = None
         self._go_echo = echo
@@ -258,10 +252,9 @@ class SessionMachine:
         return self._out
 
     def adopt_prompt(self) -> bool:
-        """A command timed out after its marker came back with no known prompt after it: take the
-        short unterminated line kd ended with as its prompt (and know it from now on), so the
-        session is usable again. False when there is nothing to adopt (no marker yet: kd may
-        still be working, and break-in is the way out)."""
+        """A command timed out after its marker came back with no known prompt after it: the short
+        unterminated line kd ended with is its prompt from now on, so the session is usable again.
+        False when there is nothing to adopt (no marker yet: kd may still work; break in)."""
         waiting = [m for m in self._markers.values() if not m.done]
         tail = self._rec.tail
         offset = self._rec.open_line_start
@@ -298,22 +291,13 @@ class SessionMachine:
         self._pending_exception = False
 
     def _settle_exception(self, limit: int, *, event_next: bool) -> None:
-        """Decide whether the exception line just seen stopped the target, from the first line after
-        it (up to ``limit``): cdb's first-chance notice or a stop's register/location lines mean a
-        stop; another event line or target output mean it was only reported and the target runs on
-        (a first-chance C++ exception its program handles). Undecided until that line is whole."""
-        text = self._unattributed[: max(0, limit - self._attributed)]
-        for raw in text.split(b"\n")[:-1]:
-            line = raw.strip(b" \t\r\x03")
-            if not line:
-                continue
+        """Did the exception line just seen stop the target? Decided by the line after it, up to
+        ``limit`` (``stop_rules.exception_stopped``); the target going on makes what follows its
+        output again (a first-chance C++ exception its program handles)."""
+        verdict = exception_stopped(self._unattributed[: max(0, limit - self._attributed)], event_next=event_next)
+        if verdict is not None:
             self._pending_exception = False
-            if not (line.startswith(_EXCEPTION_STOP_LINES) or stop_line(line)):
-                self._stopping = False  # the target went on: what follows is its output again
-            return
-        if event_next:
-            self._pending_exception = False
-            self._stopping = False
+            self._stopping = self._stopping and verdict
 
     def _attributing(self) -> bool:
         return self.state == SessionState.running and not self._stopping and not self._stepping
@@ -334,6 +318,9 @@ class SessionMachine:
         version block, ending with "System Uptime:"; that is the connection, not DbgPrint.
         """
         if upto <= self._attributed:
+            return
+        if self._command_output:
+            self._skip_to(upto)  # an event filter's or breakpoint's command printing: the stop's output
             return
         if self._in_connect_banner:
             text = self._unattributed[: upto - self._attributed]
@@ -368,13 +355,10 @@ class SessionMachine:
         return self._attributed + held_start(self._unattributed[: upto - self._attributed])
 
     def _stop_at_prompt(self, upto: int, *, target_output: bool) -> None:
-        """A prompt at ``upto`` ended a run that no stop line announced: the held lines before it
-        are a ``step`` event when they end in a location and its instruction. ``target_output``:
-        what came before them is the target's (DbgPrint); after a step line it is kd's own.
-
-        After a go, where the stop is can say why: cdb's exit-process stop, kd's module-load stop
-        (``_LOCATION_KINDS``); a stop right after a ``ModLoad:`` line (cdb's sxe ld) or a
-        ``.lastevent`` load line is that module event's."""
+        """A prompt at ``upto`` ended a run no stop line announced: the held lines before it are a
+        ``step`` event when they end in a location and its instruction -- or, after a go, the event
+        its place names (``stop_rules.location_kind``), or the module event right before it (cdb's
+        sxe ld). ``target_output``: what came before is the target's; after a step line, kd's."""
         held = self._held_from(upto)
         location = step_location(self._unattributed[held - self._attributed : upto - self._attributed])
         if target_output:
@@ -382,7 +366,7 @@ class SessionMachine:
         if location is not None:
             kind: EventKind = "step"
             if target_output:
-                kind = next((k for prefix, k in _LOCATION_KINDS if location.startswith(prefix)), "step")
+                kind = location_kind(location) or "step"  # type: ignore[assignment]
             reason = self._run_reason
             if (target_output and kind in ("step", "module_load") and reason is not None
                     and reason.kind in ("module_load", "module_unload") and reason.seq == self.seq):
@@ -405,6 +389,8 @@ class SessionMachine:
             return  # an intermediate prompt: the command's marker is still to come
         self._markers.clear()
         self._candidate_prompt = None
+        self._command_output = False
+        self._connected_once = self._connected_once or prompt.mode == "kernel"
         self._stopping = False
         self._stepping = False
         self._pending_exception = False
@@ -428,6 +414,10 @@ class SessionMachine:
             return  # kd's own line (a typed .lastevent answers a command): no event, no DbgPrint
         if hit.kind == "break_in" and self._run_bugcheck:
             return  # the break kd prints after "*** Fatal System Error": the bugcheck stays the reason
+        if hit.kind in ("no_debuggees", "go_refused") and self.state == SessionState.running:
+            self._stopping = True  # kd refused the go: what it prints up to its prompt is its own
+        if hit.kind == "go_refused":
+            return
         if hit.kind == "no_debuggees":
             if self._process_exited:
                 return
@@ -470,6 +460,10 @@ class SessionMachine:
                 self._stopping = True
                 self._pending_exception = kind == "exception" and not self._stepping
             self._run_bugcheck = self._run_bugcheck or kind == "bugcheck"
+        self._command_output = (self.state == SessionState.running
+                                and self._auto.resumes_after(kind, hit.code, hit.number))
+        if self._command_output:  # its command string prints, then resumes the target: no prompt comes
+            self._stopping = self._pending_exception = False
         if kind in _TARGET_GONE and self.busy_command:
             # The command's marker will not come back before the target does.
             self.busy_command = False

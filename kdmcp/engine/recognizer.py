@@ -62,14 +62,22 @@ _EVENT_RE = re.compile(
     # start-up lines after "CommandLine:" (the symbol path and its validation summary)
     rb"|(?P<kd_own>KDTARGET: Refreshing KD connection|[ \t]+debugger time: |Symbol search path is: "
     rb"|Executable search path is:|\*+ (?:Symbol )?Path validation summary \*+"
-    rb"|Response\s+Time \(ms\)\s+Location|Deferred\s{2,}\S)"
+    rb"|Response\s+Time \(ms\)\s+Location|(?:Deferred|OK|Failed)\s{3,}\S"
+    rb"|WARNING: (?:Whitespace at start of path element|Path element is empty|Non-directory path: )"
+    # cdb's NatVis lines at start and quit, its box about shadow stacks (video-editor-cdb-logopen)
+    rb"|NatVis script (?:successfully loaded|unloaded) from '|\+-{60,}\+\r?$|\|.{60,}\|\r?$"
+    rb"|bp\d+ at \S+ failed)"
+    # A go that kd refuses: it prints why and comes back to its prompt; the target never ran
+    # (jedichou-cdb-g-bp-failed: "Unable to insert breakpoint 0 at 00da0001, Win32 error 0n998")
+    rb"|(?P<go_refused>Unable to insert breakpoint \d+ at )"
     # "No runnable debuggees error in 'g'" (kd marks the failing word with a "^" line first)
     rb"|(?P<no_debuggees>[ \t]*(?:\^ )?No runnable debuggees)"
     rb")[^\r\n]*)",
     re.MULTILINE,
 )
 _EVENT_KINDS = ("break_in", "breakpoint", "bugcheck", "exception", "reboot", "waiting", "connected", "launched",
-                "joined", "transport_lost", "module_load", "module_unload", "last_event", "kd_own", "no_debuggees")
+                "joined", "transport_lost", "module_load", "module_unload", "last_event", "kd_own", "no_debuggees",
+                "go_refused")
 _KEYWORDS = (
     b" - code ",  # "Break instruction exception - code", "(pid.tid): Access violation - code"
     b"Breakpoint ",
@@ -89,8 +97,21 @@ _KEYWORDS = (
     b"Path validation",
     b"Response ",
     b"Deferred ",
+    b"OK   ",
+    b"WARNING: ",
     b"No runnable debuggees",
+    b"NatVis script",
+    b"-----+",
+    b"|\n",
+    b"|\r\n",
+    b"Failed ",
+    b"Unable to insert breakpoint",
+    b" failed",
 )
+# A ModLoad line that follows output without its line end (a debug string with no newline, then
+# cdb's "ModLoad: ..."; video-editor-cdb-logopen): found anywhere in a line.
+_MIDLINE_MODLOAD_RE = re.compile(rb"(?<=[^\r\n])(?P<line>ModLoad: (?P<mbase>" + _A + rb")\s+(?P<mend>" + _A
+                                 + rb")\s+(?P<mname>[^\r\n]*))")
 _PROMPT_SUFFIX_RE = re.compile(("(?:" + PROMPT_PATTERN + ")$").encode())
 
 
@@ -248,6 +269,13 @@ class StreamRecognizer:
         for m in _EVENT_RE.finditer(text):
             kind = next(name for name in _EVENT_KINDS if m.group(name) is not None)
             hits.append(_hit(kind, m, base))
+        if b"ModLoad: " in text:
+            for m in _MIDLINE_MODLOAD_RE.finditer(text):
+                start = base + m.start("line")
+                hits.append(EventHit("module_load", start, base + m.end(), m.group("line"),
+                                     module=(_text(m, "mname") or "").strip(), base=_text(m, "mbase"),
+                                     module_end=_text(m, "mend")))
+            hits.sort(key=lambda h: h.start)
         return hits
 
     def _find_markers(self, text: bytes, base: int) -> list[MarkerHit]:

@@ -294,7 +294,7 @@ class DebuggerSession(Stopping):
             self._check_ready()
             start = self.store.size
             marker = machine.new_marker()
-            pending = machine.command_sent(marker)
+            pending = machine.command_sent(marker, command)
             self._readers += 1  # this thread reads the answer; the pump stands aside
         try:
             self._write(command.encode("utf-8") + b"\n.echo " + marker + b"\n")
@@ -371,7 +371,7 @@ class DebuggerSession(Stopping):
             start = self.store.size
             assert self._console is not None
             self.machine.go_sent((command + "\r\n").encode() if self._console.echoes_input else None,
-                                 step=is_step(command))
+                                 step=is_step(command), command=command)
             self._cond.notify_all()
             self._pump_cond.notify()  # the target's output is the pump's to read
         self._write(command.encode("utf-8") + b"\n")
