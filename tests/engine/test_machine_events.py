@@ -1,8 +1,10 @@
 """SessionMachine: the events kd and cdb report as they report them (issue 29, item 1).
 
-Every stream here is a real debugger's words: the lines are copied from the published session
-logs in fixtures/sessions/ (the file each comes from is named beside it). Each test also runs
-its stream split at every byte, so no chunking changes what the machine says.
+The streams are a real debugger's words, copied from published sessions: those in
+fixtures/sessions/ (named beside each) or, marked "seen in", sessions the search tools found whose
+repository could not be identified (so they are not fixtures). The exit-thread stop and the
+unload line are reconstructed from the documented forms (marked so). Each test also runs its
+stream split at every byte, so no chunking changes what the machine says.
 """
 
 from __future__ import annotations
@@ -39,11 +41,14 @@ def _feed_both_ways(script: list[tuple[str, bytes]]) -> SessionMachine:
     return whole
 
 
+KD_AT_PROMPT = b"Kernel Debugger connection established.\r\nSystem Uptime: 0 days\r\n0: kd> "
+
+
 def _kinds(m: SessionMachine) -> list[str]:
     return [e.kind for e in m.events]
 
 
-# cdb launching a program (fixtures/sessions/rust-ci-pretty-std-collections-hash.txt)
+# cdb launching a program: seen in a rust debuginfo test's CI log (cdb 10.0.14321, pretty-std-collections-hash)
 CDB_START = (
     b"\nMicrosoft (R) Windows Debugger Version 10.0.14321.1024 AMD64\n"
     b"Copyright (c) Microsoft Corporation. All rights reserved.\n\n"
@@ -71,7 +76,7 @@ def test_cdb_start_up_lines_are_the_starts_and_modloads_are_module_loads():
 
 
 def test_a_first_chance_exception_the_program_handles_lets_it_run_on():
-    # fixtures/sessions/aiblog-radare2-cdb.txt: Control-C exceptions under "sxn", then the exit stop
+    # fixtures/sessions/aiblog-cdb-attach-exit.txt: Control-C exceptions under "sxn", then the exit stop
     m = _feed_both_ways([
         ("feed", CDB_START), ("go", b"g\n"),
         ("feed", b"g\n(d04.1674): Control-C exception - code 40010005 (first chance)\n"
@@ -85,7 +90,7 @@ def test_a_first_chance_exception_the_program_handles_lets_it_run_on():
 
 
 def test_a_first_chance_exception_that_stops_is_the_stops_reason():
-    # the access violation cdb stops on, with its notice and registers (fixtures/sessions: exploit logs)
+    # the access violation cdb stops on, with its notice and registers: seen in an exploit's notes
     m = _feed_both_ways([
         ("feed", CDB_START), ("go", b""),
         ("feed", b"(a24.a74): C++ EH exception - code e06d7363 (first chance)\n"
@@ -112,7 +117,7 @@ def test_a_second_chance_exception_in_kd_and_cdb():
 
 
 def test_a_bugcheck_stays_the_stops_reason_through_the_break_kd_prints_after_it():
-    # fixtures/sessions/poolhittag-verifier-c4.txt: the bugcheck, kd's own break, its notice
+    # the bugcheck, kd's own break, its notice: seen in a blog's Driver Verifier session (0xC4)
     m = _feed_both_ways([
         ("feed", b"Kernel Debugger connection established.\r\nSystem Uptime: 0 days 0:00:01.000\r\n1: kd> "),
         ("go", b""),
@@ -131,7 +136,7 @@ def test_a_bugcheck_stays_the_stops_reason_through_the_break_kd_prints_after_it(
 
 def test_kd_refreshing_its_connection_is_not_dbgprint():
     m = _feed_both_ways([
-        ("feed", b"Kernel Debugger connection established.\r\nSystem Uptime: 0 days\r\n0: kd> "), ("go", b""),
+        ("feed", KD_AT_PROMPT), ("go", b""),
         ("feed", b"KDTARGET: Refreshing KD connection\r\n\r\n*** Fatal System Error: 0x00000050\r\n"
                  b"(0xFFFFB906D428D880,0x0000000000000002,0xFFFFF802125744AC,0x000000000000000C)\r\n"
                  b"Break instruction exception - code 80000003 (first chance)\r\n"
@@ -141,7 +146,7 @@ def test_kd_refreshing_its_connection_is_not_dbgprint():
 
 
 def test_reboot_then_a_module_load_stop_and_breakpoints_to_re_arm():
-    # fixtures/sessions/kernel-boot-debug-lsass.txt
+    # seen in a blog's session debugging an lsass security package from boot (.reboot, sxe ld)
     m = _feed_both_ways([
         ("feed", b"Kernel Debugger connection established.\nSystem Uptime: 0 days\nkd> "), ("go", b""),
         ("feed", b"Shutdown occurred at (Wed Jul 25 21:34:14.874 2018 (UTC + 8:00))"
@@ -169,9 +174,9 @@ def test_reboot_then_a_module_load_stop_and_breakpoints_to_re_arm():
 
 
 def test_an_event_filters_lastevent_output_is_the_loads_not_dbgprint():
-    # fixtures/sessions/break-on-module-load-sxe.txt: sxe -c ".lastevent ; g" ld, target running
+    # seen in notes on breaking on module loads: sxe -c ".lastevent ; g" ld, target running
     m = _feed_both_ways([
-        ("feed", b"Kernel Debugger connection established.\r\nSystem Uptime: 0 days\r\n0: kd> "), ("go", b"g\r\n"),
+        ("feed", KD_AT_PROMPT), ("go", b"g\r\n"),
         ("feed", b"g\r\nLast event: Load module KmdfHelloWorld.sys at fffff806`30580000\r\n"
                  b"  debugger time: Mon Dec 29 22:30:24.627 2025 (UTC - 8:00)\r\n"
                  b"Last event: Load module hal.dll at fffff806`7bd60000\r\n"
@@ -185,7 +190,7 @@ def test_an_event_filters_lastevent_output_is_the_loads_not_dbgprint():
 
 def test_a_typed_lastevent_is_command_output_not_an_event():
     m = _machine()
-    m.feed(b"Kernel Debugger connection established.\r\nSystem Uptime: 0 days\r\n0: kd> ")
+    m.feed(KD_AT_PROMPT)
     pending = m.command_sent(m.new_marker())
     m.feed(b"Last event: Load module hal.dll at fffff806`7bd60000\r\n  debugger time: Mon\r\n"
            b"0: kd> KDMCPTESTN1\r\n0: kd> ")
@@ -202,6 +207,8 @@ def test_no_runnable_debuggees_is_the_exit_once():
 
 
 def test_an_exit_thread_and_an_unload_stop():
+    # reconstructed: the exit-thread stop by analogy with the exit-process one, the unload line as
+    # a cdb front end's source quotes it ("Unload module C:\Windows\System32\wininet.dll at ...")
     m = _feed_both_ways([
         ("feed", CDB_START), ("go", b""),
         ("feed", b"ntdll!NtTerminateThread+0x14:\n00007ffb`1d6d0a14 c3              ret\n0:000> "), ("go", b""),
