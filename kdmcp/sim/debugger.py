@@ -149,6 +149,9 @@ class SimDebugger(TargetRun):
                 arg = arg[1:-1]
             self.out(arg + "\n")
             return
+        if low.startswith(".printf"):  # no line end of its own: the prompt may follow on the line
+            self.out(self._printf(command))
+            return
         if m := _SERVER_RE.fullmatch(command):  # debugging servers: kdmcp/sim/remoting.py
             self.remote_command(m.group("name").lower(), (m.group("args") or "").strip())
             return
@@ -176,6 +179,9 @@ class SimDebugger(TargetRun):
         if self.dump is not None and (answer := self._from_dump(command)) is not None:
             self.out(answer)
             return
+        if self.analyze_reload_pending and low.startswith("!analyze"):
+            self.analyze_reload_pending = False  # the first analysis after a live bugcheck reloads
+            self.out(texts.analyze_reload(self.sc))
         response = self.sc.response_for(command)
         if response is not None:
             self.respond(command, response)
@@ -183,6 +189,10 @@ class SimDebugger(TargetRun):
         if (answer := self._from_world(command)) is not None:
             # version names the debugger's own command line, as a canned response would
             self.out(answer.replace(COMMAND_LINE_TOKEN, self.opts.command_line_echo))
+            return
+        if self.bugchecked and leaf_effect(command) is RunEffect.RESUMES:
+            # a machine in a bugcheck cannot go on: kd breaks again at once (texts.bugcheck_again)
+            self.out(texts.bugcheck_again(self.sc))
             return
         if self.kernel and self.has_world() and strip_selectors(command).lower() == "gc":
             # gc "resumes execution ... in the same fashion that was used to hit the breakpoint"
@@ -205,10 +215,30 @@ class SimDebugger(TargetRun):
             self.reboot()
             return
         if low == ".crash" and self.kernel and self.opts.mode == "kdnet":
-            self.world_bugcheck(0xE2, [0, 0, 0, 0])  # MANUALLY_INITIATED_CRASH
-            self.out(texts.bugcheck(self.sc, 0xE2, [0, 0, 0, 0]))
+            self.bugcheck_stop(0xE2, [0, 0, 0, 0], None)  # MANUALLY_INITIATED_CRASH
             return
         self.out(texts.syntax_error(command))
+
+    def _printf(self, command: str) -> str:
+        """``.printf``'s text (kdmcp/sim/printf.py), or kd's error for the line."""
+        from kdmcp.sim.printf import PrintfError, printf
+
+        def value(expression: str) -> int:
+            if self.has_world():
+                from kdmcp.sim.world.symbols import ExprError
+
+                try:
+                    return self.world.evaluate(expression)
+                except ExprError as exc:
+                    raise EvalError(str(exc)) from None
+            return evaluate(expression, self.temps)
+
+        try:
+            return printf(command, value)
+        except PrintfError:
+            return texts.syntax_error(command)
+        except EvalError as exc:
+            return f"Couldn't resolve error at '{exc}'\n"
 
     def _go_targets(self, command: str) -> bool:
         """``g [= StartAddress] [BreakAddress ...]`` on the kernel world: the run stops where an
@@ -256,16 +286,18 @@ class SimDebugger(TargetRun):
         self.cpu = self.world.cpu
         return processor_switch_text(self.world, self.world.cpu)
 
-    def world_bugcheck(self, code: int, args: list[int]) -> None:
+    def world_bugcheck(self, code: int, args: list[int], cpu: int) -> None:
         if not (self.kernel and self.has_world()):
             return
         if code == 0xD1:  # the world's own bug: myfault's read at DISPATCH_LEVEL
             from kdmcp.sim.world.cmd_report import crash
 
-            crash(self.world)
-            self.cpu = self.world.cpu
+            crash(self.world, cpu)
         else:
-            self.world.bugcheck = (code, (*args, 0, 0, 0, 0)[:4])  # type: ignore[assignment]
+            from kdmcp.sim.world.cmd_bugcheck import set_bugcheck
+
+            self.world.cpu = cpu % len(self.world.processors)
+            set_bugcheck(self.world, code, tuple(args))
 
     def _processor_switch(self, cpu: int) -> str:
         """``~Ns``: the world's processor N becomes current; kd shows where its thread is."""
