@@ -176,6 +176,10 @@ class SimDebugger(TargetRun):
                 self.machine or "", "x64 (AMD64)")
             self.out(f"Effective machine: {name}\n")
             return
+        if self._exited() and leaf_effect(command) is RunEffect.RESUMES:
+            # the process has ended: nothing can run (user_program.py)
+            self.out(f"       ^ No runnable debuggees error in '{command}'\n")
+            return
         if self.dump is not None and (answer := self._from_dump(command)) is not None:
             self.out(answer)
             return
@@ -218,6 +222,15 @@ class SimDebugger(TargetRun):
             self.bugcheck_stop(0xE2, [0, 0, 0, 0], None)  # MANUALLY_INITIATED_CRASH
             return
         self.out(texts.syntax_error(command))
+
+    def _exited(self) -> bool:
+        """Whether cdb's process has ended (user_program.py): then nothing can run."""
+        if not self.user_world():
+            return False
+        from kdmcp.sim.world.user import user_state
+
+        state = user_state(self.world)
+        return state is not None and state.exited
 
     def _printf(self, command: str) -> str:
         """``.printf``'s text (kdmcp/sim/printf.py), or kd's error for the line."""
@@ -270,7 +283,9 @@ class SimDebugger(TargetRun):
             if self.kernel:
                 self._world = build(self.sc.world.seed, self.sc.target.processors)
             else:
-                self._world = build_user(self.sc.world.seed, self.pid, self.opts.command_line or "")
+                user = build_user(self.sc.world.seed, self.pid, self.opts.command_line or "")
+                user.user.program = self.sc.world.program
+                self._world = user
             self._world.temps = self.temps
         return self._world
 
