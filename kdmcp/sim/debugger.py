@@ -53,6 +53,7 @@ _OUTMASK_RE = re.compile(r"\.outmask(?P<minus>-)?(?:\s+(?P<args>.*))?", re.IGNOR
 _PROCESSOR_SWITCH_RE = re.compile(r"~(\d+)s", re.IGNORECASE)
 _EFFMACH_RE = re.compile(r"\.effmach(?:\s+(\S+))?", re.IGNORECASE)
 _QUIT_RE = re.compile(r"q[qd]?", re.IGNORECASE)
+_LOG_RE = re.compile(r"\.(?P<name>logopen|logappend|logclose)(?:\s+(?P<args>.*))?", re.IGNORECASE | re.DOTALL)
 _SERVER_RE = re.compile(r"\.(?P<name>servers|server|endsrv)(?:\s+(?P<args>.*))?", re.IGNORECASE | re.DOTALL)
 # In canned text, replaced by the debugger's own command line (as ``version`` prints it).
 COMMAND_LINE_TOKEN = "@@COMMAND_LINE@@"  # noqa: S105 (a placeholder, not a secret)
@@ -156,8 +157,17 @@ class SimDebugger(TargetRun):
             self.remote_command(m.group("name").lower(), (m.group("args") or "").strip())
             return
         if _QUIT_RE.fullmatch(command):
+            if self._line_origin is not None and low != "qq":
+                # typed at a remote client: dbgeng's ErrOut for q and qd there (its source,
+                # stored-index file id 8075283570); "During remote debugging, the q command has
+                # no effect, but the qq command ends the debugging server" (q, qq (Quit))
+                self.out("Exit a remote client with Ctrl-b<enter>.\nIf you really want the server to quit use 'qq'.\n")
+                return
             self.out("quit:\n")
             raise _Exit(0)
+        if m := _LOG_RE.fullmatch(command):  # .logopen / .logappend / .logclose: session_log.py
+            self.out(self.log.command(m.group("name").lower(), m.group("args") or "", self.pid))
+            return
         if self.kernel and (m := _PROCESSOR_SWITCH_RE.fullmatch(command)):
             cpu = int(m.group(1))
             if cpu >= self.sc.target.processors:
