@@ -26,7 +26,7 @@ import zlib
 from dataclasses import dataclass
 
 from kdmcp.sim.world import catalog as cat
-from kdmcp.sim.world import loading
+from kdmcp.sim.world import filters, loading
 from kdmcp.sim.world.cycle import Event, events, load_event
 from kdmcp.sim.world.machine import Breakpoint, ExprError, World
 from kdmcp.sim.world.model import Arrival, Frame, Thread
@@ -131,6 +131,9 @@ def _play_load(world: World, arrival: Arrival) -> Stop | None:
         if depth == loading.MAP_DEPTH:
             loading.map_image(world, arrival)
             resolve_deferred(world)
+            if (stop := _load_notice(world, arrival)) is not None:
+                run.load_depth = depth  # g goes on from the mapped image
+                return stop
         routines.append((_address(world, name), ret))
         if depth < run.load_depth:
             continue
@@ -140,6 +143,26 @@ def _play_load(world: World, arrival: Arrival) -> Stop | None:
     loading.finish(world, arrival)
     run.load_depth = 0
     return None
+
+
+def _load_notice(world: World, arrival: Arrival) -> Stop | None:
+    """``sxe ld[:image]``: the image's load notification stops the target once, in
+    ``nt!DebugService2+0x5`` on the loading thread (loading.NOTICE_CHAIN), kd printing only the
+    location (set1 misc/a_12); ``.lastevent`` then names the load, and the filter's ``-c``
+    commands run at the stop."""
+    run, image = world.run, arrival.module.image
+    if run.load_noticed or not filters.breaks(world, "ld", image):
+        return None
+    run.load_noticed = True
+    event = dataclasses.replace(load_event(world), chain=loading.NOTICE_CHAIN, cpu=0)
+    _stop_in(world, event, [(_address(world, name), ret) for name, ret in event.chain])
+    t = world.thread(event.thread)
+    site = _address(world, "nt!DebugService2") + loading.NOTICE_OFFSET
+    if t is not None:
+        t.frames[0] = Frame(t.frames[0].child_sp, site)
+        t.registers = dict(t.registers, rip=site)
+    run.last_event, run.go_to = ("load", 0, event.thread), []
+    return Stop(location(world, site, note=False), -1, filters.commands(world, "ld", image))
 
 
 def _stop_at(world: World, event: Event, routines: list[tuple[int, int | None]]) -> Stop | None:

@@ -361,6 +361,9 @@ NT_DATA: dict[str, tuple[int, int]] = {
     "KiProcessorBlock": (0xFFFFF8006323A6C0, 0x200),
     "KeNumberProcessors": (0xFFFFF80063236A04, 0x4),
     "KdDebuggerEnabled": (0xFFFFF80063200B30, 0x1),
+    # ULONG_PTR[5]: the bug check code and its four parameters, zero until a crash (KeBugCheck2
+    # prints "*** Fatal System Error" from it; dbgeng's ReadBugCheckData reads its five slots)
+    "KiBugCheckData": (0xFFFFF80063200B40, 0x28),
     "PsProcessType": (0xFFFFF80063238F88, 0x8),
     "PsThreadType": (0xFFFFF80063238F90, 0x8),
     "IoFileObjectType": (0xFFFFF80063238F98, 0x8),

@@ -92,6 +92,7 @@ class RunState:
     last_event: tuple[str, int, int] = ("break", 0, 0)  # kind, breakpoint id, thread
     played: int = 0  # events played since connect (a driver loads at a fixed count: loading.py)
     load_depth: int = 0  # a load event stopped part-way resumes below the frame it stopped in
+    load_noticed: bool = False  # an "sxe ld" stop for the load has been made (activity._load_notice)
     go_to: list[tuple[str, int | None]] = field(default_factory=list)  # g BreakAddress: expression, address
 
 

@@ -1,0 +1,65 @@
+"""kd's load notification (kdmcp/sim/world/filters.py, activity._load_notice): after ``sxe ld``
+the driver that loads while the target runs stops it in ``nt!DebugService2+0x5``, kd printing
+only the location, as real sessions show; ``.lastevent`` names the load; ``sxe -c`` commands run
+at the stop. Fast tier: in process (tests/sim/live.py)."""
+
+from __future__ import annotations
+
+from kdmcp.sim.debugger import SimDebugger
+from tests.sim.live import KDNET, debugger, play, run
+
+# set1 misc/a_12 (a Windows 10 17134 session): "kd> sxe ld:lsasrv.dll" / "kd> g" /
+# "nt!DebugService2+0x5:" / "fffff803`7f3a70e5 cc              int     3"
+NOTICE = "nt!DebugService2+0x5:\nfffff800`62d530a5 cc              int     3\n"
+
+
+def _until_stop(kd: SimDebugger, limit: int = 10) -> str:
+    out = ""
+    for _ in range(limit):
+        out += play(kd)
+        if kd.state == "broken":
+            return out
+    raise AssertionError(out)
+
+
+def test_sxe_ld_stops_at_the_drivers_load_in_debugservice2() -> None:
+    with debugger(["kd", *KDNET]) as kd:
+        assert run(kd, "sxe ld:sampledrv.sys") == ""  # kd prints nothing for a filter
+        run(kd, "g")
+        assert _until_stop(kd).endswith(NOTICE)
+        # set1 connect/a_10: "Last event: Load module KmdfHelloWorld.sys at fffff806`30580000"
+        assert run(kd, ".lastevent").startswith("Last event: Load module sampledrv.sys at fffff800`60db0000\n")
+        frames = run(kd, "k").splitlines()
+        assert "nt!DebugService2+0x5" in frames[1] and "nt!IopLoadDriver+0x24c" in frames[4]
+        assert run(kd, "u nt!DebugService2 L3").splitlines()[1:] == [
+            "fffff800`62d530a0 418bc0          mov     eax,r8d",
+            "fffff800`62d530a3 cd2d            int     2Dh",
+            "fffff800`62d530a5 cc              int     3",
+        ]
+        assert "sampledrv" in run(kd, "lm m sampledrv")  # mapped when it is reported
+        run(kd, "g")  # the load goes on; no second notice
+        for _ in range(6):
+            assert "DebugService2" not in play(kd)
+
+
+def test_a_filter_for_another_image_does_not_stop() -> None:
+    with debugger(["kd", *KDNET]) as kd:
+        run(kd, "sxe ld:lsasrv.dll")
+        run(kd, "g")
+        for _ in range(6):
+            assert "DebugService2" not in play(kd)
+        assert kd.state == "running"
+
+
+def test_sxe_c_runs_its_commands_at_the_stop() -> None:
+    # set1 connect/a_10: '0: kd> sxe -c ".lastevent ; g" ld' / "0: kd> g" /
+    # "Last event: Load module KmdfHelloWorld.sys at fffff806`30580000" / "  debugger time: ..."
+    with debugger(["kd", *KDNET]) as kd:
+        run(kd, 'sxe -c ".lastevent ; g" ld')
+        run(kd, "g")
+        _until_stop(kd)
+        pending = kd.pending
+        assert pending is not None
+        out = kd.capture(lambda: kd._drive(pending))
+        assert out.startswith("Last event: Load module sampledrv.sys at fffff800`60db0000\n  debugger time: ")
+        assert kd.state == "running"  # its g went on
