@@ -95,10 +95,11 @@ class SessionMachine:
         self._in_connect_banner = False
         self._go_echo: bytes | None = None
         # The current run (from a go, a connect or the start to the prompt that ends it): the newest
-        # event that can be its stop's reason, and whether a bugcheck is among them.
+        # event that can be its stop's reason. A bugchecked target stays so until it reboots (g at a
+        # bugcheck only breaks again: fixtures/sessions, the sim's bugcheck_mp).
         self._run_open = True
         self._run_reason: DebuggerEvent | None = None
-        self._run_bugcheck = False
+        self._bugchecked = False
         self._pending_exception = False  # an exception line while running: does the target stop?
         self._process_exited = False
         self._rebooted = False
@@ -287,7 +288,6 @@ class SessionMachine:
     def _open_run(self) -> None:
         self._run_open = True
         self._run_reason = None
-        self._run_bugcheck = False
         self._pending_exception = False
 
     def _settle_exception(self, limit: int, *, event_next: bool) -> None:
@@ -412,8 +412,9 @@ class SessionMachine:
         note = None
         if hit.kind == "kd_own" or (hit.kind == "last_event" and self.busy_command):
             return  # kd's own line (a typed .lastevent answers a command): no event, no DbgPrint
-        if hit.kind == "break_in" and self._run_bugcheck:
-            return  # the break kd prints after "*** Fatal System Error": the bugcheck stays the reason
+        if hit.kind == "break_in" and self._bugchecked:  # kd's break after "*** Fatal System Error" (and at
+            self._stopping = self.state == SessionState.running  # every g after): the bugcheck's stop
+            return
         if hit.kind in ("no_debuggees", "go_refused") and self.state == SessionState.running:
             self._stopping = True  # kd refused the go: what it prints up to its prompt is its own
         if hit.kind == "go_refused":
@@ -432,8 +433,7 @@ class SessionMachine:
             kind = "connected"
             self._connected_once = self._connected_once or hit.kind != "launched"
             self._in_connect_banner = hit.kind == "connected"
-            self._stopping = False
-            self._process_exited = False
+            self._stopping = self._bugchecked = self._process_exited = False
             self.state = SessionState.running
             self._open_run()
             if self._rebooted and hit.kind == "connected":
@@ -442,7 +442,7 @@ class SessionMachine:
             kind = "client_connected"  # someone joined a session we are in; nothing changes for us
         elif hit.kind == "reboot":
             kind = "reboot"
-            self._stopping = False
+            self._stopping = self._bugchecked = False
             self._rebooted = True
             self.state = SessionState.rebooting
         elif hit.kind == "transport_lost":
@@ -459,7 +459,7 @@ class SessionMachine:
             if self.state == SessionState.running:
                 self._stopping = True
                 self._pending_exception = kind == "exception" and not self._stepping
-            self._run_bugcheck = self._run_bugcheck or kind == "bugcheck"
+            self._bugchecked = self._bugchecked or kind == "bugcheck"
         self._command_output = (self.state == SessionState.running
                                 and self._auto.resumes_after(kind, hit.code, hit.number))
         if self._command_output:  # its command string prints, then resumes the target: no prompt comes
