@@ -112,6 +112,7 @@ class TargetRun(ConsoleIO):
             return 1
         finally:
             self.end_remoting()  # clients see the end; a named pipe's socket file goes
+            self.log.close()  # .logopen's file is complete
 
     def start_server(self, spec: str) -> None:
         """``-server`` / ``.server``: open a debugging server, or say why not (the session goes
@@ -359,7 +360,7 @@ class TargetRun(ConsoleIO):
     def reboot(self) -> None:
         self.pending = None  # the rest of the line is lost with the target
         self.bugchecked = self.analyze_reload_pending = False
-        self.out(texts.shutdown())
+        self.out(texts.shutdown(self.opts.mode == "kdnet"))
         self.state = "rebooting"
         self._schedule_connect(self.sc.reboot_delay_ms)
 

@@ -36,6 +36,7 @@ def debugger(args: list[str], scenario_name: str | None = None) -> Iterator[SimD
             sim.state = "broken"
         yield sim
     finally:
+        sim.log.close()
         for fd in (null, sim._wake_r, sim._wake_w):
             os.close(fd)
 
