@@ -5,28 +5,19 @@ at the stop. Fast tier: in process (tests/sim/live.py)."""
 
 from __future__ import annotations
 
-from kdmcp.sim.debugger import SimDebugger
-from tests.sim.live import KDNET, debugger, play, run
+from tests.sim.live import KDNET, debugger, play, run, until_stop
 
 # set1 misc/a_12 (a Windows 10 17134 session): "kd> sxe ld:lsasrv.dll" / "kd> g" /
 # "nt!DebugService2+0x5:" / "fffff803`7f3a70e5 cc              int     3"
 NOTICE = "nt!DebugService2+0x5:\nfffff800`62d530a5 cc              int     3\n"
 
 
-def _until_stop(kd: SimDebugger, limit: int = 10) -> str:
-    out = ""
-    for _ in range(limit):
-        out += play(kd)
-        if kd.state == "broken":
-            return out
-    raise AssertionError(out)
-
 
 def test_sxe_ld_stops_at_the_drivers_load_in_debugservice2() -> None:
     with debugger(["kd", *KDNET]) as kd:
         assert run(kd, "sxe ld:sampledrv.sys") == ""  # kd prints nothing for a filter
         run(kd, "g")
-        assert _until_stop(kd).endswith(NOTICE)
+        assert until_stop(kd).endswith(NOTICE)
         # set1 connect/a_10: "Last event: Load module KmdfHelloWorld.sys at fffff806`30580000"
         assert run(kd, ".lastevent").startswith("Last event: Load module sampledrv.sys at fffff800`60db0000\n")
         frames = run(kd, "k").splitlines()
@@ -57,7 +48,7 @@ def test_sxe_c_runs_its_commands_at_the_stop() -> None:
     with debugger(["kd", *KDNET]) as kd:
         run(kd, 'sxe -c ".lastevent ; g" ld')
         run(kd, "g")
-        _until_stop(kd)
+        until_stop(kd)
         pending = kd.pending
         assert pending is not None
         out = kd.capture(lambda: kd._drive(pending))
