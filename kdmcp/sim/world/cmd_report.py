@@ -239,11 +239,11 @@ def _lastevent(world: World, name: str, args: str) -> str | None:
     kind, number, _thread = world.run.last_event
     if kind == "breakpoint":
         what = f"Hit breakpoint {number}"
-    elif kind == "load" and world.arriving:
+    elif kind == "load":
         # an "sxe ld" stop: "Last event: Load module KmdfHelloWorld.sys at fffff806`30580000"
         # (a real session, set1 connect/a_10)
-        module = world.arriving[0].module
-        what = f"Load module {module.image} at {fmt_addr(module.base)}"
+        image, base = world.run.load_module
+        what = f"Load module {image} at {fmt_addr(base)}"
     else:
         what = "Break instruction exception - code 80000003 (first chance)"
     return f"Last event: {what}\n  debugger time: {debugger_time(world)}\n"

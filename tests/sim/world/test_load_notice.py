@@ -54,3 +54,29 @@ def test_sxe_c_runs_its_commands_at_the_stop() -> None:
         out = kd.capture(lambda: kd._drive(pending))
         assert out.startswith("Last event: Load module sampledrv.sys at fffff800`60db0000\n  debugger time: ")
         assert kd.state == "running"  # its g went on
+
+
+def test_after_a_reboot_an_ld_filter_stops_at_each_boot_image() -> None:
+    # set1 connect/a_09: ".reboot" / "Shutdown occurred at …" / "Waiting to reconnect..." / the
+    # connect banner / "nt!DebugService2+0x5:" / int 3; connect/a_10 (sxe -c ".lastevent ; g" ld):
+    # "Last event: Load module ntoskrnl.exe at …", "hal.dll", "kdnet.dll", "kd_02_8086.dll", …
+    with debugger(["kd", *KDNET]) as kd:
+        run(kd, 'sxe -c ".lastevent ; g" ld')
+        run(kd, ".reboot")
+        banner = kd.capture(kd.connected)
+        assert banner.endswith("System Uptime: 0 days 0:00:20.534\n" + NOTICE)
+        loaded = []
+        for _ in range(4):
+            pending = kd.pending
+            assert pending is not None
+            said = kd.capture(lambda p=pending: kd._drive(p))  # the filter's commands: .lastevent; g
+            loaded.append(said.split(" at ")[0].removeprefix("Last event: Load module "))
+            assert play(kd) == NOTICE
+        assert loaded == ["ntoskrnl.exe", "hal.dll", "kdnet.dll", "kd_02_8086.dll"]
+
+
+def test_a_reboot_without_an_ld_filter_just_reconnects() -> None:
+    with debugger(["kd", *KDNET]) as kd:
+        run(kd, ".reboot")
+        assert kd.capture(kd.connected).endswith("System Uptime: 0 days 0:00:20.534\n")
+        assert kd.state == "running"
