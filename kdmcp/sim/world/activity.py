@@ -66,6 +66,8 @@ CALL_CHAINS: tuple[tuple[str, ...], ...] = (
     # the D1 bugcheck's stack (cmd_report.crash): KiPageFault calls KiBugCheckDispatch, which
     # calls KeBugCheckEx (corpus analyze/01, 12)
     ("nt!KeBugCheckEx", "nt!KiBugCheckDispatch+0x69", "nt!KiPageFault+0x469"),
+    # a live bugcheck breaks into kd from KeBugCheck2 (cmd_report.crash, live)
+    ("nt!DbgBreakPointWithStatus", "nt!KiBugCheckDebugBreak+0x12", "nt!KeBugCheck2+0xb2c", "nt!KeBugCheckEx+0x107"),
 )
 # IofCallDriver+0x51: "call qword ptr [rax+rcx*8+70h]" -- DRIVER_OBJECT.MajorFunction[major]
 # (the routine returns to +0x55, as the canned D1 stack's nt!IofCallDriver+0x55)
