@@ -317,7 +317,7 @@ class SimDebugger(TargetRun):
         if code == 0xD1:  # the world's own bug: myfault's read at DISPATCH_LEVEL
             from kdmcp.sim.world.cmd_report import crash
 
-            crash(self.world, cpu)
+            crash(self.world, cpu, live=True)
         else:
             from kdmcp.sim.world.cmd_bugcheck import set_bugcheck
 

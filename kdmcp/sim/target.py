@@ -71,6 +71,7 @@ class TargetRun(ConsoleIO):
         # a live bugcheck: g breaks again at once, the first !analyze reloads first (texts.py)
         self.bugchecked = False
         self.analyze_reload_pending = False
+        self.rebooted = False  # the next connect is a reboot's: the boot images are reported
 
     @property
     def world(self) -> World:
@@ -112,6 +113,7 @@ class TargetRun(ConsoleIO):
             return 1
         finally:
             self.end_remoting()  # clients see the end; a named pipe's socket file goes
+            self.log.close()  # .logopen's file is complete
 
     def start_server(self, spec: str) -> None:
         """``-server`` / ``.server``: open a debugging server, or say why not (the session goes
@@ -271,6 +273,18 @@ class TargetRun(ConsoleIO):
         self.script, self.script_deadline = [], None
         self.refresh_pending = self.sc.refresh_kd_connection
         self.bugchecked = self.analyze_reload_pending = False
+        if self.rebooted and self.kernel and self.has_world():
+            self.rebooted = False
+            from kdmcp.sim.world import activity
+
+            activity.boot_loads(self.world)  # an ld filter stops at the boot images' notices
+            if (stop := activity.boot_notice(self.world)) is not None:
+                self.out(self.refreshed() + stop.text)
+                self.cpu = self.world.cpu
+                self.enter_broken()
+                if stop.commands:
+                    self.pending = self.interpreter.run_line(stop.commands)
+                return
         if self.opts.initial_break or self.break_pending:
             self.break_pending = False
             self.out(self.refreshed() + texts.kernel_break_in(self.sc))
@@ -359,7 +373,8 @@ class TargetRun(ConsoleIO):
     def reboot(self) -> None:
         self.pending = None  # the rest of the line is lost with the target
         self.bugchecked = self.analyze_reload_pending = False
-        self.out(texts.shutdown())
+        self.rebooted = True
+        self.out(texts.shutdown(self.opts.mode == "kdnet"))
         self.state = "rebooting"
         self._schedule_connect(self.sc.reboot_delay_ms)
 

@@ -193,9 +193,17 @@ def analyze_reload(sc: Scenario) -> str:
     )
 
 
-def shutdown() -> str:
-    """What kd prints when the target reboots (``.reboot`` or a guest restart)."""
-    return f"Shutdown occurred at ({timestamp()})...unloading all symbol tables.\nWaiting to reconnect...\n"
+def shutdown(kdnet: bool = True) -> str:
+    """What kd prints when the target reboots (``.reboot`` or a guest restart). Over KDNET kd
+    starts its transport again, as at start-up (set1 connect/a_10, a Windows 10 19041 session:
+    "Shutdown occurred at (Mon Dec 29 22:30:44.315 2025 (UTC - 8:00))...unloading all symbol
+    tables." / the symbol path's validation block / "Using NET for debugging" / "Opened WinSock
+    2.0" / "Waiting to reconnect..." / the connect banner); over another transport only
+    "Waiting to reconnect..." follows (set1 connect/a_09: "kd> .reboot" / "Shutdown occurred at
+    (...)...unloading all symbol tables." / "Waiting to reconnect..." / "Connected to Windows 10
+    17134 x64 target at (...)"). The simulator prints no path validation block anywhere."""
+    transport = "Using NET for debugging\nOpened WinSock 2.0\n" if kdnet else ""
+    return f"Shutdown occurred at ({timestamp()})...unloading all symbol tables.\n{transport}Waiting to reconnect...\n"
 
 
 def syntax_error(command: str) -> str:

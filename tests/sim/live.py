@@ -16,7 +16,7 @@ from kdmcp.sim.options import parse_args
 from kdmcp.sim.scenario import builtin, load
 from tests.conftest import scenario
 
-__all__ = ["KDNET", "ctrl_c", "debugger", "play", "run"]
+__all__ = ["KDNET", "ctrl_c", "debugger", "play", "run", "until_stop"]
 
 KDNET = ["-k", "net:port=50000,key=1.2.3.4"]
 
@@ -36,6 +36,7 @@ def debugger(args: list[str], scenario_name: str | None = None) -> Iterator[SimD
             sim.state = "broken"
         yield sim
     finally:
+        sim.log.close()
         for fd in (null, sim._wake_r, sim._wake_w):
             os.close(fd)
 
@@ -58,3 +59,13 @@ def ctrl_c(sim: SimDebugger) -> str:
     """What Ctrl+C brings while the target runs (the console loop's next turn sees it first)."""
     sim.interrupts = 1
     return sim.capture(sim.step)
+
+
+def until_stop(sim: SimDebugger, limit: int = 10) -> str:
+    """What the running target prints until it stops (at most ``limit`` events)."""
+    out = ""
+    for _ in range(limit):
+        out += play(sim)
+        if sim.state == "broken":
+            return out
+    raise AssertionError(out)

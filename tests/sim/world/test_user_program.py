@@ -10,7 +10,7 @@ from collections.abc import Iterator
 import pytest
 
 from kdmcp.sim.debugger import SimDebugger
-from tests.sim.live import debugger, play, run
+from tests.sim.live import debugger, play, run, until_stop
 
 APP = "C:\\target\\app.exe"
 
@@ -21,18 +21,10 @@ def cdb() -> Iterator[SimDebugger]:
         yield sim
 
 
-def _until_stop(sim: SimDebugger, limit: int = 10) -> str:
-    out = ""
-    for _ in range(limit):
-        out += play(sim)
-        if sim.state == "broken":
-            return out
-    raise AssertionError(out)
-
 
 def test_the_program_prints_its_events_while_it_runs_and_stops_at_its_exit(cdb: SimDebugger) -> None:
     assert run(cdb, "g") == ""
-    out = _until_stop(cdb)
+    out = until_stop(cdb)
     assert out == (
         # the launch's own images, then the DLL it loads while running (corpus misc/05: "0:000> g" /
         # "ModLoad: 00007ff9`9cd70000 00007ff9`9cda0000   C:\WINDOWS\System32\IMM32.DLL")
@@ -61,7 +53,7 @@ def test_the_program_prints_its_events_while_it_runs_and_stops_at_its_exit(cdb: 
 def test_after_the_process_ends_nothing_runs(cdb: SimDebugger) -> None:
     # "0:000> p" / "       ^ No runnable debuggees error in 'p'"
     run(cdb, "g")
-    _until_stop(cdb)
+    until_stop(cdb)
     assert run(cdb, "g") == "       ^ No runnable debuggees error in 'g'\n"
     assert run(cdb, "p") == "       ^ No runnable debuggees error in 'p'\n"
     assert cdb.state == "broken"
@@ -79,12 +71,12 @@ def test_the_dll_is_listed_while_it_is_loaded(cdb: SimDebugger) -> None:
 def test_sxe_et_stops_at_the_workers_exit_then_the_process_exits(cdb: SimDebugger) -> None:
     assert run(cdb, "sxe et") == ""  # cdb prints nothing for a filter
     run(cdb, "g")
-    out = _until_stop(cdb)
+    out = until_stop(cdb)
     assert out.endswith("ntdll!NtTerminateThread+0x14:\n00007ffc`81a958a4 c3              ret\n")
     assert cdb.prompt_text() == "0:001> "  # the exiting thread
     assert run(cdb, ".lastevent").startswith("Last event: 1a2c.1e48: Exit thread 1:1e48, exit code 0\n")
     run(cdb, "g")
-    assert _until_stop(cdb) == "ntdll!NtTerminateProcess+0x14:\n00007ffc`81a953c4 c3              ret\n"
+    assert until_stop(cdb) == "ntdll!NtTerminateProcess+0x14:\n00007ffc`81a953c4 c3              ret\n"
     assert "1e48" not in run(cdb, "~")  # the thread is gone
 
 
@@ -92,4 +84,4 @@ def test_sxi_hides_the_events_lines(cdb: SimDebugger) -> None:
     for code in ("ld", "ud", "eh"):
         run(cdb, f"sxi {code}")
     run(cdb, "g")
-    assert _until_stop(cdb) == "ntdll!NtTerminateProcess+0x14:\n00007ffc`81a953c4 c3              ret\n"
+    assert until_stop(cdb) == "ntdll!NtTerminateProcess+0x14:\n00007ffc`81a953c4 c3              ret\n"
