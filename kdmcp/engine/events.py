@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from kdmcp.session_state import SessionState
 
@@ -16,11 +16,19 @@ EventKind = Literal[
     "waiting_for_target",
     "break_in",
     "breakpoint",
-    "exception",
-    "bugcheck",
+    "exception",  # code, first_chance; stopped says whether the target stopped there or went on
+    "bugcheck",  # stays the stop's reason through the "Break instruction exception" kd prints after it
     # the target stopped with no reason line: a step (p/t), a return (gu) or g ADDRESS ended
     # there; the text is the new location and its instruction (engine/step_stop.py)
     "step",
+    # cdb's "ModLoad:" lines (while the debuggee runs and at its start), "Last event: Load module"
+    # (an sx filter's .lastevent), a stop at nt!DebugService2+0x5 (kd's sxe ld): module, base, end
+    "module_load",
+    "module_unload",  # "Unload module X at BASE", "Last event: Unload module"
+    # cdb's exit-process stop (at ntdll!NtTerminateProcess+0x14), "Last event: ... Exit process",
+    # or the first "No runnable debuggees": the debuggee is gone
+    "process_exit",
+    "thread_exit",  # an exit-thread stop (sxe et: at ntdll!NtTerminateThread), "Exit thread"
     "reboot",
     "reconnecting",
     "transport_lost",
@@ -44,3 +52,12 @@ class DebuggerEvent(BaseModel):
     breakpoint: int | None = None
     code: str | None = None  # bugcheck or exception code, "0x..." lower case
     truncated: bool = False
+    first_chance: bool | None = Field(
+        default=None, description="exceptions: first chance (true) or second (false); null where kd does not say")
+    # Set when the prompt that ends the stop arrives (the newest reason-capable event of the run), so
+    # an exception the target handled or a module it loaded while running stays false.
+    stopped: bool = Field(default=False, description="this event was the stop's reason; false: the target went on")
+    module: str | None = Field(default=None, description="module events: the image as kd names it")
+    base: str | None = Field(default=None, description="module events: its base address")
+    module_end: str | None = Field(default=None, description="module_load from ModLoad: where the image ends")
+    note: str | None = Field(default=None, description="what the event means for the session")

@@ -5,8 +5,7 @@ this module is kd-mcp's ``Expecter``. It decides what the debugger's bytes mean 
 state, the prompt, the events and their sequence, marker completion, connect-banner
 skipping, DbgPrint attribution, the go echo, the exit — and nothing else: no threads, no
 console, no sleeping (the wall clock stamping events is passed in). ``DebuggerSession``
-holds the console, the threads and the lock, feeds every byte it stores here, and wakes its
-waiters. docs/architecture.md, "The engine", describes the split.
+feeds it every byte it stores. docs/architecture.md, "The engine", describes the split.
 """
 
 from __future__ import annotations
@@ -20,6 +19,7 @@ from dataclasses import dataclass
 from kdmcp.engine.events import EVENT_TEXT_LIMIT, DebuggerEvent, EventKind, SessionState
 from kdmcp.engine.recognizer import EventHit, MarkerHit, StreamRecognizer
 from kdmcp.engine.step_stop import held_start, step_location
+from kdmcp.engine.stop_rules import AutoCommands, exception_stopped, location_kind
 from kdmcp.errors import DebuggerExited, KdMcpError, NotConnected, SessionBusy, TargetRunning
 from kdmcp.parse.prompt import Prompt
 from kdmcp.secret import Secret, redact
@@ -28,7 +28,14 @@ __all__ = ["PendingMarker", "SessionMachine", "Transition"]
 
 _STOP_EVENTS = {"break_in", "breakpoint", "bugcheck", "exception"}
 # Target output before these lines is DbgPrint; before a (re)connect line it is kd's own.
-_ATTRIBUTED_BEFORE = _STOP_EVENTS | {"reboot", "transport_lost"}
+_ATTRIBUTED_BEFORE = _STOP_EVENTS | {"reboot", "transport_lost", "module_load", "module_unload", "last_event",
+                                     "kd_own", "no_debuggees", "go_refused"}
+_ENDS_BANNER = _STOP_EVENTS | {"reboot", "transport_lost"}
+# Events that can be a stop's reason: the newest of them when the stop's prompt arrives is marked
+# ``stopped`` (a module load or first-chance exception the target went on after is not the newest).
+_REASONS = {"break_in", "breakpoint", "bugcheck", "exception", "step", "module_load", "module_unload",
+            "process_exit", "thread_exit"}
+_REARM = "the target rebooted: breakpoints set before it may need re-arming (bl lists them)"
 _TARGET_GONE: set[EventKind] = {"reboot", "transport_lost", "reconnecting", "waiting_for_target"}
 _UPTIME = b"System Uptime:"
 _STEP_TAIL = 16384  # what a step's output keeps unread: far more than its last register block
@@ -87,6 +94,19 @@ class SessionMachine:
         self._stepping = False  # a step runs: its output is kd's, not the target's
         self._in_connect_banner = False
         self._go_echo: bytes | None = None
+        # The current run (from a go, a connect or the start to the prompt that ends it): the newest
+        # event that can be its stop's reason. A bugchecked target stays so until it reboots (g at a
+        # bugcheck only breaks again: fixtures/sessions, the sim's bugcheck_mp).
+        self._run_open = True
+        self._run_reason: DebuggerEvent | None = None
+        self._bugchecked = False
+        self._pending_exception = False  # an exception line while running: does the target stop?
+        self._process_exited = False
+        self._rebooted = False
+        self._candidate_prompt: bytes | None = None  # a prompt shape seen before a marker (pipes)
+        self.rearm_breakpoints = False  # set by a reconnect after a reboot
+        self._auto = AutoCommands()  # event filters and breakpoints whose commands resume the target
+        self._command_output = False  # such a command's output is being printed: not DbgPrint
         # DbgPrint attribution: bytes from ``_attributed`` to ``end`` are not yet assigned to an
         # event or skipped; while the target runs this holds at most the unterminated last line.
         self._attributed = 0
@@ -133,8 +153,11 @@ class SessionMachine:
         self._marker_count += 1
         return self._marker_prefix + str(self._marker_count).encode()
 
-    def command_sent(self, marker: bytes) -> PendingMarker:
-        """An immediate command and ``.echo <marker>`` are about to be written: the session is busy."""
+    def command_sent(self, marker: bytes, command: str | None = None) -> PendingMarker:
+        """An immediate command and ``.echo <marker>`` are about to be written: the session is busy.
+        ``command``: the line, for the event filters and breakpoints it sets (``AutoCommands``)."""
+        if command:
+            self._auto.learn(command)
         self._rec.reset_line()
         pending = PendingMarker(marker)
         self._markers[marker] = pending
@@ -164,18 +187,20 @@ class SessionMachine:
         self._rec.reset_line()
         return marker
 
-    def go_sent(self, echo: bytes | None, *, step: bool = False) -> None:
+    def go_sent(self, echo: bytes | None, *, step: bool = False, command: str | None = None) -> None:
         """A go-class line is about to be written: the target runs (``echo``: what the console echoes).
-
-        ``step``: the line steps or traces (``p``, ``t 5``): what kd prints until its prompt is the
-        steps' registers and locations (many for a count), the last of them the ``step`` event.
-        """
+        ``step``: it steps or traces (``p``, ``t 5``): kd prints the steps' registers and locations
+        until its prompt, the last of them the ``step`` event."""
+        if command:
+            self._auto.learn(command)
         self._rec.reset_line()
         self.state = SessionState.running
         self._stopping = False
+        self._command_output = False
         self._stepping = step
         self.prompt = None
         self._go_echo = echo
+        self._open_run()
         self._skip_to_end()
 
     # ------------------------------------------------------------ the stream
@@ -187,11 +212,16 @@ class SessionMachine:
         self._unattributed = self._unattributed + data if self._unattributed else data
         events, markers = self._rec.feed(data)
         for hit in events:
+            if self._pending_exception:
+                self._settle_exception(hit.start, event_next=True)
             if self._attributing() and hit.kind in _ATTRIBUTED_BEFORE:
                 self._attribute(hit.start)
-                self._in_connect_banner = False  # the banner has ended: a stop follows it
+                if hit.kind in _ENDS_BANNER:
+                    self._in_connect_banner = False  # the banner has ended: a stop follows it
             self._skip_to(hit.end)
             self._apply_event(hit)
+        if self._pending_exception:
+            self._settle_exception(self.end, event_next=False)
         if self._attributing():
             # A prompt at the end is the stop, not target output; an unterminated short line may
             # still become a prompt or an event line, so it waits for its next bytes.
@@ -205,16 +235,37 @@ class SessionMachine:
                 self._stop_at_prompt(self._rec.prompt_offset or 0, target_output=False)
             elif len(self._unattributed) > _STEP_TAIL:
                 self._skip_to(self.end - _STEP_TAIL // 2)  # only the last step's lines can be the stop
-        else:
+        elif not self._pending_exception:
             self._skip_to_end()
         for mh in markers:
             pending = self._markers.get(mh.marker)
             if pending is not None and pending.hit is None:
                 pending.hit = mh
                 self._rec.discard_marker(mh.marker)
+                self._candidate_prompt = mh.prompt_text
+        if self._rec.prompt is None and self._candidate_prompt and self._rec.tail == self._candidate_prompt:
+            # On pipes kd's output after a prompt starts on the prompt's line: the same text before
+            # the marker and alone at the end is the prompt, whatever its shape.
+            self._rec.learn_prompt(Prompt(text=self._candidate_prompt.decode("utf-8", errors="replace"),
+                                          mode="unknown"))
         if self._rec.prompt is not None:
             self._on_prompt(self._rec.prompt, self._rec.prompt_offset or 0)
         return self._out
+
+    def adopt_prompt(self) -> bool:
+        """A command timed out after its marker came back with no known prompt after it: the short
+        unterminated line kd ended with is its prompt from now on, so the session is usable again.
+        False when there is nothing to adopt (no marker yet: kd may still work; break in)."""
+        waiting = [m for m in self._markers.values() if not m.done]
+        tail = self._rec.tail
+        offset = self._rec.open_line_start
+        if not waiting or any(m.hit is None for m in waiting) or offset is None or not tail.strip():
+            return False
+        prompt = Prompt(text=tail.decode("utf-8", errors="replace"), mode="unknown")
+        self._rec.learn_prompt(prompt)
+        self._out = []
+        self._on_prompt(prompt, offset)
+        return True
 
     def eof(self, exit_code: int | None) -> list[Transition]:
         """The output stream ended (the debugger exited with ``exit_code``, if known)."""
@@ -233,6 +284,20 @@ class SessionMachine:
         return self._out
 
     # --------------------------------------------------------------- inner
+
+    def _open_run(self) -> None:
+        self._run_open = True
+        self._run_reason = None
+        self._pending_exception = False
+
+    def _settle_exception(self, limit: int, *, event_next: bool) -> None:
+        """Did the exception line just seen stop the target? Decided by the line after it, up to
+        ``limit`` (``stop_rules.exception_stopped``); the target going on makes what follows its
+        output again (a first-chance C++ exception its program handles)."""
+        verdict = exception_stopped(self._unattributed[: max(0, limit - self._attributed)], event_next=event_next)
+        if verdict is not None:
+            self._pending_exception = False
+            self._stopping = self._stopping and verdict
 
     def _attributing(self) -> bool:
         return self.state == SessionState.running and not self._stopping and not self._stepping
@@ -253,6 +318,9 @@ class SessionMachine:
         version block, ending with "System Uptime:"; that is the connection, not DbgPrint.
         """
         if upto <= self._attributed:
+            return
+        if self._command_output:
+            self._skip_to(upto)  # an event filter's or breakpoint's command printing: the stop's output
             return
         if self._in_connect_banner:
             text = self._unattributed[: upto - self._attributed]
@@ -287,15 +355,28 @@ class SessionMachine:
         return self._attributed + held_start(self._unattributed[: upto - self._attributed])
 
     def _stop_at_prompt(self, upto: int, *, target_output: bool) -> None:
-        """A prompt at ``upto`` ended a run that no stop line announced: the held lines before it
-        are a ``step`` event when they end in a location and its instruction. ``target_output``:
-        what came before them is the target's (DbgPrint); after a step line it is kd's own."""
+        """A prompt at ``upto`` ended a run no stop line announced: the held lines before it are a
+        ``step`` event when they end in a location and its instruction -- or, after a go, the event
+        its place names (``stop_rules.location_kind``), or the module event right before it (cdb's
+        sxe ld). ``target_output``: what came before is the target's; after a step line, kd's."""
         held = self._held_from(upto)
         location = step_location(self._unattributed[held - self._attributed : upto - self._attributed])
         if target_output:
             self._attribute(upto if location is None else held)
         if location is not None:
-            self._note(self.state, self._event("step", location.decode("utf-8", errors="replace"), held, upto))
+            kind: EventKind = "step"
+            if target_output:
+                kind = location_kind(location) or "step"  # type: ignore[assignment]
+            reason = self._run_reason
+            if (target_output and kind in ("step", "module_load") and reason is not None
+                    and reason.kind in ("module_load", "module_unload") and reason.seq == self.seq):
+                self._skip_to(upto)  # the module event right before it is this stop's reason
+                return
+            if kind == "process_exit":
+                self._process_exited = True
+            event = self._event(kind, location.decode("utf-8", errors="replace"), held, upto)
+            self._run_reason = event if self._run_open else self._run_reason
+            self._note(self.state, event)
         self._skip_to(upto)
 
     def _on_prompt(self, prompt: Prompt, offset: int) -> None:
@@ -307,9 +388,18 @@ class SessionMachine:
         if any(not m.done for m in self._markers.values()):
             return  # an intermediate prompt: the command's marker is still to come
         self._markers.clear()
+        self._candidate_prompt = None
+        self._command_output = False
+        self._connected_once = self._connected_once or prompt.mode == "kernel"
         self._stopping = False
         self._stepping = False
+        self._pending_exception = False
         self.busy_command = False
+        if self._run_open:
+            if self._run_reason is not None:
+                self._run_reason.stopped = True  # the newest reason before the prompt is the stop's
+            self._run_open = False
+            self._run_reason = None
         if self.state != SessionState.exited:
             before = self.state
             self.state = SessionState.broken
@@ -319,40 +409,70 @@ class SessionMachine:
         before = self.state
         text = hit.text.decode("utf-8", errors="replace")
         kind: EventKind
-        if hit.kind == "waiting":
+        note = None
+        if hit.kind == "kd_own" or (hit.kind == "last_event" and self.busy_command):
+            return  # kd's own line (a typed .lastevent answers a command): no event, no DbgPrint
+        if hit.kind == "break_in" and self._bugchecked:  # kd's break after "*** Fatal System Error" (and at
+            self._stopping = self.state == SessionState.running  # every g after): the bugcheck's stop
+            return
+        if hit.kind in ("no_debuggees", "go_refused") and self.state == SessionState.running:
+            self._stopping = True  # kd refused the go: what it prints up to its prompt is its own
+        if hit.kind == "go_refused":
+            return
+        if hit.kind == "no_debuggees":
+            if self._process_exited:
+                return
+            kind = "process_exit"  # "No runnable debuggees": nothing said the debuggee ended before
+            self._process_exited = True
+        elif hit.kind == "waiting":
             kind = "reconnecting" if self._connected_once else "waiting_for_target"
             self.state = SessionState.reconnecting if self._connected_once else SessionState.waiting_for_target
-        elif hit.kind == "connected":
+        elif hit.kind in ("connected", "launched") or (hit.kind == "joined" and self.state == SessionState.starting):
+            # kd's connection, cdb's "CommandLine:" (the debuggee runs until its first stop), or our
+            # own join of a remote session: running until a prompt says not
             kind = "connected"
-            self._connected_once = True
-            self._in_connect_banner = True
-            self._stopping = False
+            self._connected_once = self._connected_once or hit.kind != "launched"
+            self._in_connect_banner = hit.kind == "connected"
+            self._stopping = self._bugchecked = self._process_exited = False
             self.state = SessionState.running
-        elif hit.kind == "joined" and self.state == SessionState.starting:
-            kind = "connected"  # our own join: the server's session is there, running until a prompt says not
-            self._connected_once = True
-            self.state = SessionState.running
+            self._open_run()
+            if self._rebooted and hit.kind == "connected":
+                self._rebooted, self.rearm_breakpoints, note = False, True, _REARM
         elif hit.kind == "joined":
             kind = "client_connected"  # someone joined a session we are in; nothing changes for us
-        elif hit.kind == "launched":
-            kind = "connected"  # the debuggee exists and runs until its first stop
-            self.state = SessionState.running
         elif hit.kind == "reboot":
             kind = "reboot"
-            self._stopping = False
+            self._stopping = self._bugchecked = False
+            self._rebooted = True
             self.state = SessionState.rebooting
         elif hit.kind == "transport_lost":
             kind = "transport_lost"
             self.state = SessionState.lost
+        elif hit.kind == "last_event":
+            kind = {"load": "module_load", "unload": "module_unload", "exit_process": "process_exit"}.get(
+                hit.detail or "", "thread_exit")  # type: ignore[assignment]
+            self._process_exited = self._process_exited or kind == "process_exit"
+        elif hit.kind in ("module_load", "module_unload"):
+            kind = hit.kind  # type: ignore[assignment]  # the target goes on: no stop begins here
         else:
             kind = hit.kind  # type: ignore[assignment]
             if self.state == SessionState.running:
                 self._stopping = True
+                self._pending_exception = kind == "exception" and not self._stepping
+            self._bugchecked = self._bugchecked or kind == "bugcheck"
+        self._command_output = (self.state == SessionState.running
+                                and self._auto.resumes_after(kind, hit.code, hit.number))
+        if self._command_output:  # its command string prints, then resumes the target: no prompt comes
+            self._stopping = self._pending_exception = False
         if kind in _TARGET_GONE and self.busy_command:
             # The command's marker will not come back before the target does.
             self.busy_command = False
         ev = self._event(kind, text, hit.start, hit.end, number=hit.number, code=hit.code,
                          during_command=bool(self._markers))
+        ev.first_chance = {"first": True, "second": False}.get(hit.chance or "")
+        ev.module, ev.base, ev.module_end, ev.note = hit.module, hit.base, hit.module_end, note
+        if kind in _REASONS and self._run_open:
+            self._run_reason = ev
         self._note(before, ev)
 
     def _event(

@@ -13,10 +13,12 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from kdmcp.parse.prompt import PROMPT_PATTERN, Prompt, match_prompt
+from kdmcp.parse.prompt import PROMPT_PATTERN, Prompt, glued_prompt, match_prompt
 
 _TAIL_LIMIT = 65536  # a longer line without a newline cannot be a prompt or an event
 _PROMPT_MAX = 256
+
+_A = rb"[0-9a-fA-F]{8}(?:`[0-9a-fA-F]{8})?"  # an address as kd prints it: 77430000, fffff803`7f3a70e5
 
 # One alternative per event, at line start; group names are the event kinds.
 _EVENT_RE = re.compile(
@@ -28,8 +30,11 @@ _EVENT_RE = re.compile(
     rb"(?P<break_in>(?:\([0-9a-fA-F]+\.[0-9a-fA-F]+\): )?Break instruction exception - code 80000003)"
     rb"|(?P<breakpoint>Breakpoint (?P<bp>\d+) hit)"  # corpus misc/05, stack/07
     rb"|(?P<bugcheck>\*\*\* Fatal System Error: 0x(?P<bc>[0-9a-fA-F]+))"
-    # cdb: "(1a2c.3b4): Access violation - code c0000005 (first chance)"
-    rb"|(?P<exception>\([0-9a-fA-F]+\.[0-9a-fA-F]+\): [^\r\n]*? - code (?P<ex>[0-9a-fA-F]{8}))"
+    # cdb: "(1a2c.3b4): Access violation - code c0000005 (first chance)"; "(340.17cc): C++ EH
+    # exception - code e06d7363 (!!! second chance !!!)"; kd has no "(pid.tid): " and needs the
+    # chance in parentheses: "Access violation - code c0000005 (!!! second chance !!!)"
+    rb"|(?P<exception>(?:\([0-9a-fA-F]+\.[0-9a-fA-F]+\): [^\r\n]*? - code (?P<ex>[0-9a-fA-F]{8})"
+    rb"|[A-Z][^\r\n]*? - code (?P<kex>[0-9a-fA-F]{8}) \((?=first chance|!!! second|first/second)))"
     rb"|(?P<reboot>Shutdown occurred at)"
     rb"|(?P<waiting>Waiting to reconnect\.\.\.)"  # corpus connect/01-03
     rb"|(?P<connected>Kernel Debugger connection established)"  # corpus connect/01, 04
@@ -41,12 +46,38 @@ _EVENT_RE = re.compile(
     # It arrives whenever the client connects: at a prompt, it ends the prompt's line.
     rb"|(?:[^\r\n>]{0,24}> )?(?P<joined>[^\s\\]+\\\S+ \((?:tcp|npipe)[^)\r\n]*\) connected at )"
     rb"|(?P<transport_lost>Retry sending the same data packet for \d+ times)"
+    # cdb while the debuggee runs, and at its start: "ModLoad: 00007ff9`9cd70000 00007ff9`9cda0000
+    # C:\WINDOWS\System32\IMM32.DLL" (fixtures/sessions: aiblog, sincon, rust-ci logs)
+    rb"|(?P<module_load>ModLoad: (?P<mbase>" + _A + rb")\s+(?P<mend>" + _A + rb")\s+(?P<mname>[^\r\n]*))"
+    # "Unload module C:\x\foo.dll at 00007ff9`9cd70000" (with the unload event on: sxn ud)
+    rb"|(?P<module_unload>Unload module (?P<uname>[^\r\n]+?) at (?P<ubase>" + _A + rb"))"
+    # .lastevent, typed or an event filter's command (sxe -c ".lastevent; g" ld):
+    # "Last event: Load module KmdfHelloWorld.sys at fffff806`30580000" (fixtures/sessions:
+    # break-on-module-load), "Last event: 18830.55e0: Exit process 0:18830, code 0"
+    rb"|(?P<last_event>Last event: (?:[0-9a-fA-F]+\.[0-9a-fA-F]+: )?(?:(?P<le_load>Load module (?P<lname>[^\r\n]+?) at "
+    rb"(?P<lbase>" + _A + rb"))|(?P<le_unload>Unload module (?P<luname>[^\r\n]+?) at (?P<lubase>" + _A + rb"))"
+    rb"|(?P<le_exitp>Exit process )|(?P<le_exitt>Exit thread )))"
+    # kd's own lines that are no target's output: the target's "KDTARGET: Refreshing KD
+    # connection" (at boot, before a bugcheck's break), .lastevent's second line, and cdb's
+    # start-up lines after "CommandLine:" (the symbol path and its validation summary)
+    rb"|(?P<kd_own>KDTARGET: Refreshing KD connection|[ \t]+debugger time: |Symbol search path is: "
+    rb"|Executable search path is:|\*+ (?:Symbol )?Path validation summary \*+"
+    rb"|Response\s+Time \(ms\)\s+Location|(?:Deferred|OK|Failed)\s{3,}\S"
+    rb"|WARNING: (?:Whitespace at start of path element|Path element is empty|Non-directory path: )"
+    # cdb's NatVis lines at start and quit, its box about shadow stacks (video-editor-cdb-logopen)
+    rb"|NatVis script (?:successfully loaded|unloaded) from '|\+-{60,}\+\r?$|\|.{60,}\|\r?$"
+    rb"|bp\d+ at \S+ failed)"
+    # A go that kd refuses: it prints why and comes back to its prompt; the target never ran
+    # (jedichou-cdb-g-bp-failed: "Unable to insert breakpoint 0 at 00da0001, Win32 error 0n998")
+    rb"|(?P<go_refused>Unable to insert breakpoint \d+ at )"
+    # "No runnable debuggees error in 'g'" (kd marks the failing word with a "^" line first)
+    rb"|(?P<no_debuggees>[ \t]*(?:\^ )?No runnable debuggees)"
     rb")[^\r\n]*)",
     re.MULTILINE,
 )
 _EVENT_KINDS = ("break_in", "breakpoint", "bugcheck", "exception", "reboot", "waiting", "connected", "launched",
-                "joined",
-                "transport_lost")
+                "joined", "transport_lost", "module_load", "module_unload", "last_event", "kd_own", "no_debuggees",
+                "go_refused")
 _KEYWORDS = (
     b" - code ",  # "Break instruction exception - code", "(pid.tid): Access violation - code"
     b"Breakpoint ",
@@ -57,13 +88,41 @@ _KEYWORDS = (
     b"CommandLine: ",
     b") connected at ",
     b"Retry sending",
+    b"ModLoad: ",
+    b"Unload module ",
+    b"Last event: ",
+    b"KDTARGET",
+    b"debugger time: ",
+    b"search path is:",
+    b"Path validation",
+    b"Response ",
+    b"Deferred ",
+    b"OK   ",
+    b"WARNING: ",
+    b"No runnable debuggees",
+    b"NatVis script",
+    b"-----+",
+    b"|\n",
+    b"|\r\n",
+    b"Failed ",
+    b"Unable to insert breakpoint",
+    b" failed",
 )
+# A ModLoad line that follows output without its line end (a debug string with no newline, then
+# cdb's "ModLoad: ..."; video-editor-cdb-logopen): found anywhere in a line.
+_MIDLINE_MODLOAD_RE = re.compile(rb"(?<=[^\r\n])(?P<line>ModLoad: (?P<mbase>" + _A + rb")\s+(?P<mend>" + _A
+                                 + rb")\s+(?P<mname>[^\r\n]*))")
 _PROMPT_SUFFIX_RE = re.compile(("(?:" + PROMPT_PATTERN + ")$").encode())
 
 
 @dataclass(frozen=True)
 class EventHit:
-    """An event line: its kind, absolute offsets, text and the code it carries."""
+    """An event line: its kind, absolute offsets, text and what it carries.
+
+    ``module``/``base``/``module_end``: a module event's name and range; ``chance``: an
+    exception's "first" or "second" (None where kd does not say, as in a dump);
+    ``detail``: the ``.lastevent`` kind (``load``, ``unload``, ``exit_process``, ``exit_thread``).
+    """
 
     kind: str
     start: int
@@ -71,6 +130,11 @@ class EventHit:
     text: bytes
     number: int | None = None
     code: str | None = None
+    module: str | None = None
+    base: str | None = None
+    module_end: str | None = None
+    chance: str | None = None
+    detail: str | None = None
 
 
 @dataclass(frozen=True)
@@ -84,6 +148,10 @@ class MarkerHit:
     marker: bytes
     output_end: int
     line_end: int
+    # Text before the marker on its line that is no prompt this module knows and no echo of
+    # ".echo": on pipes, a prompt of a shape nobody here knows (the machine learns it when the
+    # same text then ends the output alone).
+    prompt_text: bytes | None = None
 
 
 class StreamRecognizer:
@@ -97,6 +165,7 @@ class StreamRecognizer:
         self.prompt: Prompt | None = None
         self.prompt_offset: int | None = None
         self._prompt_cache: dict[bytes, Prompt | None] = {}
+        self._learned: dict[bytes, Prompt] = {}  # prompt shapes adopted after a timeout (``learn_prompt``)
 
     @property
     def end(self) -> int:
@@ -156,11 +225,29 @@ class StreamRecognizer:
         self._tail_at_line_start = at_line_start
         self.prompt = None
         self.prompt_offset = None
-        if at_line_start and 0 < len(tail) <= _PROMPT_MAX:
-            self.prompt = self._match_prompt(tail)
-            if self.prompt is not None:
-                self.prompt_offset = self._tail_start
+        if 0 < len(tail) <= _PROMPT_MAX:
+            if at_line_start:
+                self.prompt = self._learned.get(tail) or self._match_prompt(tail)
+                if self.prompt is not None:
+                    self.prompt_offset = self._tail_start
+            if self.prompt is None:
+                glued = glued_prompt(tail.decode("utf-8", errors="replace"))
+                if glued is not None:
+                    # "abc0: kd> ": the prompt starts where its characters do (all ASCII)
+                    self.prompt = glued[1]
+                    self.prompt_offset = self._tail_start + len(tail) - len(glued[1].text)
         return events, markers
+
+    @property
+    def tail(self) -> bytes:
+        """The unterminated last line (at most 64 KB)."""
+        return self._tail
+
+    def learn_prompt(self, prompt: Prompt) -> None:
+        """From now on an unterminated line exactly ``prompt.text`` is a prompt (a shape adopted
+        after a command timed out on it: see ``SessionMachine.adopt_prompt``)."""
+        self._learned[prompt.text.encode("utf-8")] = prompt
+        self.prompt, self.prompt_offset = prompt, self._tail_start
 
     def _match_prompt(self, tail: bytes) -> Prompt | None:
         """``match_prompt`` with a small cache: a session sees the same few prompts over and over."""
@@ -181,10 +268,14 @@ class StreamRecognizer:
         hits = []
         for m in _EVENT_RE.finditer(text):
             kind = next(name for name in _EVENT_KINDS if m.group(name) is not None)
-            number = int(m.group("bp")) if m.group("bp") else None
-            code_text = m.group("bc") or m.group("ex")
-            code = f"0x{int(code_text, 16):08x}" if code_text else None
-            hits.append(EventHit(kind, base + m.start("line"), base + m.end(), m.group("line"), number, code))
+            hits.append(_hit(kind, m, base))
+        if b"ModLoad: " in text:
+            for m in _MIDLINE_MODLOAD_RE.finditer(text):
+                start = base + m.start("line")
+                hits.append(EventHit("module_load", start, base + m.end(), m.group("line"),
+                                     module=(_text(m, "mname") or "").strip(), base=_text(m, "mbase"),
+                                     module_end=_text(m, "mend")))
+            hits.sort(key=lambda h: h.start)
         return hits
 
     def _find_markers(self, text: bytes, base: int) -> list[MarkerHit]:
@@ -204,5 +295,38 @@ class StreamRecognizer:
                     if m is not None:
                         hits.append(MarkerHit(marker, base + line_start + m.start(), base + line_end))
                         break
+                    if not before.rstrip().endswith(b".echo") and len(before) <= _PROMPT_MAX:
+                        hits.append(MarkerHit(marker, base + line_start, base + line_end, prompt_text=before))
+                        break
                 pos = text.find(marker, pos + 1)
         return hits
+
+
+def _text(m: re.Match[bytes], group: str) -> str | None:
+    value = m.group(group)
+    return value.decode("utf-8", errors="replace") if value is not None else None
+
+
+def _hit(kind: str, m: re.Match[bytes], base: int) -> EventHit:
+    """The ``EventHit`` for one match of ``_EVENT_RE`` (``kind``: the alternative that matched)."""
+    number = int(m.group("bp")) if m.group("bp") else None
+    code_text = m.group("bc") or m.group("ex") or m.group("kex")
+    code = f"0x{int(code_text, 16):08x}" if code_text else None
+    line = m.group("line")
+    fields: dict[str, str | None] = {}
+    if kind == "exception":
+        # "(first chance)", "(!!! second chance !!!)"; "(first/second chance not available)" in a dump
+        fields["chance"] = ("first" if b"(first chance)" in line else
+                            "second" if b"second chance !!!" in line else None)
+    elif kind == "module_load":
+        fields.update(module=(_text(m, "mname") or "").strip(), base=_text(m, "mbase"), module_end=_text(m, "mend"))
+    elif kind == "module_unload":
+        fields.update(module=_text(m, "uname"), base=_text(m, "ubase"))
+    elif kind == "last_event":
+        if m.group("le_load"):
+            fields.update(detail="load", module=_text(m, "lname"), base=_text(m, "lbase"))
+        elif m.group("le_unload"):
+            fields.update(detail="unload", module=_text(m, "luname"), base=_text(m, "lubase"))
+        else:
+            fields["detail"] = "exit_process" if m.group("le_exitp") else "exit_thread"
+    return EventHit(kind, base + m.start("line"), base + m.end(), line, number, code, **fields)

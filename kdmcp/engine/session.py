@@ -294,7 +294,7 @@ class DebuggerSession(Stopping):
             self._check_ready()
             start = self.store.size
             marker = machine.new_marker()
-            pending = machine.command_sent(marker)
+            pending = machine.command_sent(marker, command)
             self._readers += 1  # this thread reads the answer; the pump stands aside
         try:
             self._write(command.encode("utf-8") + b"\n.echo " + marker + b"\n")
@@ -316,6 +316,19 @@ class DebuggerSession(Stopping):
                 raise DebuggerExited(
                     f"the debugger exited during the command (code {self.exit_code})",
                     session_id=self.session_id, state=self.state, exit_code=self.exit_code,
+                )
+            if not done and machine.adopt_prompt():
+                # kd came back (the marker) but ended with a prompt of a shape nobody knew: it is
+                # known now, so the session is usable; the command still says what happened
+                self._cond.notify_all()
+                end = pending.hit.output_end if pending.hit is not None else end
+                text, truncated = self._command_text(start, end, command, marker)
+                shape = machine.prompt.text if machine.prompt else ""
+                raise CommandTimeout(
+                    f"no known prompt after {timeout:g}s: kd ended with {shape!r}, taken as its prompt from "
+                    "now on; the output is what kd printed",
+                    session_id=self.session_id, state=self.state, partial_output=text,
+                    output_offset=start, output_end=end,
                 )
             if not done:
                 raise CommandTimeout(
@@ -358,7 +371,7 @@ class DebuggerSession(Stopping):
             start = self.store.size
             assert self._console is not None
             self.machine.go_sent((command + "\r\n").encode() if self._console.echoes_input else None,
-                                 step=is_step(command))
+                                 step=is_step(command), command=command)
             self._cond.notify_all()
             self._pump_cond.notify()  # the target's output is the pump's to read
         self._write(command.encode("utf-8") + b"\n")

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["HELD_LINES", "held_start", "step_location"]
+__all__ = ["HELD_LINES", "held_start", "step_location", "stop_line"]
 
 HELD_LINES = 24  # a register block is 8-10 lines (x64), then the location and the instruction
 
@@ -27,7 +27,8 @@ _LOCATION_LINE = re.compile(rb"[^\s:][^\s]*:")
 _INSTRUCTION_LINE = re.compile(rb"[0-9a-f]{8}(?:`[0-9a-f]{8})? [0-9a-f]+ +\S.*")
 
 
-def _stop_line(line: bytes) -> bool:
+def stop_line(line: bytes) -> bool:
+    """A line a stop prints (a register line, a location, an instruction): not the target's output."""
     text = line.rstrip(b"\r\n")
     return bool(_REGISTER_LINE.match(text) or _LOCATION_LINE.fullmatch(text)
                 or _INSTRUCTION_LINE.fullmatch(text))
@@ -41,7 +42,7 @@ def held_start(text: bytes) -> int:
         if pos == 0:
             break
         start = text.rfind(b"\n", 0, pos - 1) + 1
-        if not _stop_line(text[start:pos]):
+        if not stop_line(text[start:pos]):
             break
         pos = start
     return pos

@@ -52,4 +52,6 @@ def is_kernel(session: DebuggerSession) -> bool:
         return KINDS[session.plan.kind].kernel
     # a remote session is what its server debugs: the prompt says, else the client's debugger
     prompt = session.prompt
-    return prompt.mode != "user" if prompt is not None else session.plan.flavor == "kd"
+    if prompt is None or prompt.mode in ("no_target", "unknown"):  # the prompt cannot say
+        return session.plan.flavor == "kd"
+    return prompt.mode != "user"

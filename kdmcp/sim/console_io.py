@@ -27,6 +27,7 @@ from collections.abc import Callable
 from typing import Literal
 
 from kdmcp.sim.remoting import Peer, Remoting
+from kdmcp.sim.session_log import SessionLog
 
 __all__ = ["DEFAULT_OUTMASK", "EMIT_LOG_ENV", "PROMPT_OUTPUT", "WRITE_CHUNK", "ConsoleIO"]
 
@@ -64,6 +65,7 @@ class ConsoleIO:
         self.outmask = DEFAULT_OUTMASK
         self._in_command = False
         self._captured: list[str] | None = None
+        self.log = SessionLog()  # .logopen's file: it gets what the console shows
         # Tests of "nothing lost" compare what the engine stored with what was really written.
         emit_path = os.environ.get(EMIT_LOG_ENV)
         self._emit_log = open(emit_path, "ab") if emit_path else None  # noqa: SIM115 (lives with the process)
@@ -97,6 +99,7 @@ class ConsoleIO:
         the prompt and the next queued command's output leave together.
         """
         self._outbuf += data
+        self.log.write(data)
         if data:
             self._console_at_prompt = False
         if self.remoting.peers:
@@ -114,6 +117,7 @@ class ConsoleIO:
         self._prompt = text
         data = text.encode("utf-8", errors="replace")
         self._outbuf += data
+        self.log.write(data)
         self._console_at_prompt = True
         if self.remoting.peers:
             origin = self._line_origin
@@ -222,6 +226,7 @@ class ConsoleIO:
             return None
         origin, line = self.lines.popleft()
         self._line_origin = origin
+        self.log.write((line + ("\r\n" if self.crlf else "\n")).encode("utf-8", errors="replace"))  # what was typed
         if self.remoting.peers:
             self._echo(origin, line)
         self._prompt = None

@@ -53,6 +53,7 @@ _OUTMASK_RE = re.compile(r"\.outmask(?P<minus>-)?(?:\s+(?P<args>.*))?", re.IGNOR
 _PROCESSOR_SWITCH_RE = re.compile(r"~(\d+)s", re.IGNORECASE)
 _EFFMACH_RE = re.compile(r"\.effmach(?:\s+(\S+))?", re.IGNORECASE)
 _QUIT_RE = re.compile(r"q[qd]?", re.IGNORECASE)
+_LOG_RE = re.compile(r"\.(?P<name>logopen|logappend|logclose)(?:\s+(?P<args>.*))?", re.IGNORECASE | re.DOTALL)
 _SERVER_RE = re.compile(r"\.(?P<name>servers|server|endsrv)(?:\s+(?P<args>.*))?", re.IGNORECASE | re.DOTALL)
 # In canned text, replaced by the debugger's own command line (as ``version`` prints it).
 COMMAND_LINE_TOKEN = "@@COMMAND_LINE@@"  # noqa: S105 (a placeholder, not a secret)
@@ -149,12 +150,24 @@ class SimDebugger(TargetRun):
                 arg = arg[1:-1]
             self.out(arg + "\n")
             return
+        if low.startswith(".printf"):  # no line end of its own: the prompt may follow on the line
+            self.out(self._printf(command))
+            return
         if m := _SERVER_RE.fullmatch(command):  # debugging servers: kdmcp/sim/remoting.py
             self.remote_command(m.group("name").lower(), (m.group("args") or "").strip())
             return
         if _QUIT_RE.fullmatch(command):
+            if self._line_origin is not None and low != "qq":
+                # typed at a remote client: dbgeng's ErrOut for q and qd there (its source,
+                # stored-index file id 8075283570); "During remote debugging, the q command has
+                # no effect, but the qq command ends the debugging server" (q, qq (Quit))
+                self.out("Exit a remote client with Ctrl-b<enter>.\nIf you really want the server to quit use 'qq'.\n")
+                return
             self.out("quit:\n")
             raise _Exit(0)
+        if m := _LOG_RE.fullmatch(command):  # .logopen / .logappend / .logclose: session_log.py
+            self.out(self.log.command(m.group("name").lower(), m.group("args") or "", self.pid))
+            return
         if self.kernel and (m := _PROCESSOR_SWITCH_RE.fullmatch(command)):
             cpu = int(m.group(1))
             if cpu >= self.sc.target.processors:
@@ -173,9 +186,16 @@ class SimDebugger(TargetRun):
                 self.machine or "", "x64 (AMD64)")
             self.out(f"Effective machine: {name}\n")
             return
+        if self._exited() and leaf_effect(command) is RunEffect.RESUMES:
+            # the process has ended: nothing can run (user_program.py)
+            self.out(f"       ^ No runnable debuggees error in '{command}'\n")
+            return
         if self.dump is not None and (answer := self._from_dump(command)) is not None:
             self.out(answer)
             return
+        if self.analyze_reload_pending and low.startswith("!analyze"):
+            self.analyze_reload_pending = False  # the first analysis after a live bugcheck reloads
+            self.out(texts.analyze_reload(self.sc))
         response = self.sc.response_for(command)
         if response is not None:
             self.respond(command, response)
@@ -183,6 +203,10 @@ class SimDebugger(TargetRun):
         if (answer := self._from_world(command)) is not None:
             # version names the debugger's own command line, as a canned response would
             self.out(answer.replace(COMMAND_LINE_TOKEN, self.opts.command_line_echo))
+            return
+        if self.bugchecked and leaf_effect(command) is RunEffect.RESUMES:
+            # a machine in a bugcheck cannot go on: kd breaks again at once (texts.bugcheck_again)
+            self.out(texts.bugcheck_again(self.sc))
             return
         if self.kernel and self.has_world() and strip_selectors(command).lower() == "gc":
             # gc "resumes execution ... in the same fashion that was used to hit the breakpoint"
@@ -205,10 +229,39 @@ class SimDebugger(TargetRun):
             self.reboot()
             return
         if low == ".crash" and self.kernel and self.opts.mode == "kdnet":
-            self.world_bugcheck(0xE2, [0, 0, 0, 0])  # MANUALLY_INITIATED_CRASH
-            self.out(texts.bugcheck(self.sc, 0xE2, [0, 0, 0, 0]))
+            self.bugcheck_stop(0xE2, [0, 0, 0, 0], None)  # MANUALLY_INITIATED_CRASH
             return
         self.out(texts.syntax_error(command))
+
+    def _exited(self) -> bool:
+        """Whether cdb's process has ended (user_program.py): then nothing can run."""
+        if not self.user_world():
+            return False
+        from kdmcp.sim.world.user import user_state
+
+        state = user_state(self.world)
+        return state is not None and state.exited
+
+    def _printf(self, command: str) -> str:
+        """``.printf``'s text (kdmcp/sim/printf.py), or kd's error for the line."""
+        from kdmcp.sim.printf import PrintfError, printf
+
+        def value(expression: str) -> int:
+            if self.has_world():
+                from kdmcp.sim.world.symbols import ExprError
+
+                try:
+                    return self.world.evaluate(expression)
+                except ExprError as exc:
+                    raise EvalError(str(exc)) from None
+            return evaluate(expression, self.temps)
+
+        try:
+            return printf(command, value)
+        except PrintfError:
+            return texts.syntax_error(command)
+        except EvalError as exc:
+            return f"Couldn't resolve error at '{exc}'\n"
 
     def _go_targets(self, command: str) -> bool:
         """``g [= StartAddress] [BreakAddress ...]`` on the kernel world: the run stops where an
@@ -240,7 +293,9 @@ class SimDebugger(TargetRun):
             if self.kernel:
                 self._world = build(self.sc.world.seed, self.sc.target.processors)
             else:
-                self._world = build_user(self.sc.world.seed, self.pid, self.opts.command_line or "")
+                user = build_user(self.sc.world.seed, self.pid, self.opts.command_line or "")
+                user.user.program = self.sc.world.program
+                self._world = user
             self._world.temps = self.temps
         return self._world
 
@@ -256,16 +311,18 @@ class SimDebugger(TargetRun):
         self.cpu = self.world.cpu
         return processor_switch_text(self.world, self.world.cpu)
 
-    def world_bugcheck(self, code: int, args: list[int]) -> None:
+    def world_bugcheck(self, code: int, args: list[int], cpu: int) -> None:
         if not (self.kernel and self.has_world()):
             return
         if code == 0xD1:  # the world's own bug: myfault's read at DISPATCH_LEVEL
             from kdmcp.sim.world.cmd_report import crash
 
-            crash(self.world)
-            self.cpu = self.world.cpu
+            crash(self.world, cpu, live=True)
         else:
-            self.world.bugcheck = (code, (*args, 0, 0, 0, 0)[:4])  # type: ignore[assignment]
+            from kdmcp.sim.world.cmd_bugcheck import set_bugcheck
+
+            self.world.cpu = cpu % len(self.world.processors)
+            set_bugcheck(self.world, code, tuple(args))
 
     def _processor_switch(self, cpu: int) -> str:
         """``~Ns``: the world's processor N becomes current; kd shows where its thread is."""

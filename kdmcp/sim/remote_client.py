@@ -12,10 +12,16 @@ does (:mod:`kdmcp.sim.console_io`). What a client does itself:
   connection is then broken" (.remote_exit); the client exits 0.
 - Ctrl+B then Enter: "To exit from one debugging client without terminating the server ...
   use the CTRL+B key" (Controlling a Remote Debugging Session); exit 0.
-- ``q`` is the server's: "This command can be entered from any server or client, and it will
-  terminate the entire session for all users" -- the line goes to the server like any other,
-  the server ends and the client exits when the connection closes.
+- ``q`` goes to the server like any other line, and the server refuses it from a client
+  ("During remote debugging, the q command has no effect, but the qq command ends the
+  debugging server", q, qq (Quit)); ``qq`` ends the server, and the session.
 - end of stdin: the client leaves (the server's session goes on).
+
+When the server ends (its ``q``, a client's ``qq``, or it dies), the client is a debugger with
+no target: it shows the no-target prompt ``?:???> `` (the prompt a real client showed after its
+server ended, issue 29; the form is the one cdb front ends expect, "(?:\\d+|\\?):(?:\\d+|\\?\\?\\?)"
+in BugId's prompt pattern), and again after each line typed, which has nothing to run on
+(reconstructed); ``q``, ``qq``, ``.remote_exit``, Ctrl+B or the end of input then end it.
 
 A connection that fails prints dbgeng's error and exits with its HRESULT, as kd.exe does
 ("DebugConnect failed, Win32 error 0n10060" is what a timed-out connect prints), truncated by
@@ -38,7 +44,9 @@ from dataclasses import dataclass
 from kdmcp.sim.options import option_pairs
 from kdmcp.sim.remoting import BREAK_BYTE, machine_identity, pipe_path
 
-__all__ = ["ConnectError", "RemoteSpec", "parse_remote", "run"]
+__all__ = ["NO_TARGET_PROMPT", "ConnectError", "RemoteSpec", "parse_remote", "run"]
+
+NO_TARGET_PROMPT = "?:???> "  # a debugger with no process or thread
 
 # Win32 errors as dbgeng formats them: "<status>\n    \"<text>\"".
 _REFUSED = (
@@ -148,7 +156,7 @@ class _Relay:
                     data = b""
                 if not data:
                     self._write(b"", final=True)
-                    return 0  # the server ended the session (q, or the debugger went away)
+                    return self._orphaned(stdin_open)  # the server ended the session
                 self._write(data)
             if stdin_open and self.in_fd in ready:
                 data = os.read(self.in_fd, 65536)
@@ -157,6 +165,28 @@ class _Relay:
                 leave = self._typed(data)
                 if leave is not None:
                     return leave
+
+    def _orphaned(self, stdin_open: bool) -> int:
+        """No server any more: the no-target prompt, until the client is told to leave."""
+        pending = self.pending
+        while stdin_open:
+            self._write(NO_TARGET_PROMPT.encode())
+            while b"\n" not in pending:
+                ready, _, _ = select.select([self.in_fd, self._wake_r], [], [])
+                if self._wake_r in ready:
+                    with contextlib.suppress(BlockingIOError):
+                        while os.read(self._wake_r, 4096):
+                            pass
+                if self.in_fd in ready:
+                    data = os.read(self.in_fd, 65536)
+                    if not data:
+                        return 0
+                    pending += data
+            line, _, pending = pending.partition(b"\n")
+            word = line.strip().decode("utf-8", errors="replace").lower().split(" ", 1)[0]
+            if word in ("q", "qq", ".remote_exit") or "\x02" in word:
+                return 0
+        return 0
 
     def _on_sigint(self, signum: int, frame: object) -> None:
         del signum, frame

@@ -77,15 +77,21 @@ class Response:
 class RunEvent:
     """Something the target does while running, ``after_ms`` after the previous event.
 
-    ``dbgprint`` prints ``text`` and keeps running; ``breakpoint``/``bugcheck``/``exception``
-    stop the target (banner, location, prompt); ``reboot`` restarts it; ``transport_loss``
-    makes KDNET give up; ``exit`` ends the debugger with ``exit_code``.
+    ``dbgprint`` prints ``text`` and keeps running (``newline: false`` prints it without the
+    line end a text lacks, so what follows -- the next stop's banner or prompt -- is glued to
+    it, as a driver's ``DbgPrint("...")`` without ``\\n`` leaves kd's console);
+    ``breakpoint``/``bugcheck``/``exception`` stop the target (banner, location, prompt; a
+    bugcheck's ``processor`` is the one that crashed, and the prompt moves there: ``1: kd>``);
+    ``reboot`` restarts it; ``transport_loss`` makes KDNET give up; ``exit`` ends the debugger
+    with ``exit_code``.
     """
 
     kind: Literal["dbgprint", "breakpoint", "bugcheck", "reboot", "transport_loss", "exit"]
     after_ms: int = bounded(0, ge=0)
     text: str = ""
+    newline: bool = True
     breakpoint: int = 0
+    processor: int | None = bounded(None, ge=0, le=63)
     bugcheck_code: int = 0x0A
     bugcheck_args: list[int] = field(default_factory=lambda: [0, 2, 0, 0xFFFFF80062A1B2C3])
     exit_code: int = 0
@@ -97,6 +103,10 @@ class WorldConfig:
 
     enabled: bool = True  # False: only the scenario's responses answer (a phrasebook target)
     seed: int = bounded(0, ge=0)
+    # What a launched cdb program does after g (kdmcp/sim/world/user_program.py): "fault" runs
+    # into its access violation; "exits" loads a DLL, throws and catches a C++ exception,
+    # unloads the DLL, lets its worker thread exit, and ends.
+    program: Literal["fault", "exits"] = "fault"
 
 
 @dataclass
@@ -111,6 +121,9 @@ class Scenario:
     # The first N break-in requests (Ctrl+C) while the target runs get no answer, as when a
     # KDNET break packet is lost on the wire: a client has to ask again.
     lost_break_ins: int = bounded(0, ge=0)
+    # kd prints "KDTARGET: Refreshing KD connection" before the first stop after each connect
+    # (real sessions: set1 connect/a_13, misc/a_12, exceptions_errors/a_14).
+    refresh_kd_connection: bool = False
     # Script played after each go, cycling from the start; empty: run until Ctrl+C.
     on_go: list[RunEvent] = field(default_factory=list)
     responses: dict[str, Response] = field(default_factory=dict)

@@ -66,6 +66,12 @@ class TargetRun(ConsoleIO):
         self.pending: Iterator[None] | None = None
         # the world's own activity plays while the target runs (a scenario without on_go events)
         self.world_running = False
+        # "KDTARGET: Refreshing KD connection" is owed before the next stop (a connect's first)
+        self.refresh_pending = False
+        # a live bugcheck: g breaks again at once, the first !analyze reloads first (texts.py)
+        self.bugchecked = False
+        self.analyze_reload_pending = False
+        self.rebooted = False  # the next connect is a reboot's: the boot images are reported
 
     @property
     def world(self) -> World:
@@ -85,7 +91,7 @@ class TargetRun(ConsoleIO):
         """A kernel dump's stop, from the world (the subclass); ``None``: the canned one."""
         return None
 
-    def world_bugcheck(self, code: int, args: list[int]) -> None:
+    def world_bugcheck(self, code: int, args: list[int], cpu: int) -> None:
         """A bugcheck stop puts the world in it (the subclass); the base has no world."""
 
     def prompt_and_execute(self) -> None:
@@ -107,6 +113,7 @@ class TargetRun(ConsoleIO):
             return 1
         finally:
             self.end_remoting()  # clients see the end; a named pipe's socket file goes
+            self.log.close()  # .logopen's file is complete
 
     def start_server(self, spec: str) -> None:
         """``-server`` / ``.server``: open a debugging server, or say why not (the session goes
@@ -212,7 +219,7 @@ class TargetRun(ConsoleIO):
                     activity.break_in(self.world)  # processor 0, in nt!DbgBreakPointWithStatus
                     self.cpu = self.world.cpu
                 if self.kernel:
-                    self.out(texts.kernel_break_in(self.sc))
+                    self.out(self.refreshed() + texts.kernel_break_in(self.sc))
                 elif self.user_world():
                     from kdmcp.sim.world import user_activity
                     from kdmcp.sim.world.cmd_user import current_index
@@ -238,22 +245,21 @@ class TargetRun(ConsoleIO):
         if event.kind == "exit" and event.exit_code == -1:
             self.connected()
         elif event.kind == "dbgprint":
-            text = event.text if event.text.endswith("\n") else event.text + "\n"
+            # DbgPrint without a line end: what follows is glued to it (the scenario's newline: false)
+            text = event.text if event.text.endswith("\n") or not event.newline else event.text + "\n"
             self.out(text)
         elif event.kind == "breakpoint":
             if self.kernel and self.has_world():
                 from kdmcp.sim.world import activity
 
                 # the world stops in the routine the scripted stop names: k, r and u agree with it
-                self.out(activity.scripted_stop(self.world, event.breakpoint))
+                self.out(self.refreshed() + activity.scripted_stop(self.world, event.breakpoint))
                 self.cpu = self.world.cpu
             else:
-                self.out(texts.breakpoint_hit(event.breakpoint))
+                self.out(self.refreshed() + texts.breakpoint_hit(event.breakpoint))
             self.enter_broken()
         elif event.kind == "bugcheck":
-            self.world_bugcheck(event.bugcheck_code, event.bugcheck_args)
-            self.out(texts.bugcheck(self.sc, event.bugcheck_code, event.bugcheck_args))
-            self.enter_broken()
+            self.bugcheck_stop(event.bugcheck_code, event.bugcheck_args, event.processor)
         elif event.kind == "reboot":
             self.reboot()
         elif event.kind == "transport_loss":
@@ -265,10 +271,43 @@ class TargetRun(ConsoleIO):
         self.out(texts.kdnet_connected(self.sc, self.opts.port or 0, self.opts.initial_break, self.opts.symbol_path))
         self.state = "running"
         self.script, self.script_deadline = [], None
+        self.refresh_pending = self.sc.refresh_kd_connection
+        self.bugchecked = self.analyze_reload_pending = False
+        if self.rebooted and self.kernel and self.has_world():
+            self.rebooted = False
+            from kdmcp.sim.world import activity
+
+            activity.boot_loads(self.world)  # an ld filter stops at the boot images' notices
+            if (stop := activity.boot_notice(self.world)) is not None:
+                self.out(self.refreshed() + stop.text)
+                self.cpu = self.world.cpu
+                self.enter_broken()
+                if stop.commands:
+                    self.pending = self.interpreter.run_line(stop.commands)
+                return
         if self.opts.initial_break or self.break_pending:
             self.break_pending = False
-            self.out(texts.kernel_break_in(self.sc))
+            self.out(self.refreshed() + texts.kernel_break_in(self.sc))
             self.enter_broken()
+
+    def refreshed(self) -> str:
+        """``KDTARGET: Refreshing KD connection`` if a connect still owes it (texts.KD_REFRESH)."""
+        if not self.refresh_pending:
+            return ""
+        self.refresh_pending = False
+        return texts.KD_REFRESH
+
+    def bugcheck_stop(self, code: int, args: list[int], cpu: int | None) -> None:
+        """The target bugchecks on processor ``cpu`` (the current one if ``None``): the world goes
+        into the bugcheck, kd prints the sequence (texts.bugcheck) and the prompt names the
+        crashing processor -- "0: kd> g" ... "1: kd> " in set1 exceptions_errors/a_14."""
+        cpu = self.cpu if cpu is None else cpu % max(1, self.sc.target.processors)
+        self.world_bugcheck(code, args, cpu)
+        self.cpu = cpu
+        self.bugchecked = True
+        self.analyze_reload_pending = self.opts.mode == "kdnet"
+        self.out(self.refreshed() + texts.bugcheck(self.sc, code, args))
+        self.enter_broken()
 
     def enter_broken(self) -> None:
         self.state = "broken"
@@ -324,7 +363,7 @@ class TargetRun(ConsoleIO):
         if stop is None:
             self.script_deadline = time.monotonic() + activity.EVENT_MS / 1000
             return
-        self.out(stop.text)
+        self.out(self.refreshed() + stop.text)
         self.cpu = self.world.cpu  # the prompt names the processor the breakpoint hit on
         self.enter_broken()
         if stop.commands:  # the breakpoint's commands run at the stop, before the rest of the line
@@ -333,7 +372,9 @@ class TargetRun(ConsoleIO):
 
     def reboot(self) -> None:
         self.pending = None  # the rest of the line is lost with the target
-        self.out(texts.shutdown())
+        self.bugchecked = self.analyze_reload_pending = False
+        self.rebooted = True
+        self.out(texts.shutdown(self.opts.mode == "kdnet"))
         self.state = "rebooting"
         self._schedule_connect(self.sc.reboot_delay_ms)
 

@@ -117,8 +117,29 @@ def breakpoint_hit(number: int) -> str:
     )
 
 
+# What kd prints when the target asks it to refresh the connection, before the first stop
+# after a connect. Real sessions: set1 connect/a_13 (after the connect banner's "System
+# Uptime" line), misc/a_12 ("kd> g" / this line / "nt!DebugService2+0x5:"), exceptions_errors/
+# a_14 ("0: kd> g" / this line / "*** Fatal System Error: 0x00000050"), corpus connect/04
+# (before a break-in's "Break instruction exception").
+KD_REFRESH = "KDTARGET: Refreshing KD connection\n"
+
+# The lines kd prints after a bugcheck's break (set1 exceptions_errors/a_14; Microsoft's
+# "Handling a Bug Check When Driver Verifier is Enabled").
+FATAL_LINES = (
+    "A fatal system error has occurred.\n"
+    "Debugger entered on first try; Bugcheck callbacks have not been invoked.\n"
+    "\n"
+    "A fatal system error has occurred.\n"
+    "\n"
+)
+
+
 def bugcheck(sc: Scenario, code: int, args: list[int]) -> str:
-    """A bugcheck stop as kd shows it before ``!analyze -v``."""
+    """A bugcheck stop as kd shows it before ``!analyze -v``: the header kd prints from
+    ``KeBugCheck2``'s ``DbgPrintEx("\\n*** Fatal System Error: 0x%08lx\\n ... (0x%p,0x%p,0x%p,0x%p)\\n\\n")``,
+    its own break, the fatal lines, the hint, the break location (set1 exceptions_errors/a_14,
+    a Windows 10 26100 session, verbatim but for the addresses)."""
     params = ",".join(f"0x{a:016X}" for a in [*args, 0, 0, 0, 0][:4])
     return (
         "\n"
@@ -127,19 +148,62 @@ def bugcheck(sc: Scenario, code: int, args: list[int]) -> str:
         "\n"
         + BREAK_EXCEPTION
         + "\n"
-        "A fatal system error has occurred.\n"
-        "Debugger entered on first try; Bugcheck callbacks have not been invoked.\n"
-        "\n"
-        "A fatal system error has occurred.\n"
-        "\n"
-        "For analysis of this file, run !analyze -v\n"
+        + FATAL_LINES
+        + "For analysis of this file, run !analyze -v\n"
         + break_location(sc)
     )
 
 
-def shutdown() -> str:
-    """What kd prints when the target reboots (``.reboot`` or a guest restart)."""
-    return f"Shutdown occurred at ({timestamp()})...unloading all symbol tables.\nWaiting to reconnect...\n"
+def bugcheck_again(sc: Scenario) -> str:
+    """``g`` at a bugcheck stop: the machine cannot go on, kd breaks again at once with the
+    fatal lines and no header. Real session (a Windows 10 19041 kd log, stored-index file id
+    44320646580)::
+
+        1: kd> g
+        Break instruction exception - code 80000003 (first chance)
+
+        A fatal system error has occurred.
+        Debugger entered on first try; Bugcheck callbacks have not been invoked.
+
+        A fatal system error has occurred.
+
+        nt!DbgBreakPointWithStatus:
+        fffff804`445fd0b0 cc              int     3
+    """
+    return BREAK_EXCEPTION + "\n" + FATAL_LINES + break_location(sc)
+
+
+def analyze_reload(sc: Scenario) -> str:
+    """What the first ``!analyze -v`` after a live bugcheck prints before its analysis: kd
+    reloads the target's state. Real sessions: Microsoft's "Handling a Bug Check When Driver
+    Verifier is Enabled" (windows-driver-docs: "0: kd> !analyze -v" / "Connected to Windows 8
+    9200 x64 target at (...), ptr64 TRUE" / "Loading Kernel Symbols" / dot rows / "Loading User
+    Symbols" / "Loading unloaded module list"), and the Windows 10 26100 write-up of set1
+    exceptions_errors/a_14 (stored-index file id 18566956584: "1: kd> !analyze -v" /
+    "Connected to Windows 10 26100 x64 target at (...)"). The dot counts are that session's."""
+    t = sc.target
+    return (
+        f"Connected to {t.os_name} {t.build} {t.arch} target at ({timestamp()}), ptr64 TRUE\n"
+        "Loading Kernel Symbols\n"
+        + "." * 63 + "\n" + "." * 64 + "\n" + "." * 13 + "\n"
+        "Loading User Symbols\n"
+        + "." * 21 + "\n"
+        "Loading unloaded module list\n"
+        + "." * 8 + "\n"
+    )
+
+
+def shutdown(kdnet: bool = True) -> str:
+    """What kd prints when the target reboots (``.reboot`` or a guest restart). Over KDNET kd
+    starts its transport again, as at start-up (set1 connect/a_10, a Windows 10 19041 session:
+    "Shutdown occurred at (Mon Dec 29 22:30:44.315 2025 (UTC - 8:00))...unloading all symbol
+    tables." / the symbol path's validation block / "Using NET for debugging" / "Opened WinSock
+    2.0" / "Waiting to reconnect..." / the connect banner); over another transport only
+    "Waiting to reconnect..." follows (set1 connect/a_09: "kd> .reboot" / "Shutdown occurred at
+    (...)...unloading all symbol tables." / "Waiting to reconnect..." / "Connected to Windows 10
+    17134 x64 target at (...)"). The simulator prints no path validation block anywhere."""
+    transport = "Using NET for debugging\nOpened WinSock 2.0\n" if kdnet else ""
+    return f"Shutdown occurred at ({timestamp()})...unloading all symbol tables.\n{transport}Waiting to reconnect...\n"
 
 
 def syntax_error(command: str) -> str:

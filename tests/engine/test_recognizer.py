@@ -79,7 +79,8 @@ def test_break_banner_from_the_corpus():
     sample = CORPUS / "connect" / "04.txt"
     rec = StreamRecognizer()
     events, _ = rec.feed(sample.read_bytes())
-    assert [e.kind for e in events] == ["connected", "break_in"]
+    # kd_own: "Symbol search path is:", "KDTARGET: Refreshing KD connection" (no event, no DbgPrint)
+    assert [e.kind for e in events if e.kind != "kd_own"] == ["connected", "break_in"]
 
 
 def test_open_line_start_is_a_short_unterminated_line_at_line_start():

@@ -7,6 +7,7 @@ import re
 import pytest
 
 from kdmcp.parse import PROMPT_PATTERN, match_prompt, parse_transcript
+from kdmcp.parse.prompt import glued_prompt
 
 
 @pytest.mark.parametrize(
@@ -129,3 +130,24 @@ def test_prompt_pasted_after_a_blank_still_opens_a_block() -> None:
     # output indented deeper than a pasted blank or two is never taken for a prompt
     (only,) = parse_transcript("0: kd> dt x\n     kd> is not a prompt here\n")
     assert only.command == "dt x"
+
+
+def test_no_target_prompt() -> None:
+    # cdb with no process yet, a remote client whose server's session ended (issue 29)
+    p = match_prompt("?:???> ")
+    assert p is not None and p.mode == "no_target" and p.process is None
+
+
+@pytest.mark.parametrize(
+    ("line", "prompt", "start"),
+    [("abc0: kd> ", "0: kd> ", 3), ("done.0:000> ", "0:000> ", 5), ("x1: kd:x86> ", "1: kd:x86> ", 1),
+     ("out0:000:x86> ", "0:000:x86> ", 3)],
+)
+def test_glued_prompt_after_output_without_a_line_end(line: str, prompt: str, start: int) -> None:
+    found = glued_prompt(line)
+    assert found is not None and found[0] == start and found[1].text == prompt
+
+
+@pytest.mark.parametrize("line", ["0: kd> ", "text kd> ", "abc0: kd>", "a 0: kd> ", "abc0: kd> x"])
+def test_glued_prompt_needs_output_before_a_numbered_prompt_at_the_end(line: str) -> None:
+    assert glued_prompt(line) is None

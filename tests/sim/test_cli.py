@@ -254,12 +254,50 @@ def test_bugcheck_stop_text(children):
     kd.expect_exact("0: kd> ")
 
 
+def test_a_bugcheck_on_processor_1_moves_the_prompt_and_printf_leaves_it_glued(children):
+    """The whole sequence on pipes, byte for byte where it is fixed (set1 exceptions_errors/a_14):
+    the refresh, the header, kd's break, the prompt on the crashing processor; g breaks again;
+    a .printf without a line end has the prompt on its line."""
+    kd = sim_pipes("kd", "--scenario", scenario("bugcheck_mp"), "-b", *KDNET)
+    children.append(kd)
+    kd.expect_exact("KDTARGET: Refreshing KD connection\r\nBreak instruction exception")  # the first stop's
+    kd.expect_exact("0: kd> ")
+    kd.sendline("g")
+    kd.expect_exact("\r\n*** Fatal System Error: 0x000000d1\r\n")
+    kd.expect_exact("For analysis of this file, run !analyze -v\r\nnt!DbgBreakPointWithStatus:\r\n")
+    kd.expect_exact("int     3\r\n1: kd> ")
+    kd.sendline("g")
+    kd.expect_exact("Break instruction exception - code 80000003 (first chance)\r\n\r\nA fatal system error")
+    kd.expect_exact("int     3\r\n1: kd> ")
+    kd.sendline('.printf "still here"')
+    kd.expect_exact("still here1: kd> ")
+
+
+def test_a_program_that_ends_under_cdb(children):
+    """cdb's run to the end (world.program: exits): ModLoad and Unload module while running, the
+    first-chance C++ exception, the exit stop, then nothing runs."""
+    cdb = sim_pipes("cdb", "--scenario", scenario("program_exits"), "C:\\target\\app.exe")
+    children.append(cdb)
+    cdb.expect_exact("0:000> ")
+    cdb.sendline("g")
+    cdb.expect_exact("ModLoad: 00007ffc`7f9a0000 00007ffc`7f9b6000   C:\\target\\plugin.dll\r\n")
+    cdb.expect_exact("(1a2c.1a8): C++ EH exception - code e06d7363 (first chance)\r\n")
+    cdb.expect_exact("Unload module C:\\target\\plugin.dll at 00007ffc`7f9a0000\r\n")
+    cdb.expect_exact("ntdll!NtTerminateProcess+0x14:\r\n00007ffc`81a953c4 c3              ret\r\n0:000> ")
+    cdb.sendline("g")
+    cdb.expect_exact("       ^ No runnable debuggees error in 'g'\r\n0:000> ")
+
+
 def test_reboot_and_reconnect(children):
     kd = sim_pipes("kd", "--scenario", scenario("reboot"), "-b", *KDNET)
     children.append(kd)
     kd.expect_exact("0: kd> ")
     kd.sendline(".reboot")
-    kd.expect(rb"Shutdown occurred at \(.+\)\.\.\.unloading all symbol tables\.\r\nWaiting to reconnect\.\.\.\r\n")
+    # set1 connect/a_10 (KDNET): the transport starts again before "Waiting to reconnect..."
+    kd.expect(
+        rb"Shutdown occurred at \(.+\)\.\.\.unloading all symbol tables\.\r\n"
+        rb"Using NET for debugging\r\nOpened WinSock 2\.0\r\nWaiting to reconnect\.\.\.\r\n"
+    )
     kd.expect_exact("Kernel Debugger connection established.  (Initial Breakpoint requested)\r\n")
     kd.expect_exact("0: kd> ")
 

@@ -57,6 +57,7 @@ class Recording(SimDebugger):
     def close(self) -> None:
         """Every descriptor the debugger opened (its wake-up pipe) and ours (/dev/null)."""
         self._outbuf.clear()
+        self.log.close()  # a line's .logopen
         for fd in (self._null, self._wake_r, self._wake_w):
             os.close(fd)
 

@@ -97,7 +97,7 @@ def test_remote_exit_leaves_the_server_running(children):
     server.expect_exact("still here\r\n0: kd> ")
 
 
-def test_ctrl_b_leaves_and_q_from_a_client_ends_the_session(children):
+def test_ctrl_b_leaves_q_at_a_client_is_refused_and_qq_ends_the_session(children):
     server, port = _serve(children)
     first = _join(children, f"tcp:server=127.0.0.1,port={port}")
     first.expect_exact("0: kd> ")
@@ -108,13 +108,23 @@ def test_ctrl_b_leaves_and_q_from_a_client_ends_the_session(children):
 
     second = _join(children, f"tcp:server=127.0.0.1,port={port}")
     second.expect_exact("0: kd> ")
-    second.sendline("q")  # "it will terminate the entire session for all users"
+    # "During remote debugging, the q command has no effect" (q, qq (Quit)); dbgeng's words
+    second.sendline("q")
+    second.expect_exact(
+        "Exit a remote client with Ctrl-b<enter>.\r\nIf you really want the server to quit use 'qq'.\r\n0: kd> "
+    )
+    second.sendline("qq")  # "but the qq command ends the debugging server"
     second.expect_exact("quit:\r\n")
-    second.expect(pexpect.EOF)
-    assert second.wait() == 0
     server.expect_exact("quit:\r\n")
     server.expect(pexpect.EOF)
     assert server.wait() == 0
+    # the client is left with no target: the no-target prompt, until it is told to leave
+    second.expect_exact("?:???> ")
+    second.sendline("r")
+    second.expect_exact("?:???> ")
+    second.sendline("q")
+    second.expect(pexpect.EOF)
+    assert second.wait() == 0
 
 
 def test_dot_server_at_the_prompt_then_endsrv_refuses_new_clients(children):
@@ -177,6 +187,8 @@ def test_a_named_pipe_is_an_owner_only_unix_socket(children):
     client = _join(children, f"npipe:server=localhost,pipe={name}", flavor="cdb")
     client.expect(r"\(npipe [^)]+\) connected at ")
     client.expect_exact("0:002> ")
+    client.sendline("qq")
+    client.expect_exact("?:???> ")
     client.sendline("q")
     client.expect(pexpect.EOF)
     cdb.expect(pexpect.EOF)

@@ -26,7 +26,7 @@ import zlib
 from dataclasses import dataclass
 
 from kdmcp.sim.world import catalog as cat
-from kdmcp.sim.world import loading
+from kdmcp.sim.world import filters, loading
 from kdmcp.sim.world.cycle import Event, events, load_event
 from kdmcp.sim.world.machine import Breakpoint, ExprError, World
 from kdmcp.sim.world.model import Arrival, Frame, Thread
@@ -39,6 +39,8 @@ __all__ = [
     "Event",
     "RunBreakpoint",
     "Stop",
+    "boot_loads",
+    "boot_notice",
     "break_in",
     "events",
     "go_to",
@@ -64,6 +66,8 @@ CALL_CHAINS: tuple[tuple[str, ...], ...] = (
     # the D1 bugcheck's stack (cmd_report.crash): KiPageFault calls KiBugCheckDispatch, which
     # calls KeBugCheckEx (corpus analyze/01, 12)
     ("nt!KeBugCheckEx", "nt!KiBugCheckDispatch+0x69", "nt!KiPageFault+0x469"),
+    # a live bugcheck breaks into kd from KeBugCheck2 (cmd_report.crash, live)
+    ("nt!DbgBreakPointWithStatus", "nt!KiBugCheckDebugBreak+0x12", "nt!KeBugCheck2+0xb2c", "nt!KeBugCheckEx+0x107"),
 )
 # IofCallDriver+0x51: "call qword ptr [rax+rcx*8+70h]" -- DRIVER_OBJECT.MajorFunction[major]
 # (the routine returns to +0x55, as the canned D1 stack's nt!IofCallDriver+0x55)
@@ -101,6 +105,8 @@ def play(world: World) -> tuple[str, Stop | None]:
     run = world.run
     if world.bugcheck is not None:
         return "", None  # a machine in a bugcheck runs nothing
+    if run.boot_loads and (stop := boot_notice(world)) is not None:
+        return "", stop  # a rebooted target reports its boot images first
     arrival = loading.due(world, run.played)
     run.played += 1
     world.uptime_ms += EVENT_MS
@@ -131,6 +137,9 @@ def _play_load(world: World, arrival: Arrival) -> Stop | None:
         if depth == loading.MAP_DEPTH:
             loading.map_image(world, arrival)
             resolve_deferred(world)
+            if (stop := _load_notice(world, arrival)) is not None:
+                run.load_depth = depth  # g goes on from the mapped image
+                return stop
         routines.append((_address(world, name), ret))
         if depth < run.load_depth:
             continue
@@ -139,6 +148,59 @@ def _play_load(world: World, arrival: Arrival) -> Stop | None:
             return stop
     loading.finish(world, arrival)
     run.load_depth = 0
+    return None
+
+
+def _load_notice(world: World, arrival: Arrival) -> Stop | None:
+    """``sxe ld[:image]``: the image's load notification stops the target once, in
+    ``nt!DebugService2+0x5`` on the loading thread (loading.NOTICE_CHAIN), kd printing only the
+    location (set1 misc/a_12); ``.lastevent`` then names the load, and the filter's ``-c``
+    commands run at the stop."""
+    run, image = world.run, arrival.module.image
+    if run.load_noticed or not filters.breaks(world, "ld", image):
+        return None
+    run.load_noticed = True
+    event = dataclasses.replace(load_event(world), chain=loading.NOTICE_CHAIN, cpu=0)
+    return _notice(world, event, image, arrival.module.base)
+
+
+def _notice(world: World, event: Event, image: str, base: int) -> Stop:
+    """Stop ``event``'s thread on DebugService2's ``int 3``: the load of ``image`` at ``base``."""
+    run = world.run
+    _stop_in(world, event, [(_address(world, name), ret) for name, ret in event.chain])
+    t = world.thread(event.thread)
+    site = _address(world, "nt!DebugService2") + loading.NOTICE_OFFSET
+    if t is not None:
+        t.frames[0] = Frame(t.frames[0].child_sp, site)
+        t.registers = dict(t.registers, rip=site)
+    run.last_event, run.go_to, run.load_module = ("load", 0, event.thread), [], (image, base)
+    return Stop(location(world, site, note=False), -1, filters.commands(world, "ld", image))
+
+
+def boot_loads(world: World) -> None:
+    """The target rebooted: it loads its boot images again, each reported to kd -- the kernel
+    (``ntoskrnl.exe``, as kd names it), hal, then the rest by address, the order of a real
+    session's notices after a reboot (set1 connect/a_10: ntoskrnl.exe, hal.dll, kdnet.dll,
+    kd_02_8086.dll, mcupdate_…, …). Session drivers and the third-party ones load later."""
+    nt = world.symbols.module("nt")
+    hal = world.symbols.module("hal")
+    if nt is None:
+        return
+    rest = sorted((m for m in world.modules if m.base > nt.base and m is not hal), key=lambda m: m.base)
+    order = [nt, *([hal] if hal is not None else []), *rest]
+    world.run.boot_loads = [("ntoskrnl.exe" if m is nt else m.image, m.base) for m in order]
+
+
+def boot_notice(world: World) -> Stop | None:
+    """The next boot image an ``ld`` filter stops at (set1 connect/a_09: the reconnect banner,
+    then "nt!DebugService2+0x5:"), on processor 0's initial thread; the call chain above
+    DbgLoadImageSymbols is not modelled."""
+    run = world.run
+    while run.boot_loads:
+        image, base = run.boot_loads.pop(0)
+        if filters.breaks(world, "ld", image):
+            boot = world.processors[0].idle_thread
+            return _notice(world, Event("boot load", boot, 0, loading.NOTICE_CHAIN[-2:]), image, base)
     return None
 
 

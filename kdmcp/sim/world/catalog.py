@@ -304,6 +304,10 @@ NT_ROUTINES: dict[str, tuple[int, int]] = {
     "NtCreateFile": (0xFFFFF80062C3A1E0, 0x90),
     # placed by the world (no canned sample fixed them)
     "KeBugCheckEx": (0xFFFFF800629F5D60, 0x110),
+    # a live bugcheck's break (cmd_report.crash): KeBugCheckEx+0x107 -> KeBugCheck2+0xb2c ->
+    # KiBugCheckDebugBreak+0x12 -> DbgBreakPointWithStatus (set1 analyze/a_09's STACK_TEXT)
+    "KeBugCheck2": (0xFFFFF800629D4000, 0x1000),
+    "KiBugCheckDebugBreak": (0xFFFFF800629D5100, 0x80),
     "KiSwapContext": (0xFFFFF800629F6B50, 0x110),
     "KiSwapThread": (0xFFFFF8006282E4D0, 0x780),
     "KiCommitThreadWait": (0xFFFFF8006282D1A0, 0x2A0),
@@ -361,6 +365,9 @@ NT_DATA: dict[str, tuple[int, int]] = {
     "KiProcessorBlock": (0xFFFFF8006323A6C0, 0x200),
     "KeNumberProcessors": (0xFFFFF80063236A04, 0x4),
     "KdDebuggerEnabled": (0xFFFFF80063200B30, 0x1),
+    # ULONG_PTR[5]: the bug check code and its four parameters, zero until a crash (KeBugCheck2
+    # prints "*** Fatal System Error" from it; dbgeng's ReadBugCheckData reads its five slots)
+    "KiBugCheckData": (0xFFFFF80063200B40, 0x28),
     "PsProcessType": (0xFFFFF80063238F88, 0x8),
     "PsThreadType": (0xFFFFF80063238F90, 0x8),
     "IoFileObjectType": (0xFFFFF80063238F98, 0x8),

@@ -14,11 +14,23 @@ a crash; no published transcript shows that case, so that answer is reconstructe
 
 from __future__ import annotations
 
+import struct
+
+from kdmcp.sim.world import catalog as cat
 from kdmcp.sim.world.code import fmt_addr
 from kdmcp.sim.world.machine import World
 from kdmcp.sim.world.registry import command
 
-__all__ = ["bugcheck_text"]
+__all__ = ["bugcheck_text", "set_bugcheck"]
+
+
+def set_bugcheck(world: World, code: int, args: tuple[int, ...]) -> None:
+    """The world stops in bug check ``code``: ``.bugcheck`` and ``!analyze`` read it, and so does
+    memory -- ``nt!KiBugCheckData``'s five ULONG_PTRs hold the code and the four parameters, as
+    ``dq nt!KiBugCheckData L5`` shows them (dbgeng's ReadBugCheckData reads the same slots)."""
+    params = (*args, 0, 0, 0, 0)[:4]
+    world.bugcheck = (code, params)  # type: ignore[assignment]
+    world.kernel.write(cat.NT_DATA["KiBugCheckData"][0], struct.pack("<5Q", code, *params))
 
 
 def bugcheck_text(world: World) -> str:

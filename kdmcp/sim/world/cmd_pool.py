@@ -19,13 +19,13 @@ from kdmcp.sim.world.model import PoolBlock
 from kdmcp.sim.world.pool import TAGS, all_blocks, large_block, large_blocks, page_view, tag_text
 from kdmcp.sim.world.registry import command
 
-__all__: list[str] = []
+__all__ = ["BIG_TABLE", "NONPAGED_RANGE"]
 
 # the pool regions !poolfind says it searches (families/pool/07: "Searching nonpaged pool
 # (ffffda0000000000 : ffffea0000000000)"), around where the world's pools are
-_NONPAGED_RANGE = (0xFFFFE70000000000, 0xFFFFF70000000000)
+NONPAGED_RANGE = (0xFFFFE70000000000, 0xFFFFF70000000000)
 _PAGED_RANGE = (0xFFFFB20000000000, 0xFFFFC20000000000)
-_BIG_TABLE = (0xFFFFE70F27E00000, 0xFFFFE70F27F00000)  # the large-allocation table's extent
+BIG_TABLE = (0xFFFFE70F27E00000, 0xFFFFE70F27F00000)  # the large-allocation table's extent
 
 
 def _description(tag: str) -> str:
@@ -139,7 +139,7 @@ def _poolfind(world: World, name: str, args: str) -> str | None:
     kind = parts[1].lower() if len(parts) > 1 else "0"
     searches: list[tuple[str, tuple[int, int], bool]] = []
     if kind in ("0", "-nonpaged"):
-        searches.append(("nonpaged", _NONPAGED_RANGE, True))
+        searches.append(("nonpaged", NONPAGED_RANGE, True))
     elif kind in ("1", "-paged"):
         searches.append(("paged", _PAGED_RANGE, False))
     else:
@@ -150,7 +150,7 @@ def _poolfind(world: World, name: str, args: str) -> str | None:
     out = [
         "\n",
         f"Scanning large pool allocation table for tag 0x{value:08x} ({shown}) "
-        f"({_BIG_TABLE[0]:016x} : {_BIG_TABLE[1]:016x})\n",
+        f"({BIG_TABLE[0]:016x} : {BIG_TABLE[1]:016x})\n",
         "\n",
     ]
     large = [b for b in large_blocks(world) if _tag_matches(b.tag, tag) and _nonpaged(b) == searches[0][2]]

@@ -22,6 +22,7 @@ import struct
 from kdmcp.sim.world import catalog as cat
 from kdmcp.sim.world import drivers as drv
 from kdmcp.sim.world.activity import resume
+from kdmcp.sim.world.cmd_bugcheck import set_bugcheck
 from kdmcp.sim.world.code import fmt_addr
 from kdmcp.sim.world.layouts import put
 from kdmcp.sim.world.machine import World
@@ -78,25 +79,38 @@ TRAP_REGS = {
 # ------------------------------------------------------------------- the crash
 
 
-def crash(world: World) -> None:
+# a live bugcheck: KeBugCheck2 breaks into kd before anything else runs, so the processor stops
+# in nt!DbgBreakPointWithStatus above KeBugCheckEx (set1 analyze/a_09, a Windows 10 26100 session:
+# "nt!DbgBreakPointWithStatus" / "nt!KiBugCheckDebugBreak+0x12" / "nt!KeBugCheck2+0xb2c" /
+# "nt!KeBugCheckEx+0x107", Child-SPs 8, 0x60 and 0x790 apart); a dump's thread stops in KeBugCheckEx
+_LIVE_FRAMES = (("nt!DbgBreakPointWithStatus", 0x7F8), ("nt!KiBugCheckDebugBreak+0x12", 0x7F0),
+                ("nt!KeBugCheck2+0xb2c", 0x790))  # fmt: skip
+
+
+def crash(world: World, cpu: int = 0, *, live: bool = False) -> None:
     """Put the world in the D1 bugcheck: the client's IOCTL (the bug's control code) reached
-    myfault's faulting read at DISPATCH_LEVEL; its thread is processor 0's, stopped in
+    myfault's faulting read at DISPATCH_LEVEL; its thread is processor ``cpu``'s (0 unless a
+    scenario says which processor crashed), stopped in
     ``nt!KeBugCheckEx`` on the canned stack. For ``kd -z MEMORY.DMP``, ``.crash``, a scenario's
     bugcheck. Permanent: the target does not run on from a bugcheck."""
     resume(world)
     t = world.thread(cat.CLIENT_THREAD)
     if t is None:
         return
-    world.bugcheck = (0xD1, D1_ARGS)
+    set_bugcheck(world, 0xD1, D1_ARGS)
     t.stack_limit, t.stack_base, t.stack_init = _D1_STACK, _D1_STACK + 0x6000, _D1_STACK + 0x5FD0
     t.frames = [Frame(sp, world.evaluate(site)) for sp, site in _D1_FRAMES]
+    home = t.frames[0].child_sp  # KeBugCheckEx's frame: its home slots hold its arguments
+    if live:
+        t.frames[0] = Frame(home, world.evaluate("nt!KeBugCheckEx+0x107"))
+        t.frames[:0] = [Frame(home - below, world.evaluate(site)) for site, below in _LIVE_FRAMES]
     world.kernel.map(t.stack_limit, t.stack_base - t.stack_limit)
     space = world.space(world.owner(t))
     for nxt in t.frames[1:]:
         if nxt.child_sp >= t.stack_limit:
             space.write(nxt.child_sp - 8, struct.pack("<Q", nxt.site))
     # KeBugCheckEx's home slots: its arguments (the code and the four parameters' first three)
-    space.write(t.frames[0].child_sp + 8, struct.pack("<QQQQ", 0xD1, *D1_ARGS[:3]))
+    space.write(home + 8, struct.pack("<QQQQ", 0xD1, *D1_ARGS[:3]))
     put(
         world.kernel,
         "_ETHREAD",
@@ -112,11 +126,14 @@ def crash(world: World) -> None:
     regs = dict(t.registers)
     regs.update(TRAP_REGS)
     regs.update(rip=t.frames[0].site, rsp=t.frames[0].child_sp, rcx=0xD1, rdx=_READ_ADDRESS, r8=2, r9=0)
+    if live:
+        regs.update(rcx=3)  # DbgBreakPointWithStatus(DBG_STATUS_BUGCHECK_FIRST), as KiBugCheckDebugBreak calls it
     t.registers = regs
-    t.state, t.cpu = "RUNNING", 0
-    world.processors[0].current_thread = t.address
-    world.processors[0].irql = 2  # DISPATCH_LEVEL: Arg2
-    world.cpu = 0
+    cpu %= len(world.processors)
+    t.state, t.cpu = "RUNNING", cpu
+    world.processors[cpu].current_thread = t.address
+    world.processors[cpu].irql = 2  # DISPATCH_LEVEL: Arg2
+    world.cpu = cpu
     world.context_thread = world.context_process = None
     if world.irps:  # the IRP in the driver's hands carries the bug's control code
         irp = world.irps[0]
@@ -236,6 +253,11 @@ def _lastevent(world: World, name: str, args: str) -> str | None:
     kind, number, _thread = world.run.last_event
     if kind == "breakpoint":
         what = f"Hit breakpoint {number}"
+    elif kind == "load":
+        # an "sxe ld" stop: "Last event: Load module KmdfHelloWorld.sys at fffff806`30580000"
+        # (a real session, set1 connect/a_10)
+        image, base = world.run.load_module
+        what = f"Load module {image} at {fmt_addr(base)}"
     else:
         what = "Break instruction exception - code 80000003 (first chance)"
     return f"Last event: {what}\n  debugger time: {debugger_time(world)}\n"

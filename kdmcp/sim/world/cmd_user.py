@@ -25,6 +25,7 @@ from kdmcp.sim.world.registry import command
 from kdmcp.sim.world.regtext import pc_location, register_block
 from kdmcp.sim.world.user import UserState, user_state
 from kdmcp.sim.world.user_address import address_text
+from kdmcp.sim.world.user_program import EXIT_CODE
 from kdmcp.sim.world.user_text import stack_text, thread_row
 
 __all__ = ["current_index"]
@@ -387,6 +388,16 @@ def _lastevent(world: World, name: str, args: str) -> str | None:
     tid = t.tid if t is not None else 0
     if e.breakpoint is not None:  # a breakpoint's stop: cdb's "Last event: 1a2c.1e48: Hit breakpoint 0"
         return f"Last event: {world.processes[0].pid:x}.{tid:x}: Hit breakpoint {e.breakpoint}\n" + (
+            f"  debugger time: {_DEBUGGER_TIME}\n"
+        )
+    pid = world.processes[0].pid
+    if e.exit == "process":  # "Last event: 8ec.1ff0: Exit process 0:8ec, code c" (a cdb front end's test)
+        return f"Last event: {pid:x}.{tid:x}: Exit process 0:{pid:x}, code {EXIT_CODE:x}\n" + (
+            f"  debugger time: {_DEBUGGER_TIME}\n"
+        )
+    if e.exit == "thread":  # reconstructed on the exit-process form
+        index = next((i for i, x in enumerate(_threads(world)) if x.address == e.thread), 0)
+        return f"Last event: {pid:x}.{tid:x}: Exit thread {index}:{tid:x}, exit code {EXIT_CODE:x}\n" + (
             f"  debugger time: {_DEBUGGER_TIME}\n"
         )
     chance = "first chance" if e.first_chance else "!!! second chance !!!"

@@ -29,6 +29,7 @@ in their own :class:`~kdmcp.sim.world.memory.Memory` until the load maps them, s
 from __future__ import annotations
 
 import functools
+import itertools
 import struct
 
 from kdmcp.sim.world.code import Routine, assemble
@@ -46,6 +47,8 @@ __all__ = [
     "LOAD_OUTER",
     "MAP_DEPTH",
     "NAME",
+    "NOTICE_CHAIN",
+    "NOTICE_OFFSET",
     "ROUTINES",
     "due",
     "finish",
@@ -70,7 +73,26 @@ LOADER_ROUTINES: dict[str, tuple[int, int]] = {
     "IopLoadUnloadDriver": (0xFFFFF80062D4E7A0, 0x1B0),
     "IopLoadDriver": (0xFFFFF80062D4F0B0, 0x8C0),
     "PnpCallDriverEntry": (0xFFFFF80062D51C40, 0xA0),
+    # the load notification's path, for an "sxe ld" stop (NOTICE_CHAIN)
+    "MmLoadSystemImageEx": (0xFFFFF80062D52400, 0x900),
+    "DbgLoadImageSymbols": (0xFFFFF80062D53000, 0x80),
+    "DebugService2": (0xFFFFF80062D530A0, 0x10),
 }
+# "sxe ld": the image's load notification stops the target in nt!DebugService2, on its int 3
+# at +0x5 (real sessions, set1 misc/a_12 and connect/a_09: "nt!DebugService2+0x5:" /
+# "fffff803`7f3a70e5 cc              int     3"): mov eax,r8d; int 2Dh; int 3; ret. The chain
+# from IopLoadDriver down is reconstructed (the image maps in MmLoadSystemImageEx, which
+# reports it through DbgLoadImageSymbols); the offsets are this world's.
+NOTICE_CHAIN: tuple[tuple[str, int | None], ...] = (
+    ("nt!ExpWorkerThread", 0x155),
+    ("nt!IopLoadUnloadDriver", 0x57),
+    ("nt!IopLoadDriver", 0x24C),
+    ("nt!MmLoadSystemImageEx", 0x7BB),
+    ("nt!DbgLoadImageSymbols", 0x45),
+    ("nt!DebugService2", None),
+)
+NOTICE_OFFSET = 0x5  # DebugService2's int 3
+_DEBUG_SERVICE2 = bytes.fromhex("418bc0cd2dccc3")
 # outermost first, as activity.Event.chain: (routine, where its call to the next one returns)
 LOAD_CHAIN: tuple[tuple[str, int | None], ...] = (
     ("nt!ExpWorkerThread", 0x155),
@@ -106,6 +128,9 @@ def prepare(b: Builder, kernel: list[Module], invalid: int, create_device: int) 
     b.calls.setdefault("nt!IopLoadUnloadDriver", {})[0x57] = LOADER_ROUTINES["IopLoadDriver"][0]
     b.calls.setdefault("nt!IopLoadDriver", {})[0x4E5] = LOADER_ROUTINES["PnpCallDriverEntry"][0]
     b.fixed.setdefault("nt!PnpCallDriverEntry", {})[0x4C - len(_CALL_INIT)] = _CALL_INIT
+    for (caller, ret), (callee, _) in itertools.pairwise(NOTICE_CHAIN[2:]):
+        b.calls.setdefault(caller, {})[ret or 0] = LOADER_ROUTINES[callee.split("!")[1]][0]
+    b.fixed.setdefault("nt!DebugService2", {})[0] = _DEBUG_SERVICE2
     module = Module(
         NAME,
         f"{NAME}.sys",

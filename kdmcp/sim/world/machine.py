@@ -92,6 +92,9 @@ class RunState:
     last_event: tuple[str, int, int] = ("break", 0, 0)  # kind, breakpoint id, thread
     played: int = 0  # events played since connect (a driver loads at a fixed count: loading.py)
     load_depth: int = 0  # a load event stopped part-way resumes below the frame it stopped in
+    load_noticed: bool = False  # an "sxe ld" stop for the load has been made (activity._load_notice)
+    load_module: tuple[str, int] = ("", 0)  # the image a load notice reported, and its base
+    boot_loads: list[tuple[str, int]] = field(default_factory=list)  # a reboot's images still to report
     go_to: list[tuple[str, int | None]] = field(default_factory=list)  # g BreakAddress: expression, address
 
 

@@ -75,6 +75,7 @@ class Event:
     first_chance: bool = True
     context: dict[str, int] | None = None  # the exception's context record, when it has one
     breakpoint: int | None = None  # a breakpoint's number, when one stopped the process
+    exit: str = ""  # "process" or "thread": an exit event (user_program.py), no exception
 
 
 @dataclass
@@ -85,6 +86,7 @@ class UserRun:
     cursor: int = 0  # the next event of the cycle
     started: bool = False  # a launch's main thread has run into wmain
     start_depth: int = 0  # a stop part-way through the start resumes below the frame it stopped in
+    program_step: int = 0  # where an "exits" program is after its start (user_program.py)
     saved_slots: dict[int, bytes] = field(default_factory=dict)  # stack slots a stop wrote
 
 
@@ -101,6 +103,8 @@ class UserState:
     pending: list[Module] = field(default_factory=list)  # a launch's images not mapped yet
     pending_memory: Memory = field(default_factory=Memory)
     faults: int = 0  # access violations reported so far (first chance, then second)
+    program: str = "fault"  # what a launch does after g: "fault" or "exits" (scenario world.program)
+    exited: bool = False  # the process has ended: cdb's "No runnable debuggees" for g, p, t
     run: UserRun = field(default_factory=UserRun)
 
 
@@ -436,6 +440,8 @@ def build_user(seed: int, pid: int, command_line: str) -> UserWorld:
         b.thread(proc, 1, "worker", "worker")
         event = Event(event_thread.address, 0x80000003, event_thread.frames[0].site, (0,))
     b.chain(cat.STACKS["fault"])  # the code of what g runs into (wmain's write) is there from the start
+    b.chain(cat.STACKS["exit"])  # and of how a program that ends ends (user_program.py)
+    b.chain(cat.STACKS["exit_thread"])
     for chain in cat.RUN_CHAINS:  # and the calls the running process makes (user_activity)
         b.chain(chain)
     pending = b.pending()

@@ -28,7 +28,7 @@ import struct
 import zlib
 from dataclasses import dataclass
 
-from kdmcp.sim.world import activity, user_events
+from kdmcp.sim.world import activity, user_events, user_program
 from kdmcp.sim.world import user_catalog as cat
 from kdmcp.sim.world.activity import RunBreakpoint, Stop
 from kdmcp.sim.world.machine import Breakpoint, ExprError, World
@@ -124,7 +124,11 @@ def play(world: World) -> UserStep:
     assert isinstance(world, UserWorld), "not a user world"
     run = world.user.run
     if world.user.mode == "launch":
+        exits = world.user.program == "exits"  # a program that ends (user_program.py)
         if run.started:
+            if exits:
+                text, stopped = user_program.play(world)
+                return UserStep(text, stopped)
             return UserStep(user_events.fault(world), True)
         # the images load before wmain runs (corpus misc/05: ModLoad, then the hit)
         text = user_events.load_pending(world)
@@ -134,6 +138,8 @@ def play(world: World) -> UserStep:
             return UserStep(text + stop.text, True, stop.commands)
         run.started, run.start_depth = True, 0
         resume(world)
+        if exits:
+            return UserStep(text, False)
         return UserStep(text + user_events.fault(world), True)
     cycle = events()
     event = cycle[run.cursor % len(cycle)]

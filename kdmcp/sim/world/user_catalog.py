@@ -21,6 +21,7 @@ __all__ = [
     "MODULES",
     "PEB",
     "PID",
+    "PLUGIN",
     "ROUTINES",
     "RUN_CHAINS",
     "STACKS",
@@ -135,22 +136,31 @@ ROUTINES: dict[str, dict[str, tuple[int, int]]] = {
         "KiUserExceptionDispatcher": (0x9FE40, 0x60),
         "RtlAllocateHeap": (0x3A7F0, 0xA0),
         "RtlFreeHeap": (0x3B910, 0x60),
+        # the program's end (user_program.py): the stubs at their service numbers' slots
+        "NtTerminateProcess": (0x953B0, 0x20),
+        "NtTerminateThread": (0x95890, 0x20),
+        "RtlExitUserProcess": (0x5C9D0, 0xF0),
+        "RtlExitUserThread": (0x5D2A0, 0x60),
     },
     "KERNEL32": {
         "BaseThreadInitThunk": (0x17020, 0x40),  # +0x14 at 00007ffc`80e37034
         "WaitForSingleObjectEx": (0x1E6B0, 0x10),
         "Sleep": (0x1B8D0, 0x10),
+        "ExitProcessImplementation": (0x1E1B0, 0x20),
     },
     "KERNELBASE": {
         "WaitForSingleObjectEx": (0x3A460, 0xF0),
         "WaitForMultipleObjectsEx": (0xA9A10, 0x2A0),  # +0xf0 at 00007ffc`7f6a9b00
         "SleepEx": (0x3C8F0, 0xA0),
         "CreateEventW": (0x2B4A0, 0x90),
+        "RaiseException": (0x34B10, 0x90),
     },
     "ucrtbase": {
         "wprintf": (0x6F2A0, 0x60),
         "malloc": (0x1A6B0, 0x20),
         "exit": (0x7E3C0, 0x20),
+        "exit_or_terminate_process": (0x7E150, 0x60),
+        "common_exit": (0x7E230, 0x120),
     },
 }
 # a module's data symbols: module -> name -> (offset, size)
@@ -164,6 +174,8 @@ SYSCALLS: dict[str, int] = {
     "NtWaitForSingleObject": 0x4,
     "NtDelayExecution": 0x34,
     "NtWaitForMultipleObjects": 0x5B,
+    "NtTerminateProcess": 0x2C,
+    "NtTerminateThread": 0x53,
 }
 # Call sites made through a function pointer (CFG's guard dispatch): the caller's return offset
 # follows a six-byte ``call qword ptr [module!__guard_dispatch_icall_fptr]``, whoever the callee.
@@ -193,7 +205,31 @@ STACKS: dict[str, list[str]] = {
         "ntdll!LdrInitializeThunk+0xe",
     ],
     "fault": ["app!wmain+0x14", "app!__tmainCRTStartup+0x11a", *_TAIL],
+    # the program's end (user_program.py): the main thread in the process's last system call,
+    # stopped where cdb shows it ("ntdll!NtTerminateProcess+0x14:" / "c3 ret", published cdb
+    # sessions); the frames above are the CRT's exit path as Windows 10 x64 stacks show it
+    "exit": [
+        "ntdll!NtTerminateProcess+0x14",
+        "ntdll!RtlExitUserProcess+0xb8",
+        "KERNEL32!ExitProcessImplementation+0xa",
+        "ucrtbase!exit_or_terminate_process+0x44",
+        "ucrtbase!common_exit+0x6f",
+        "app!__tmainCRTStartup+0x13e",
+        *_TAIL,
+    ],
+    # a thread whose routine returned: BaseThreadInitThunk ends it (reconstructed offsets)
+    "exit_thread": [
+        "ntdll!NtTerminateThread+0x14",
+        "ntdll!RtlExitUserThread+0x4e",
+        "KERNEL32!BaseThreadInitThunk+0x1d",
+        "ntdll!RtlUserThreadStart+0x21",
+    ],
 }
+# the DLL the "exits" program loads and unloads while it runs (user_program.py)
+PLUGIN = UserModule(
+    "plugin", "C:\\target\\plugin.dll", 0x00007FFC7F9A0000, 0x16000, 0x65E1B2C9, "(deferred)",
+    ldr_entry=0x534400, init_order=5,
+)
 # What the running process calls, innermost first (each a chain the builder assembles, so ``ub`` at
 # every return address shows the call): the thread pool's worker runs app!WorkCallback, which
 # allocates, prints, frees and sleeps, in that order, one call an event (user_activity.py).
@@ -211,6 +247,8 @@ STACK_SPS: dict[str, list[int]] = {
     "fault": [0x6FF8B0, 0x6FF8E0, 0x6FF910, 0x6FF940],
     "main_wait": [0x6FF7E8, 0x6FF7F0, 0x6FF8B0, 0x6FF8E0, 0x6FF910, 0x6FF940],
     "loader": [0x6FF0A0, 0x6FF0E0, 0x6FF450, 0x6FF4D0, 0x6FF500],
+    "exit": [0x6FF6F8, 0x6FF700, 0x6FF830, 0x6FF860, 0x6FF890, 0x6FF8E0, 0x6FF910, 0x6FF940],
+    "exit_thread": [0x8FF998, 0x8FF9A0, 0x8FF9E0, 0x8FFA10],
 }
 # (StackBase, StackLimit) of each thread's stack; the canned !teb gives the break-in thread's
 THREAD_STACKS: dict[str, tuple[int, int]] = {

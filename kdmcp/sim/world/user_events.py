@@ -9,12 +9,13 @@ changed.
 
 from __future__ import annotations
 
+from kdmcp.sim.world import filters
 from kdmcp.sim.world import user_catalog as cat
 from kdmcp.sim.world.machine import World
 from kdmcp.sim.world.regtext import pc_location
 from kdmcp.sim.world.user import Event, UserWorld, lay_loader
 
-__all__ = ["break_in", "fault", "load_pending", "set_current"]
+__all__ = ["break_in", "fault", "load_pending", "set_current", "tick"]
 
 
 def set_current(world: World, address: int) -> None:
@@ -58,7 +59,8 @@ def fault(world: UserWorld) -> str:
     return out + pc_location(world, world.registers(main))
 
 
-def _tick(value: int) -> str:
+def tick(value: int) -> str:
+    """``00007ffc`81a00000``: an address as cdb prints it in ``ModLoad`` lines."""
     return f"{value >> 32:08x}`{value & 0xFFFFFFFF:08x}"
 
 
@@ -72,7 +74,8 @@ def load_pending(world: UserWorld) -> str:
     mem.absorb(state.pending_memory)
     world.modules.extend(state.pending)
     lay_loader(mem, world.modules, {m.name: world.builder.facts[m.name] for m in world.modules})
-    out = "".join(f"ModLoad: {_tick(m.base)} {_tick(m.end)}   {m.path}\n" for m in state.pending)
+    shown = [m for m in state.pending if filters.shown(world, "ld", m.image)]  # "sxi ld": no lines
+    out = "".join(f"ModLoad: {tick(m.base)} {tick(m.end)}   {m.path}\n" for m in shown)
     state.pending = []
     world.reindex()  # the symbol table holds the images' symbols
     return out

@@ -18,7 +18,8 @@ __all__ = ["BreakpointKind", "BreakpointRow", "BreakpointsResult", "ClearResult"
            "RunToResult", "SetBreakpointResult", "StepResult", "Stop", "WaitResult"]
 
 BreakpointKind = Literal["code", "deferred", "data"]
-StopReason = Literal["breakpoint", "exception", "bugcheck", "break_in", "step", "exited"]
+StopReason = Literal["breakpoint", "exception", "bugcheck", "break_in", "step", "exited", "module_load",
+                     "module_unload", "process_exit", "thread_exit"]
 
 
 class BreakpointRow(BaseModel):

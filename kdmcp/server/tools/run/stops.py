@@ -33,7 +33,11 @@ if TYPE_CHECKING:
 
 __all__ = ["location", "run_to", "step", "wait_for_stop"]
 
-STOP_KINDS = frozenset({"breakpoint", "exception", "bugcheck", "break_in", "step", "exited"})
+STOP_KINDS = frozenset({"breakpoint", "exception", "bugcheck", "break_in", "step", "exited", "module_load",
+                        "module_unload", "process_exit", "thread_exit"})
+# Reported without stopping as often as with (a module loaded, an exception the target handled):
+# a stop only when the engine marked it the stop's reason.
+_STOP_IF_MARKED = frozenset({"exception", "module_load", "module_unload", "process_exit", "thread_exit"})
 
 WaitS = Annotated[float, Field(gt=0,
                                le=3600)]
@@ -75,7 +79,7 @@ def _read_location(ran: typed.Ran) -> Location:
 
 def _last_stop(events: list[DebuggerEvent]) -> Stop | None:
     for event in reversed(events):
-        if event.kind in STOP_KINDS:
+        if event.kind in STOP_KINDS and (event.stopped or event.kind not in _STOP_IF_MARKED):
             first = event.text.strip().splitlines()[0] if event.text.strip() else event.kind
             return Stop(reason=event.kind, breakpoint=event.breakpoint, code=event.code, text=first,  # type: ignore[arg-type]
                         seq=event.seq)
