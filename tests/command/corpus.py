@@ -757,7 +757,7 @@ BYPASS_VERDICTS: list[tuple[str, str, str]] = [
     ("$u0 calc", UNKNOWN, "fixed-name alias"),
     ("r $.u0 = .shell calc", HOST_EXEC, "fixed-name alias set by r"),
     ("aS /f x c:\\cmds.txt", HOST_FILE_READ, "alias from a file"),
-    ("aS /ma x @rcx", UNKNOWN, "alias from target memory"),
+    ("aS /ma myalias @rcx", UNKNOWN, "alias from target memory"),  # a name no command has (x is one)
     # breakpoint and event command strings
     ('bp nt!NtCreateFile ".shell calc"', HOST_EXEC, "bp command string"),
     ('bp nt!NtCreateFile "k; .shell calc; g"', HOST_EXEC, "bp command list"),

@@ -99,7 +99,7 @@ FAMILIES: dict[CommandClass, list[str]] = {
         ".readmem c:\\x.bin 1000", "lsf c:\\src\\a.c", "ld nt /f c:\\x\\nt.pdb", ".dml_start c:\\x.dml",
         "!analyze -c -load c:\\k.ini", ".cmdtree c:\\t.txt", ".opendump c:\\x.dmp", ".settings load x.xml",
         '.foreach /f (x "c:\\cmds.txt") { .echo hi }', "dx Debugger.Utility.FileSystem.TempDirectory",
-        "aS /f x c:\\x.txt",
+        "aS /f myalias c:\\x.txt",
     ],
     NETWORK_PATH: [
         ".sympath \\\\evil\\s", ".sympath+ //evil/s", ".srcpath \\\\h\\src", ".exepath \\\\h\\bin",
@@ -119,8 +119,8 @@ FAMILIES: dict[CommandClass, list[str]] = {
     SESSION_ENDING: ["q", "qq", "qd", "Q", ".detach", ".abandon", ".remote_exit", ".endpsrv"],
     UNKNOWN: [
         "foo", "jmp", "cls", ".foo", "!foo", "!list -x \"k\" @rcx", "${x}", "$u0", "$foo",
-        ".", "'r'", "\"r\"", "(r)", "}", "~*e", "aS /ma x @rcx", "aS /e x PATH",
-        "aS x two words", ".settings frob", ".idle_cmd k",
+        ".", "'r'", "\"r\"", "(r)", "}", "~*e", "aS /ma myalias @rcx", "aS /e myalias PATH",
+        "aS myalias two words", ".settings frob", ".idle_cmd k",
         "dx Debugger.Utility.Control", "dx @$scripts.x.Contents.f()", "dx nt!KeBugCheckEx(1)", "bp x .shell",
         # Known commands left off the allowlist: "a" waits for more lines; an option not listed.
         "!chkimg -zz nt", "!process -x 0 0", "uf -x nt!KeBugCheckEx",
