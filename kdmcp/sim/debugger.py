@@ -153,6 +153,7 @@ class SimDebugger(TargetRun):
             self.remote_command(m.group("name").lower(), (m.group("args") or "").strip())
             return
         if _QUIT_RE.fullmatch(command):
+            self.target_note(f"quit {command.lower()}")  # qd detaches: the process lives on
             self.out("quit:\n")
             raise _Exit(0)
         if self.kernel and (m := _PROCESSOR_SWITCH_RE.fullmatch(command)):
