@@ -34,7 +34,7 @@ if TYPE_CHECKING:
 
 __all__ = ["ServeExit"]
 
-_FORCED_GRACE_S = 3.0  # after the forced kills, how long the records may take before we exit anyway
+_FORCED_GRACE_S = 5.0  # after the forced kills, how long the records may take before we exit anyway
 
 
 class ServeExit:

@@ -138,7 +138,10 @@ class PipeConsole:
         whose anonymous pipes cannot be asked from the writing end."""
         if sys.platform == "win32":
             return None
-        return unread_input(self._stdin.fileno())
+        try:
+            return unread_input(self._stdin.fileno())
+        except ValueError:  # closed: the debugger has ended
+            return None
 
     def interrupt(self) -> None:
         if self._process.poll() is not None:

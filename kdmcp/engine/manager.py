@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import collections
 import itertools
+import logging
 import threading
 import time
 from collections.abc import Callable
@@ -24,8 +25,9 @@ from kdmcp.engine.results import SessionInfo, StopResult
 from kdmcp.engine.session import DebuggerSession
 from kdmcp.errors import CapacityError, UnknownSession
 
+_log = logging.getLogger(__name__)
 DEFAULT_MAX_SESSIONS = 4
-_STOP_MARGIN_S = 2.0  # beyond a stop's own bound: its pump's last read and the exit's record
+_STOP_MARGIN_S = 3.0  # beyond a stop's own bound: its pump's last read and the exit's record
 _ENDED_KEPT = 8
 
 
@@ -136,7 +138,11 @@ class SessionManager:
         results: dict[str, StopResult] = {}
 
         def stop_one(session: DebuggerSession) -> None:
-            result = session.stop()
+            try:
+                result = session.stop()
+            except Exception:  # a bug must not leave the debugger running: the wedged path kills it
+                _log.exception("stopping %s failed", session.session_id)
+                return
             with self._lock:
                 self._retire_locked(session)
                 results[session.session_id] = result
@@ -153,16 +159,17 @@ class SessionManager:
                 break
             for thread in threads:
                 thread.join(0.05)
-        if any(t.is_alive() for t in threads):
+        if any(t.is_alive() for t in threads) or len(results) < len(live):
             for session in live:
                 session.kill_now()
+            until = time.monotonic() + _STOP_MARGIN_S
             for thread in threads:
-                thread.join(_STOP_MARGIN_S)
+                thread.join(max(0.0, until - time.monotonic()))
         for session in live:
             if session.session_id not in results:  # its stop is wedged: say what was done
                 with self._lock:
                     self._retire_locked(session)
-                killed = StopResult(actions=["killed (the stop did not finish in time)"], state=session.state,
+                killed = StopResult(actions=["killed (its stop did not finish)"], state=session.state,
                                     exit_code=session.exit_code, elapsed_ms=0.0,
                                     left="killed before the stop finished: the target's state is unknown")
                 results[session.session_id] = killed

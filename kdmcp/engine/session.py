@@ -382,10 +382,11 @@ class DebuggerSession(Stopping):
         # kd prints nothing when the target resumes; a frozen or hung kd is as silent. So
         # "running" also needs kd to have read the line, where the backend can tell.
         read = self._input_read(GO_READ_S) if self.state == SessionState.running else True
+        self.go_read = read
         with self._cond:
-            confirmed = "running" if self.state == SessionState.running else "stopped"
+            confirmed = "unread" if read is False else "running" if self.state == SessionState.running else "stopped"
             return ContinueResult(
-                state=self.state, confirmed="unread" if read is False and confirmed == "running" else confirmed,
+                state=self.state, confirmed=confirmed,
                 prompt=self.prompt, output_offset=start,
                 elapsed_ms=elapsed_ms(t0),
             )

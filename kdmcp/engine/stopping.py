@@ -45,6 +45,8 @@ class Stopping:
     _stop_pump: bool
     _quitting: bool
     state_before_quit_ran: bool = False  # the target ran (no prompt) when the quit was sent
+    _killed: bool = False  # kill_now ended it: an exit that is no answer to the quit
+    go_read: bool | None = None  # whether kd read the last g (None: the console cannot tell)
 
     if TYPE_CHECKING:
         @property
@@ -85,7 +87,7 @@ class Stopping:
             at_prompt = self.state == SessionState.broken
             quit_index = len(actions)
             self._request_quit(actions)
-            quit_itself = self.wait_for(lambda: self.state == SessionState.exited, timeout / 3)
+            quit_itself = self.wait_for(lambda: self.state == SessionState.exited, timeout / 3) and not self._killed
             if not quit_itself:
                 actions[quit_index] += " (no answer)"
                 self._console.terminate(force=False)
@@ -170,9 +172,10 @@ class Stopping:
                 self._command_lock.release()
         if result.confirmed == "running":
             self.state_before_quit_ran = True
-            return [*actions, "resumed target (kd read the g)"], True
+            seen = "kd read the g" if self.go_read else "sent g; this console cannot show kd read it"
+            return [*actions, f"resumed target ({seen})"], True
         if result.confirmed == "unread":
-            return [*actions, f"sent g, unread by kd after {GO_READ_S:g}s (frozen or hung?)"], False
+            return [*actions, "sent g, unread by kd (frozen or hung?)"], False
         return [*actions, "sent g, but the target stopped again at once"], False
 
     def _input_read(self, timeout: float) -> bool | None:
@@ -181,10 +184,12 @@ class Stopping:
         assert self._console is not None
         deadline = time.monotonic() + timeout
         delay = 0.002
+        asked = False
         while True:
             pending = self._console.input_pending()
-            if pending is None:
-                return None
+            if pending is None:  # cannot tell -- or could a moment ago, and the debugger is gone
+                return False if asked else None
+            asked = True
             if pending == 0:
                 return True
             remaining = deadline - time.monotonic()
@@ -215,6 +220,7 @@ class Stopping:
         """The forced path of a shutdown (a second signal): kill the debugger and its process
         group at once, from any thread; a ``stop`` in progress then sees the exit and returns."""
         if self._console is not None and self.state != SessionState.exited:
+            self._killed = True
             with contextlib.suppress(ConsoleError):
                 self._console.terminate(force=True)
 

@@ -332,7 +332,7 @@ class KdMcpApp:
     def _record_stop(self, session: DebuggerSession, result: EngineStop, reason: str) -> None:
         self._copy_log(session, final=True)
         actions = result.actions
-        if self._forced.is_set() and result.exit_code != 0 and "killed" not in actions:
+        if self._forced.is_set() and result.exit_code != 0 and not any(a.startswith("killed") for a in actions):
             actions = [*actions, f"killed (forced: {self._forced_by})"]
         if self.transcript is not None:
             self.transcript.record("session", event="stopped", session_id=session.session_id, how=result.left,

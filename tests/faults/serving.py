@@ -173,11 +173,11 @@ def _kernel_dump(tmp: Path) -> Path:
 
 
 def serve(tmp: Path, backend: str, *args: str, scenario_name: str | None = None,
-          env: dict[str, str] | None = None, stdin_tty: bool = False) -> Served:
+          env: dict[str, str] | None = None, stop_s: float = STOP_S) -> Served:
     """Start the server on ``backend`` with a transcript, policy ``full`` (the fault commands)
     and ``timeouts.stop`` of ``STOP_S``; initialised and ready for tool calls."""
     config = tmp / "config.yaml"
-    config.write_text(f"console_backend: {backend}\npolicy: full\nmax_sessions: 8\ntimeouts: {{stop: {STOP_S}}}\n")
+    config.write_text(f"console_backend: {backend}\npolicy: full\nmax_sessions: 8\ntimeouts: {{stop: {stop_s}}}\n")
     transcript = tmp / "run.jsonl"
     target_log = tmp / "targets.log"
     child_env = {k: v for k, v in os.environ.items() if not k.startswith("KDMCP_")}
