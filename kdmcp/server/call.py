@@ -156,9 +156,16 @@ async def invoke(ctx: Context[Any, Any] | None, fn: Callable[..., Any], argument
         return result
     outcome: list[Outcome] = []
     stop_progress = _every_second(ctx, call) if ctx is not None else None
+
+    def work() -> None:
+        try:
+            outcome.append(_caught(lambda: fn(call, **arguments)))
+        finally:
+            if call.cancel.is_set():
+                _retire_this_worker()
+
     try:
-        await anyio.to_thread.run_sync(lambda: outcome.append(_caught(lambda: fn(call, **arguments))),
-                                       abandon_on_cancel=True)
+        await anyio.to_thread.run_sync(work, abandon_on_cancel=True)
     except anyio.get_cancelled_exc_class():
         with anyio.CancelScope(shield=True):
             await anyio.to_thread.run_sync(call.cancelled)
@@ -168,6 +175,25 @@ async def invoke(ctx: Context[Any, Any] | None, fn: Callable[..., Any], argument
             with anyio.CancelScope(shield=True):
                 await stop_progress()
     return outcome[0]
+
+
+def _retire_this_worker() -> None:
+    """End the worker thread that ran a cancelled call's work, now that the work is done.
+
+    The client stopped waiting when it cancelled (``abandon_on_cancel``), and anyio would put
+    the worker back on its idle list, where it lingers until a later call reuses or prunes it:
+    a cancelled call would leave a thread behind. So the worker asks the loop to stop it (anyio's
+    ``WorkerThread.stop``: it is not put back on the idle list, and leaves its loop). Where the
+    thread is not an anyio worker of that kind, nothing is done.
+    """
+    worker = threading.current_thread()
+    stop = getattr(worker, "stop", None)
+    if type(worker).__name__ != "WorkerThread" or not callable(stop):
+        return
+    try:
+        anyio.from_thread.run_sync(stop)
+    except RuntimeError:  # the loop is gone (the server is ending): the thread goes with it
+        pass
 
 
 def rendered(outcome: Outcome, app: KdMcpApp) -> CallToolResult:

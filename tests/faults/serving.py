@@ -172,23 +172,30 @@ def _kernel_dump(tmp: Path) -> Path:
     return path
 
 
-def serve(tmp: Path, backend: str, *args: str, scenario_name: str | None = None,
-          env: dict[str, str] | None = None, stop_s: float = STOP_S) -> Served:
-    """Start the server on ``backend`` with a transcript, policy ``full`` (the fault commands)
-    and ``timeouts.stop`` of ``STOP_S``; initialised and ready for tool calls."""
+def server_argv(tmp: Path, backend: str, *args: str, stop_s: float = STOP_S) -> list[str]:
+    """``kd-mcp serve --simulate`` on ``backend`` with a transcript, policy ``full`` (the fault
+    commands) and ``timeouts.stop`` of ``stop_s``."""
     config = tmp / "config.yaml"
     config.write_text(f"console_backend: {backend}\npolicy: full\nmax_sessions: 8\ntimeouts: {{stop: {stop_s}}}\n")
-    transcript = tmp / "run.jsonl"
-    target_log = tmp / "targets.log"
-    child_env = {k: v for k, v in os.environ.items() if not k.startswith("KDMCP_")}
-    child_env.update({"KDMCP_SIM_TARGET_LOG": str(target_log), "PYTHONPATH": str(ROOT), **(env or {})})
-    argv = [sys.executable, "-m", "kdmcp", "serve", "--simulate", "--config", str(config),
-            "--transcript", str(transcript), *args]
+    return [sys.executable, "-m", "kdmcp", "serve", "--simulate", "--config", str(config),
+            "--transcript", str(tmp / "run.jsonl"), *args]
+
+
+def server_env(tmp: Path, **extra: str) -> dict[str, str]:
+    """The server's environment: no KDMCP_ settings of ours, the simulator's target log on."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("KDMCP_")}
+    env.update({"KDMCP_SIM_TARGET_LOG": str(tmp / "targets.log"), "PYTHONPATH": str(ROOT), **extra})
+    return env
+
+
+def serve(tmp: Path, backend: str, *args: str, scenario_name: str | None = None, stop_s: float = STOP_S) -> Served:
+    """A stdio server (``server_argv``), initialised and ready for tool calls."""
+    argv = server_argv(tmp, backend, *args, stop_s=stop_s)
     if scenario_name is not None:
         argv += ["--scenario", scenario(scenario_name)]
     proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            env=child_env, cwd=ROOT)
-    served = Served(proc, transcript, target_log)
+                            env=server_env(tmp), cwd=ROOT)
+    served = Served(proc, tmp / "run.jsonl", tmp / "targets.log")
     served.request("initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
                                   "clientInfo": {"name": "exit-tests", "version": "1"}})
     served.send({"jsonrpc": "2.0", "method": "notifications/initialized"})

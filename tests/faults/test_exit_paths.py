@@ -15,14 +15,16 @@ from __future__ import annotations
 
 import os
 import signal
+import subprocess
 import time
 from pathlib import Path
 
 import pytest
 
 from kdmcp.server.transcript import read_records
-from tests.faults.serving import SHUTDOWN_BOUND_S, Served, serve, wait_gone
+from tests.faults.serving import ROOT, SHUTDOWN_BOUND_S, USER_DUMP, Served, serve, server_argv, server_env, wait_gone
 from tests.server.helpers import CANARY_KEY
+from tests.server.test_listener import TOKEN_A, call, http_client
 
 pytestmark = pytest.mark.process  # process: starts servers and debuggers (tests/tiers.py)
 
@@ -166,6 +168,47 @@ def _restart_does_not_append_silently(tmp_path: Path, killed: Served) -> None:
         b"Microsoft (R) Windows Debugger" in log[created[1]["log_offset"]:][:64]
 
 
+
+
+async def _start_over_http(url: str, tmp_path: Path) -> dict[str, str]:
+    async with http_client(url, TOKEN_A) as client:
+        kdnet = await call(client, "start_kd", port=50000, key=CANARY_KEY, initial_break=True)
+        dump = await call(client, "open_dump", path=str(USER_DUMP))
+        assert not kdnet["_is_error"] and not dump["_is_error"], (kdnet, dump)
+        await call(client, "kd_command", command="r", session_id=kdnet["session_id"])  # the world, built now
+        pids = {s["session_id"]: s["pid"] for s in (await call(client, "list_sessions"))["sessions"]}
+    return {"kdnet": kdnet["session_id"], "user_dump": dump["session_id"], **{f"pid:{k}": str(v)
+                                                                             for k, v in pids.items()}}
+
+
+@pytest.mark.anyio
+async def test_sigterm_stops_the_http_listeners_sessions_too(tmp_path: Path) -> None:
+    """``--listen`` (systemd, docker stop): the listener closes, then the same shutdown runs."""
+    proc = subprocess.Popen(server_argv(tmp_path, "pipe", "--listen", "127.0.0.1:0"), stdin=subprocess.DEVNULL,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                            env=server_env(tmp_path, KDMCP_LISTEN_TOKEN=TOKEN_A), cwd=ROOT)
+    served = Served(proc, tmp_path / "run.jsonl", tmp_path / "targets.log")
+    try:
+        assert proc.stderr is not None
+        line = b""
+        while b"listening on" not in line:
+            line = proc.stderr.readline()
+            assert line, "the listener exited"
+        url = line.split(b"listening on ")[1].strip().decode()
+        started = await _start_over_http(url, tmp_path)
+        for kind in ("kdnet", "user_dump"):
+            served.sessions[kind] = {"session_id": started[kind], "pid": int(started[f"pid:{started[kind]}"])}
+        proc.send_signal(signal.SIGTERM)
+        code, took = served.wait_exit(SHUTDOWN_BOUND_S + 5)  # the listener's grace for open streams first
+        assert code == 0 and took < SHUTDOWN_BOUND_S + 5
+        assert wait_gone(served.debugger_pids(), 5.0) == []
+        assert served.last_guest_state("kdnet") == "running"
+        stopped = served.stopped_records()
+        assert stopped[started["kdnet"]]["how"] == HOW["kdnet"]
+        assert stopped[started["user_dump"]]["how"] == HOW["user_dump"]
+        assert served.records()[-1]["kind"] == "stop" and served.records()[-1]["reason"] == "SIGTERM"
+    finally:
+        served.close()
 
 
 def test_a_key_still_arriving_is_held_back_then_written_masked_at_exit(tmp_path: Path) -> None:
