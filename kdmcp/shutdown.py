@@ -40,7 +40,8 @@ _FORCED_GRACE_S = 5.0  # after the forced kills, how long the records may take b
 class ServeExit:
     """The one shutdown of a serving process, whichever way out comes first."""
 
-    def __init__(self, app: KdMcpApp, *, ok: int, forced: int, exit_process: Callable[[int], None] | None = None) -> None:
+    def __init__(self, app: KdMcpApp, *, ok: int, forced: int,
+                 exit_process: Callable[[int], None] | None = None) -> None:
         self.app = app
         self._exit_process = exit_process or _exit  # tests end no process
         self.code = ok

@@ -161,9 +161,10 @@ def faults() -> list[dict[str, Any]]:
             session = app.manager.get(started.session_id)
             answer: dict[str, Any] = {}
 
-            def run(sid: str = started.session_id, wait: float = timeout, into: dict[str, Any] = answer) -> None:
+            def run(sid: str = started.session_id, wait: float = timeout, into: dict[str, Any] = answer,
+                    on: KdMcpApp = app) -> None:
                 try:
-                    kd_command(Call(app, None), command="!hang", session_id=sid, timeout_s=wait)
+                    kd_command(Call(on, None), command="!hang", session_id=sid, timeout_s=wait)
                     into["category"] = "ok"
                 except Exception as exc:  # the categorised error is the figure
                     into["category"] = getattr(exc, "category", type(exc).__name__)

@@ -94,7 +94,7 @@ def test_end_of_input_shuts_down_in_the_callers_thread_once() -> None:
 
 def test_the_main_thread_waits_for_a_shutdown_a_signal_started() -> None:
     app = FakeApp(hold=True)
-    ending, exits = _exit(app)
+    ending, _ = _exit(app)
     ending.request("SIGHUP")
     assert app.started.wait(WAIT)
     threading.Timer(0.05, app.release.set).start()

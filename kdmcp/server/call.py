@@ -9,6 +9,7 @@ with ``Call.on_cancel`` (stop the debugger a start waits on, break off a command
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import inspect
 import logging
@@ -190,10 +191,8 @@ def _retire_this_worker() -> None:
     stop = getattr(worker, "stop", None)
     if type(worker).__name__ != "WorkerThread" or not callable(stop):
         return
-    try:
+    with contextlib.suppress(RuntimeError):  # the loop is gone (the server ends): the thread goes with it
         anyio.from_thread.run_sync(stop)
-    except RuntimeError:  # the loop is gone (the server is ending): the thread goes with it
-        pass
 
 
 def rendered(outcome: Outcome, app: KdMcpApp) -> CallToolResult:

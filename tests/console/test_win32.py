@@ -542,7 +542,8 @@ def test_every_debugger_joins_the_job_as_it_starts(windows: None) -> None:
     finish(console)
 
 
-def test_a_debugger_the_job_cannot_take_still_starts_and_says_so(windows: None, caplog: pytest.LogCaptureFixture) -> None:
+def test_a_debugger_the_job_cannot_take_still_starts_and_says_so(windows: None,
+                                                                 caplog: pytest.LogCaptureFixture) -> None:
     console = spawn_windows(FakeKernel32(window=1), job=FakeJobKernel32(fail=("AssignProcessToJobObject",)))
     assert console.pid == 4242
     assert "not in a kill-on-close job" in caplog.text
