@@ -328,7 +328,10 @@ def _serve(parsed: argparse.Namespace) -> int:
     finally:
         if flusher is not None:
             flusher.stop()  # before shutdown closes the transcript and copies the last bytes
-    return ending.finish(why)
+    # Then leave at once, as a signal's shutdown does: everything is stopped and written, and
+    # tearing down the interpreter (thousands of pydantic schemas) took seconds a client waits for.
+    ending.leave(ending.finish(why))
+    return EXIT_INTERNAL  # not reached
 
 
 def _serve_terminal(app: KdMcpApp, simulated: bool) -> int:

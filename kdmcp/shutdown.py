@@ -96,6 +96,12 @@ class ServeExit:
             self.done.wait(self.bound_s)
         return self.code
 
+    def leave(self, code: int) -> None:
+        """End the process now with ``code``, output flushed (the main thread's last step)."""
+        with contextlib.suppress(OSError, ValueError):
+            sys.stdout.flush()
+        self._exit_process(code)
+
     def _run(self, why: str, then_exit: bool) -> None:
         try:
             self.app.shutdown(why)
