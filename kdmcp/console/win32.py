@@ -304,22 +304,16 @@ class JobKernel32(Protocol):
     def last_error(self) -> int: ...
 
 
-class _CtypesJobKernel32:
-    """The job calls through ctypes, handles declared pointer-sized."""
+class _CtypesJobKernel32(_CtypesKernel32):
+    """The job calls through ctypes too, handles declared pointer-sized."""
 
     def __init__(self) -> None:
-        win_dll = getattr(ctypes, "WinDLL")  # noqa: B009
-        self._dll = win_dll("kernel32", use_last_error=True)
-        self._get_last_error = getattr(ctypes, "get_last_error")  # noqa: B009
+        super().__init__()
         handle, bool_ = ctypes.c_void_p, ctypes.c_int
-        for name, args, result in (
-            ("CreateJobObjectW", [ctypes.c_void_p, ctypes.c_wchar_p], handle),
-            ("SetInformationJobObject", [handle, ctypes.c_int, ctypes.c_void_p, ctypes.c_uint32], bool_),
-            ("AssignProcessToJobObject", [handle, handle], bool_),
-            ("CloseHandle", [handle], bool_),
-        ):
-            function = getattr(self._dll, name)
-            function.argtypes, function.restype = args, result
+        self._declare("CreateJobObjectW", [ctypes.c_void_p, ctypes.c_wchar_p], handle)
+        self._declare("SetInformationJobObject", [handle, ctypes.c_int, ctypes.c_void_p, ctypes.c_uint32], bool_)
+        self._declare("AssignProcessToJobObject", [handle, handle], bool_)
+        self._declare("CloseHandle", [handle], bool_)
 
     def CreateJobObjectW(self, attributes: Any, name: Any, /) -> int:
         return int(self._dll.CreateJobObjectW(attributes, name) or 0)
@@ -332,9 +326,6 @@ class _CtypesJobKernel32:
 
     def CloseHandle(self, handle: int, /) -> int:
         return int(self._dll.CloseHandle(handle))
-
-    def last_error(self) -> int:
-        return int(self._get_last_error())
 
 
 def load_job_kernel32() -> JobKernel32:

@@ -383,3 +383,19 @@ def test_a_running_kdnet_guest_is_left_with_ctrl_b_alone() -> None:
     assert session.state == SessionState.running
     assert _stop(session) == ["sent Ctrl+B (quit kd, the guest left running)"]
     assert console.lines == [b"\x02"] and console.interrupts == 0
+
+
+def test_a_go_a_frozen_kd_never_reads_is_not_called_running() -> None:
+    """continue_go / resume_for_winrm: kd prints nothing when the target resumes, and nothing
+    when it is frozen either; "running" needs kd to have read the g."""
+    console = FrozenDebugger(b"0: kd> ", CONNECTED + b"0: kd> ")
+    session = DebuggerSession("t1", build_plan(KD, kdnet(), initial_break=True),
+                              SessionConfig(stop_timeout=3.0, break_timeout=1.0), lambda spec, backend: console)
+    session.start(5.0)
+    console.frozen = True
+    try:
+        assert session.go("g").confirmed == "unread"
+    finally:
+        console.terminate(force=True)
+        session.stop()
+        session.store.close()
