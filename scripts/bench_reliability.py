@@ -42,7 +42,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from tests.faults.serving import (  # noqa: E402  (the repository root first)
-    Served,
+    end,
     serve,
     server_argv,
     server_env,
@@ -57,14 +57,6 @@ TOKEN_A, TOKEN_B = "benchAlice-0123456789abcdef", "benchBob-fedcba9876543210xx"
 # ------------------------------------------------------------------------------------ exits
 
 
-def _end(served: Served, way: str) -> None:
-    if way == "end of input":
-        assert served.proc.stdin is not None
-        served.proc.stdin.close()
-    else:
-        served.proc.send_signal(getattr(signal, way))
-
-
 def exit_path(backend: str, way: str) -> dict[str, Any]:
     with tempfile.TemporaryDirectory() as tmp:
         served = serve(Path(tmp), backend)
@@ -72,7 +64,7 @@ def exit_path(backend: str, way: str) -> dict[str, Any]:
             served.start_all(KINDS, Path(tmp))
             pids = served.debugger_pids()
             t0 = time.monotonic()
-            _end(served, way)
+            end(served, way)
             code = served.proc.wait(60)
             took = time.monotonic() - t0
             left = wait_gone(pids, 5.0)

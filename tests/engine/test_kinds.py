@@ -360,13 +360,19 @@ class FrozenDebugger(ScriptedDebugger):
         return len(self._pending)
 
 
-def test_stop_on_a_frozen_kd_claims_nothing_it_did_not_see() -> None:
-    """The issue's case: stop_kd on a SIGSTOPped kd said "the guest left running" though kd never read the g."""
+def _frozen_kd() -> tuple[DebuggerSession, FrozenDebugger]:
+    """A KDNET session at its break whose kd then freezes."""
     console = FrozenDebugger(b"0: kd> ", CONNECTED + b"0: kd> ")
     session = DebuggerSession("t1", build_plan(KD, kdnet(), initial_break=True),
                               SessionConfig(stop_timeout=3.0, break_timeout=1.0), lambda spec, backend: console)
     session.start(5.0)
     console.frozen = True
+    return session, console
+
+
+def test_stop_on_a_frozen_kd_claims_nothing_it_did_not_see() -> None:
+    """The issue's case: stop_kd on a SIGSTOPped kd said "the guest left running" though kd never read the g."""
+    session, _ = _frozen_kd()
     try:
         result = session.stop()
     finally:
@@ -388,11 +394,7 @@ def test_a_running_kdnet_guest_is_left_with_ctrl_b_alone() -> None:
 def test_a_go_a_frozen_kd_never_reads_is_not_called_running() -> None:
     """continue_go / resume_for_winrm: kd prints nothing when the target resumes, and nothing
     when it is frozen either; "running" needs kd to have read the g."""
-    console = FrozenDebugger(b"0: kd> ", CONNECTED + b"0: kd> ")
-    session = DebuggerSession("t1", build_plan(KD, kdnet(), initial_break=True),
-                              SessionConfig(stop_timeout=3.0, break_timeout=1.0), lambda spec, backend: console)
-    session.start(5.0)
-    console.frozen = True
+    session, console = _frozen_kd()
     try:
         assert session.go("g").confirmed == "unread"
     finally:

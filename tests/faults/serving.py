@@ -167,6 +167,15 @@ class Served:
                 os.kill(pid, signal.SIGKILL)
 
 
+def end(served: Served, way: str) -> None:
+    """End the server one way: ``end of input`` (its stdin closed) or a signal's name."""
+    if way == "end of input":
+        assert served.proc.stdin is not None
+        served.proc.stdin.close()
+    else:
+        served.proc.send_signal(getattr(signal, way))
+
+
 def _kernel_dump(tmp: Path) -> Path:
     path = tmp / "memory.dmp"
     if not path.exists():

@@ -22,7 +22,17 @@ from pathlib import Path
 import pytest
 
 from kdmcp.server.transcript import read_records
-from tests.faults.serving import ROOT, SHUTDOWN_BOUND_S, USER_DUMP, Served, serve, server_argv, server_env, wait_gone
+from tests.faults.serving import (
+    ROOT,
+    SHUTDOWN_BOUND_S,
+    USER_DUMP,
+    Served,
+    end,
+    serve,
+    server_argv,
+    server_env,
+    wait_gone,
+)
 from tests.server.helpers import CANARY_KEY
 from tests.server.test_listener import TOKEN_A, call, http_client
 
@@ -46,14 +56,6 @@ WAYS_OUT = {  # what the test does -> the reason the transcript records
 }
 
 
-def _end(served: Served, way: str) -> None:
-    if way == "end of input":
-        assert served.proc.stdin is not None
-        served.proc.stdin.close()
-    else:
-        served.proc.send_signal(getattr(signal, way))
-
-
 def _assert_all_left_as_their_kind_requires(served: Served, reason: str) -> None:
     records = served.records()
     stopped = served.stopped_records()
@@ -75,7 +77,7 @@ def test_every_way_out_stops_every_kind_and_leaves_the_guest_running(tmp_path: P
     try:
         served.start_all(KINDS, tmp_path)
         pids = served.debugger_pids()
-        _end(served, way)
+        end(served, way)
         code, took = served.wait_exit()
         assert code == 0 and took < SHUTDOWN_BOUND_S, (code, took, served.proc.stderr)
         assert wait_gone(pids, 5.0) == []
