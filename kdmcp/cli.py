@@ -23,13 +23,13 @@ _COMMANDS = ("serve", "doctor", "demo", "selftest", "state", "transcript", "watc
 EXIT_OK, EXIT_CHECK_FAILED, EXIT_USAGE, EXIT_ENVIRONMENT, EXIT_INTERNAL, EXIT_INTERRUPTED = 0, 1, 2, 3, 4, 130
 # What each code means, for `kd-mcp --help` and the README (a test holds them equal).
 EXIT_CODES: dict[int, str] = {
-    EXIT_OK: "success (serve: stopped by the client, end of input or Ctrl+C)",
+    EXIT_OK: "success (serve: stopped by the client, end of input, Ctrl+C, SIGTERM or SIGHUP)",
     EXIT_CHECK_FAILED: "a check failed: doctor found a problem, a selftest check or a demo step failed",
     EXIT_USAGE: "the command line or a value on it is wrong (also a bad config file)",
     EXIT_ENVIRONMENT: "the machine refused: a file missing or unreadable, a port in use, a debugger "
                       "not found or not startable, a bad state file",
     EXIT_INTERNAL: "a bug in kd-mcp (please report it with the command line)",
-    EXIT_INTERRUPTED: "interrupted (Ctrl+C) before it finished",
+    EXIT_INTERRUPTED: "interrupted (Ctrl+C) before it finished; serve: a second signal forced the shutdown",
 }
 # Error categories (kdmcp.errors) that are the caller's to fix on the command line; every other
 # category is about the machine or the debugger.
@@ -309,37 +309,44 @@ def _serve(parsed: argparse.Namespace) -> int:
         options = dataclasses.replace(options, clients=clients)
     app = KdMcpApp(options)
     configure_logging(parsed.log_level, app)
+    from kdmcp.shutdown import ServeExit
+
+    ending = ServeExit(app, ok=EXIT_OK, forced=EXIT_INTERRUPTED)  # every way out, one shutdown
+    ending.install()
     flusher = None
     if app.transcript is not None:  # session logs grow while the target runs, for `kd-mcp watch`
         from kdmcp.server.transcript import LogFlusher
 
         flusher = LogFlusher(app.flush_session_logs, app.transcript.session_logs_lock)
         flusher.start()
+    why = "end of input"
     try:
         if parsed.listen:
-            return serve_http(build_server(app), parsed.listen, parsed.allow_remote_bind)
-        if sys.stdin.isatty():
-            return _serve_terminal(app, parsed.simulate)
-        anyio.run(build_server(app).run_stdio_async)
+            why = "listener stopped"
+            serve_http(build_server(app), parsed.listen, parsed.allow_remote_bind)
+        elif sys.stdin.isatty():
+            _serve_terminal(app, parsed.simulate)
+        else:
+            anyio.run(build_server(app).run_stdio_async)
     except KeyboardInterrupt:
-        pass
+        why = "SIGINT"
     finally:
         if flusher is not None:
             flusher.stop()  # before shutdown closes the transcript and copies the last bytes
-        app.shutdown()
-    return EXIT_OK
+    # Then leave at once, as a signal's shutdown does: everything is stopped and written, and
+    # tearing down the interpreter (thousands of pydantic schemas) took seconds a client waits for.
+    ending.leave(ending.finish(why))
+    return EXIT_INTERNAL  # not reached
 
 
 def _serve_terminal(app: KdMcpApp, simulated: bool) -> int:
     """stdio on a terminal: say what this is, and let Ctrl+C end it.
 
     Someone who typed ``kd-mcp --simulate`` sees a server waiting for JSON-RPC, which looks like
-    a hang. And Ctrl+C cannot end ``anyio.run`` there: it waits for the thread blocked reading
-    the terminal. So the server runs on a daemon thread and the main thread, which gets the
-    KeyboardInterrupt, returns (the caller stops the sessions); end of input (Ctrl+D) ends it too.
+    a hang. The server runs on a daemon thread; the main thread waits for it (end of input,
+    Ctrl+D) and stays free for the signal handlers (Ctrl+C: ``kdmcp.shutdown``).
     """
     import json
-    import signal
     import threading
 
     import anyio
@@ -359,22 +366,14 @@ def _serve_terminal(app: KdMcpApp, simulated: bool) -> int:
     )
     server = threading.Thread(target=anyio.run, args=(build_server(app).run_stdio_async,),
                               name="kdmcp-stdio", daemon=True)
-    # Whatever started us may have left SIGINT ignored or blocked (both survive exec, and Python
-    # installs no KeyboardInterrupt handler for an ignored SIGINT): a person at a terminal was
-    # just told Ctrl+C ends it, so make it so.
-    signal.signal(signal.SIGINT, signal.default_int_handler)
-    if hasattr(signal, "pthread_sigmask"):
-        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
-    try:
-        # The last line goes out only once the server runs and this thread waits below, so
-        # whoever reads "ends it" can press Ctrl+C at once (the terminal test waits on it).
-        server.start()
-        sys.stderr.write("To watch it work without a client: kd-mcp demo. Ctrl+C (or Ctrl+D) ends it.\n")
-        sys.stderr.flush()
-        while server.is_alive():
-            server.join(0.2)
-    except KeyboardInterrupt:
-        sys.stderr.write("kd-mcp: Ctrl+C: stopping the sessions and exiting\n")
+    # The last line goes out only once the server runs and this thread waits below, so whoever
+    # reads "ends it" can press Ctrl+C at once (the terminal test waits on it). Ctrl+C is a
+    # SIGINT, which the shutdown handles (kdmcp.shutdown); Ctrl+D ends the server's input.
+    server.start()
+    sys.stderr.write("To watch it work without a client: kd-mcp demo. Ctrl+C (or Ctrl+D) ends it.\n")
+    sys.stderr.flush()
+    while server.is_alive():
+        server.join(0.2)
     return EXIT_OK
 
 

@@ -12,6 +12,7 @@ the other.
 
 from __future__ import annotations
 
+import sys
 import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -74,6 +75,12 @@ class Console(Protocol):
 
     def interrupt(self) -> None:
         """Deliver the console break the debugger treats as Ctrl+C (break in / cancel)."""
+        ...
+
+    def input_pending(self) -> int | None:
+        """How many bytes written to the debugger it has not read yet; None where the backend
+        cannot tell. Zero after a ``g`` is the evidence that kd read it: kd prints nothing when
+        the target resumes, and a frozen (SIGSTOPped) or hung debugger is just as silent."""
         ...
 
     def is_alive(self) -> bool: ...
@@ -192,3 +199,19 @@ class OutputQueue:
             if self._eof:
                 raise ConsoleClosed(f"{what}: end of output")
             return b""
+
+
+def unread_input(fd: int) -> int | None:
+    """``FIONREAD`` on ``fd`` (a pipe's writing end, or a pty's slave): the bytes nobody has
+    read yet; None where the system cannot say."""
+    try:
+        import fcntl
+        import termios
+    except ImportError:  # Windows
+        return None
+    buf = bytearray(4)
+    try:
+        fcntl.ioctl(fd, termios.FIONREAD, buf)
+    except OSError:
+        return None
+    return int.from_bytes(buf, sys.byteorder)

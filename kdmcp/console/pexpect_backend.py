@@ -3,6 +3,10 @@
 A pty gives what a Windows console gives kd.exe: typed input is echoed, Ctrl+C is a
 character the terminal turns into SIGINT for the debugger's process group, and the child's
 stdout is line-buffered rather than block-buffered.
+
+The child dies with the server whatever ends it (``kdmcp.console.lifetime``): it is forked,
+through pexpect's pty fork, on the one thread that lives as long as the server, with a
+parent-death signal set between fork and exec.
 """
 
 from __future__ import annotations
@@ -15,7 +19,8 @@ import termios
 
 import pexpect
 
-from kdmcp.console.base import ConsoleClosed, ConsoleError, SpawnSpec, child_environment
+from kdmcp.console import lifetime
+from kdmcp.console.base import ConsoleClosed, ConsoleError, SpawnSpec, child_environment, unread_input
 from kdmcp.console.process_wait import wait_for_exit
 
 # pexpect's default 80x24 only matters to programs that ask; kd does not wrap its output.
@@ -36,8 +41,8 @@ class PexpectConsole:
     def spawn(cls, spec: SpawnSpec) -> PexpectConsole:
         if not spec.argv:
             raise ConsoleError("empty argv")
-        try:
-            child = pexpect.spawn(
+        def start() -> pexpect.spawn:
+            return pexpect.spawn(
                 spec.argv[0],
                 list(spec.argv[1:]),
                 env=child_environment(os.environ, spec.env),
@@ -46,7 +51,11 @@ class PexpectConsole:
                 echo=True,
                 dimensions=_DIMENSIONS,
                 use_poll=True,
+                preexec_fn=lifetime.die_with_parent(),
             )
+
+        try:
+            child = lifetime.on_spawner_thread(start)
         except (pexpect.ExceptionPexpect, OSError) as exc:
             raise ConsoleError(f"cannot start {spec.argv[0]}: {exc}") from exc
         # pexpect sleeps 50 ms before every send by default (for slow curses programs):
@@ -101,6 +110,26 @@ class PexpectConsole:
                         ) from None
         except OSError as exc:
             raise ConsoleError(f"cannot write to the debugger: {exc}") from exc
+
+    def input_pending(self) -> int | None:
+        """The typed lines the debugger has not read: ``FIONREAD`` on the pty's slave side, which
+        holds what the terminal queued for it (Linux: the slave is the debugger's stdin, named in
+        ``/proc``).
+
+        The slave is opened only for the question: a descriptor of ours kept open on it would
+        keep the pty from reporting the debugger's end.
+        """
+        try:
+            slave = os.readlink(f"/proc/{self.pid}/fd/0")
+            if not slave.startswith("/dev/pts/"):
+                return None
+            fd = os.open(slave, os.O_RDONLY | os.O_NOCTTY | os.O_NONBLOCK)
+        except OSError:  # not Linux, or the debugger is gone
+            return None
+        try:
+            return unread_input(fd)
+        finally:
+            os.close(fd)
 
     def interrupt(self) -> None:
         """Type the terminal's interrupt character (^C), as a person at a console would."""

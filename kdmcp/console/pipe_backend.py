@@ -28,8 +28,8 @@ import sys
 import threading
 from typing import IO, Any
 
-from kdmcp.console import ctrl_helper, win32
-from kdmcp.console.base import ConsoleError, OutputQueue, SpawnSpec, child_environment
+from kdmcp.console import ctrl_helper, lifetime, win32
+from kdmcp.console.base import ConsoleError, OutputQueue, SpawnSpec, child_environment, unread_input
 
 logger = logging.getLogger(__name__)
 
@@ -60,10 +60,14 @@ class PipeConsole:
         self._reader.start()
 
     @classmethod
-    def spawn(cls, spec: SpawnSpec, *, kernel32: win32.Kernel32 | None = None) -> PipeConsole:
+    def spawn(cls, spec: SpawnSpec, *, kernel32: win32.Kernel32 | None = None,
+              job: lifetime.KillOnCloseJob | None = None) -> PipeConsole:
         """Start ``spec.argv`` with piped stdin/stdout (stderr merged) and a scrubbed environment.
 
-        ``kernel32`` (Windows only) replaces the real kernel32 in tests.
+        The child dies with the server whatever ends it (``kdmcp.console.lifetime``): Linux forks
+        it with a parent-death signal, on the one thread that lives as long as the server;
+        Windows puts it in the server's kill-on-close job (``job``). ``kernel32`` and ``job``
+        (Windows only) replace the real ones in tests.
         """
         if not spec.argv:
             raise ConsoleError("cannot start a debugger from an empty command line")
@@ -75,8 +79,9 @@ class PipeConsole:
             options["creationflags"] = windows_creationflags(shares_console=shares_console)
         else:
             options["start_new_session"] = True
-        try:
-            process = subprocess.Popen(
+
+        def start() -> subprocess.Popen[bytes]:
+            return subprocess.Popen(
                 list(spec.argv),
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
@@ -84,11 +89,18 @@ class PipeConsole:
                 bufsize=0,
                 env=env,
                 cwd=spec.cwd,
+                # prctl and getppid only, looked up before the fork: nothing that takes a lock
+                preexec_fn=lifetime.die_with_parent(),  # noqa: PLW1509
                 **options,
             )
-        except (OSError, ValueError) as exc:
+
+        try:
+            process = start() if sys.platform == "win32" else lifetime.on_spawner_thread(start)
+        except (OSError, ValueError, subprocess.SubprocessError) as exc:
             # Only argv[0]: the rest may carry the KDNET key.
             raise ConsoleError(f"cannot start {spec.argv[0]!r}: {exc}") from exc
+        if sys.platform == "win32":
+            _join_job(process, job)
         logger.debug("started %s as pid %d (pipes)", spec.argv[0], process.pid)
         return cls(process, shares_console=shares_console)
 
@@ -120,6 +132,16 @@ class PipeConsole:
                     view = view[written:]
             except (OSError, ValueError) as exc:
                 raise ConsoleError(f"cannot write to debugger pid {self.pid}: {exc}") from exc
+
+    def input_pending(self) -> int | None:
+        """Bytes written that the debugger has not read yet (POSIX pipes); None on Windows,
+        whose anonymous pipes cannot be asked from the writing end."""
+        if sys.platform == "win32":
+            return None
+        try:
+            return unread_input(self._stdin.fileno())
+        except ValueError:  # closed: the debugger has ended
+            return None
 
     def interrupt(self) -> None:
         if self._process.poll() is not None:
@@ -234,6 +256,16 @@ class PipeConsole:
         except OSError as exc:
             if self._process.poll() is None:
                 raise ConsoleError(f"cannot terminate debugger pid {self.pid}: {exc}") from exc
+
+
+def _join_job(process: subprocess.Popen[bytes], job: lifetime.KillOnCloseJob | None) -> None:
+    """Put the new debugger in the server's kill-on-close job; a server that cannot (a job of its
+    own that forbids nesting, before Windows 8) says so once per debugger and goes on."""
+    try:
+        (job or lifetime.children_job()).assign(int(getattr(process, "_handle")))  # noqa: B009
+    except OSError as exc:
+        logger.warning("debugger pid %d is not in a kill-on-close job (it may outlive a killed server): %s",
+                       process.pid, exc)
 
 
 def windows_creationflags(*, shares_console: bool) -> int:

@@ -160,6 +160,10 @@ class WexpectConsole:
             except Exception as exc:
                 raise ConsoleError(f"cannot write to wexpect console {self.pid}: {exc}") from exc
 
+    def input_pending(self) -> int | None:
+        """Unknown: the console reader types our input as key presses when it likes."""
+        return None
+
     def interrupt(self) -> None:
         debugger = self._debugger_pid()
         if debugger is None:

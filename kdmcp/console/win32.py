@@ -15,6 +15,7 @@ import ctypes
 import logging
 import subprocess
 import sys
+from collections.abc import Callable
 from typing import Any, Protocol
 
 logger = logging.getLogger(__name__)
@@ -204,3 +205,162 @@ def kill_process_tree(pid: int, timeout: float = 10.0) -> bool:
         logger.warning("taskkill for pid %d exited %d: %s", pid, completed.returncode, output)
         return False
     return True
+
+
+# ------------------------------------------------------------------ the server's own console events
+
+# Console control events a console program receives (wincon.h; HandlerRoutine): the window
+# closed, the user logged off, the system shuts down. After CTRL_CLOSE_EVENT returns, or after
+# the system's wait (5 s for a close; up to 20 s at logoff or shutdown), the process is ended.
+CTRL_CLOSE_EVENT = 2
+CTRL_LOGOFF_EVENT = 5
+CTRL_SHUTDOWN_EVENT = 6
+CTRL_EVENT_NAMES = {
+    CTRL_C_EVENT: "Ctrl+C", CTRL_BREAK_EVENT: "Ctrl+Break", CTRL_CLOSE_EVENT: "console closed",
+    CTRL_LOGOFF_EVENT: "logoff", CTRL_SHUTDOWN_EVENT: "system shutdown",
+}
+# Events after which Windows ends the process once the handler returns: the handler must not
+# return before the sessions are stopped.
+ENDING_EVENTS = frozenset({CTRL_CLOSE_EVENT, CTRL_LOGOFF_EVENT, CTRL_SHUTDOWN_EVENT})
+
+_ctrl_handlers: list[Any] = []  # the C callbacks must outlive the registration
+
+
+def install_ctrl_handler(on_event: Callable[[str, bool], None], kernel32: Kernel32 | None = None) -> Any:
+    """``SetConsoleCtrlHandler(handler, TRUE)``: every console event runs ``on_event(name, ending)``.
+
+    ``ending``: Windows ends the process when the handler returns (close, logoff, shutdown), so
+    ``on_event`` must block until the shutdown it starts is done (it is bounded by
+    ``timeouts.stop``). The handler runs on a thread Windows creates for the event and returns
+    TRUE (handled): the default handler, which would end the server at once, never runs. Returns
+    the C callback (kept alive here as well).
+    """
+    k = _k32(kernel32)
+    prototype = getattr(ctypes, "WINFUNCTYPE", ctypes.CFUNCTYPE)  # WINFUNCTYPE: Windows only
+    handler_type = prototype(ctypes.c_int, ctypes.c_uint32)
+
+    def handler(event: int) -> int:
+        name = CTRL_EVENT_NAMES.get(event, f"console event {event}")
+        try:
+            on_event(name, event in ENDING_EVENTS)
+        except Exception:  # never let an exception cross into kernel32's thread
+            logger.exception("console event %s", name)
+        return 1
+
+    callback = handler_type(handler)
+    _check(k, "SetConsoleCtrlHandler", k.SetConsoleCtrlHandler(callback, 1))
+    _ctrl_handlers.append(callback)
+    return callback
+
+
+# ------------------------------------------------------------------ job objects (lifetime.py)
+
+JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE = 0x00002000
+JOB_OBJECT_EXTENDED_LIMIT_INFORMATION_CLASS = 9  # JobObjectExtendedLimitInformation
+
+
+class JOBOBJECT_BASIC_LIMIT_INFORMATION(ctypes.Structure):
+    _fields_ = [
+        ("PerProcessUserTimeLimit", ctypes.c_int64),
+        ("PerJobUserTimeLimit", ctypes.c_int64),
+        ("LimitFlags", ctypes.c_uint32),
+        ("MinimumWorkingSetSize", ctypes.c_size_t),
+        ("MaximumWorkingSetSize", ctypes.c_size_t),
+        ("ActiveProcessLimit", ctypes.c_uint32),
+        ("Affinity", ctypes.c_size_t),  # ULONG_PTR
+        ("PriorityClass", ctypes.c_uint32),
+        ("SchedulingClass", ctypes.c_uint32),
+    ]
+
+
+class IO_COUNTERS(ctypes.Structure):
+    _fields_ = [(name, ctypes.c_uint64) for name in (
+        "ReadOperationCount", "WriteOperationCount", "OtherOperationCount",
+        "ReadTransferCount", "WriteTransferCount", "OtherTransferCount")]
+
+
+class JOBOBJECT_EXTENDED_LIMIT_INFORMATION(ctypes.Structure):
+    _fields_ = [
+        ("BasicLimitInformation", JOBOBJECT_BASIC_LIMIT_INFORMATION),
+        ("IoInfo", IO_COUNTERS),
+        ("ProcessMemoryLimit", ctypes.c_size_t),
+        ("JobMemoryLimit", ctypes.c_size_t),
+        ("PeakProcessMemoryUsed", ctypes.c_size_t),
+        ("PeakJobMemoryUsed", ctypes.c_size_t),
+    ]
+
+
+class JobKernel32(Protocol):
+    """The kernel32 calls a kill-on-close job needs (kernel32's own names)."""
+
+    def CreateJobObjectW(self, attributes: Any, name: Any, /) -> int: ...
+
+    def SetInformationJobObject(self, job: int, info_class: int, info: Any, size: int, /) -> int: ...
+
+    def AssignProcessToJobObject(self, job: int, process: int, /) -> int: ...
+
+    def CloseHandle(self, handle: int, /) -> int: ...
+
+    def last_error(self) -> int: ...
+
+
+class _CtypesJobKernel32(_CtypesKernel32):
+    """The job calls through ctypes too, handles declared pointer-sized."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        handle, bool_ = ctypes.c_void_p, ctypes.c_int
+        self._declare("CreateJobObjectW", [ctypes.c_void_p, ctypes.c_wchar_p], handle)
+        self._declare("SetInformationJobObject", [handle, ctypes.c_int, ctypes.c_void_p, ctypes.c_uint32], bool_)
+        self._declare("AssignProcessToJobObject", [handle, handle], bool_)
+        self._declare("CloseHandle", [handle], bool_)
+
+    def CreateJobObjectW(self, attributes: Any, name: Any, /) -> int:
+        return int(self._dll.CreateJobObjectW(attributes, name) or 0)
+
+    def SetInformationJobObject(self, job: int, info_class: int, info: Any, size: int, /) -> int:
+        return int(self._dll.SetInformationJobObject(job, info_class, info, size))
+
+    def AssignProcessToJobObject(self, job: int, process: int, /) -> int:
+        return int(self._dll.AssignProcessToJobObject(job, process))
+
+    def CloseHandle(self, handle: int, /) -> int:
+        return int(self._dll.CloseHandle(handle))
+
+
+def load_job_kernel32() -> JobKernel32:
+    """kernel32's job calls (Windows only)."""
+    if sys.platform != "win32" or not hasattr(ctypes, "WinDLL"):
+        raise OSError("job objects are available only on Windows")
+    return _CtypesJobKernel32()
+
+
+def create_kill_on_close_job(kernel32: JobKernel32) -> int:
+    """``CreateJobObjectW(NULL, NULL)`` with ``JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE``; its handle.
+
+    The handle is not inheritable (no security attributes), so no child keeps the job alive
+    after the server is gone.
+    """
+    job = kernel32.CreateJobObjectW(None, None)
+    if not job:
+        raise Win32Error("CreateJobObjectW", kernel32.last_error())
+    info = JOBOBJECT_EXTENDED_LIMIT_INFORMATION()
+    info.BasicLimitInformation.LimitFlags = JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE
+    if not kernel32.SetInformationJobObject(job, JOB_OBJECT_EXTENDED_LIMIT_INFORMATION_CLASS,
+                                            ctypes.byref(info), ctypes.sizeof(info)):
+        error = kernel32.last_error()
+        kernel32.CloseHandle(job)
+        raise Win32Error("SetInformationJobObject", error)
+    return job
+
+
+def assign_to_job(job: int, process: int, kernel32: JobKernel32) -> None:
+    """``AssignProcessToJobObject``: nested jobs work since Windows 8, so a server that runs in a
+    job of its own (a CI runner, a service host) can still do this."""
+    if not kernel32.AssignProcessToJobObject(job, process):
+        raise Win32Error("AssignProcessToJobObject", kernel32.last_error())
+
+
+def close_handle(handle: int, kernel32: JobKernel32) -> None:
+    if not kernel32.CloseHandle(handle):
+        raise Win32Error("CloseHandle", kernel32.last_error())

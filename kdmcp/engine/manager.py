@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import collections
 import itertools
+import logging
 import threading
 import time
 from collections.abc import Callable
@@ -27,7 +28,9 @@ from kdmcp.engine.results import SessionInfo, StopResult
 from kdmcp.engine.session import DebuggerSession
 from kdmcp.errors import CapacityError, UnknownSession
 
+_log = logging.getLogger(__name__)
 DEFAULT_MAX_SESSIONS = 4
+_STOP_MARGIN_S = 3.0  # beyond a stop's own bound: its pump's last read and the exit's record
 _ENDED_KEPT = 8
 
 
@@ -126,23 +129,76 @@ class SessionManager:
             for s in sessions
         ]
 
-    def stop_all(self, keep_ended: bool = False) -> None:
-        """Stop every live session (server shutdown), resuming live kernel targets.
-
-        ``keep_ended``: leave the ended sessions' output readable (a transcript still
-        copies it); otherwise their spill files are freed now.
-        """
+    def live(self) -> list[DebuggerSession]:
+        """The live sessions, whoever owns them (server bookkeeping only)."""
         with self._lock:
-            live = list(self._live.values())
-        for session in live:
-            session.stop()
+            return list(self._live.values())
+
+    def stop_all(
+        self,
+        keep_ended: bool = False,
+        *,
+        forced: threading.Event | None = None,
+        on_stopped: Callable[[DebuggerSession, StopResult], None] | None = None,
+    ) -> int:
+        """Stop every live session (server shutdown), each as its kind requires, all at once.
+
+        Each session's ``stop`` (resume a guest, close a dump, detach a process) runs on a
+        thread of its own, so the whole takes one ``timeouts.stop`` (a stop's worst case is
+        four thirds of it, when quit and terminate both go unanswered), not one per session.
+        ``forced`` set meanwhile (a second signal) kills every debugger still stopping; a stop
+        that has not finished by the bound is killed too. ``on_stopped`` hears each result, a
+        killed one's included. Returns how many sessions were stopped. ``keep_ended``: leave
+        the ended sessions' output readable (a transcript still copies it); otherwise their
+        spill files are freed now.
+        """
+        live = self.live()
+        results: dict[str, StopResult] = {}
+
+        def stop_one(session: DebuggerSession) -> None:
+            try:
+                result = session.stop()
+            except Exception:  # a bug must not leave the debugger running: the wedged path kills it
+                _log.exception("stopping %s failed", session.session_id)
+                return
             with self._lock:
                 self._retire_locked(session)
+                results[session.session_id] = result
+            if on_stopped is not None:
+                on_stopped(session, result)
+
+        threads = [threading.Thread(target=stop_one, args=(s,), name=f"kdmcp-stop-{s.session_id}", daemon=True)
+                   for s in live]
+        for thread in threads:
+            thread.start()
+        deadline = time.monotonic() + self.config.stop_timeout * 4 / 3 + _STOP_MARGIN_S
+        while any(t.is_alive() for t in threads) and time.monotonic() < deadline:
+            if forced is not None and forced.wait(0.05):
+                break
+            for thread in threads:
+                thread.join(0.05)
+        if any(t.is_alive() for t in threads) or len(results) < len(live):
+            for session in live:
+                session.kill_now()
+            until = time.monotonic() + _STOP_MARGIN_S
+            for thread in threads:
+                thread.join(max(0.0, until - time.monotonic()))
+        for session in live:
+            if session.session_id not in results:  # its stop is wedged: say what was done
+                with self._lock:
+                    self._retire_locked(session)
+                killed = StopResult(actions=["killed (its stop did not finish)"], state=session.state,
+                                    exit_code=session.exit_code, elapsed_ms=0.0,
+                                    left="killed before the stop finished: the target's state is unknown")
+                results[session.session_id] = killed
+                if on_stopped is not None:
+                    on_stopped(session, killed)
         if not keep_ended:
             with self._lock:
                 for session in self._ended.values():
                     session.store.close()
                 self._ended.clear()
+        return len(live)
 
     def idle(self, idle_s: float, now: float | None = None) -> list[tuple[str, str | None]]:
         """Live sessions of a named owner (a listener client) unused for ``idle_s`` or more: (id, owner).

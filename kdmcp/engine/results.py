@@ -41,7 +41,9 @@ class CommandOutput(BaseModel):
 
 class ContinueResult(BaseModel):
     state: SessionState
-    confirmed: str  # "running" or "stopped" (the target stopped again at once)
+    # "running" (kd read the g and did not stop), "stopped" (it stopped again at once) or
+    # "unread" (kd has not read the g: frozen or hung; the target may still be at its break)
+    confirmed: str
     prompt: Prompt | None
     output_offset: int
     elapsed_ms: float
@@ -59,6 +61,7 @@ class StopResult(BaseModel):
     state: SessionState
     exit_code: int | None
     elapsed_ms: float
+    left: str = ""  # what the target was left doing, claimed only on the debugger's evidence
 
 
 class SessionInfo(BaseModel):

@@ -9,6 +9,7 @@ command hangs. What the bytes mean is the machine's business, not this module's.
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from collections.abc import Callable
@@ -21,7 +22,7 @@ from kdmcp.engine.launch import LaunchPlan
 from kdmcp.engine.machine import SessionMachine
 from kdmcp.engine.output_store import OutputStore
 from kdmcp.engine.results import BreakResult, CommandOutput, ContinueResult, StartResult
-from kdmcp.engine.stopping import Stopping, elapsed_ms
+from kdmcp.engine.stopping import GO_READ_S, Stopping, elapsed_ms
 from kdmcp.errors import (
     CommandTimeout,
     DebuggerError,
@@ -33,6 +34,7 @@ from kdmcp.errors import (
 from kdmcp.parse.prompt import Prompt
 from kdmcp.secret import redact
 
+_log = logging.getLogger(__name__)
 _READ_CHUNK = 65536
 _COALESCE_FROM = 2048  # a shorter read means the debugger had nothing more queued
 _PUMP_WAKE_S = 0.25  # bounded read so the pump notices a stop request
@@ -69,6 +71,8 @@ class DebuggerSession(Stopping):
         self.store = OutputStore(self.config.memory_bytes, self.config.spill_dir)
         self.machine = SessionMachine(plan.secrets, self.config.event_log_size)
         self.started_at = time.time()
+        # Called after each chunk is stored, and at the end, on the thread that read it.
+        self.on_output: Callable[[], None] | None = None
 
     # ------------------------------------------------------------- queries
 
@@ -160,6 +164,7 @@ class DebuggerSession(Stopping):
         with self._cond:
             self.machine.eof(code)
             self._cond.notify_all()
+        self._output_arrived()  # the end: what was held back can be decided now
 
     def _drain_once(self, timeout: float, *, pump: bool) -> None:
         """Wait up to ``timeout`` for output, then read and ingest what is there.
@@ -194,6 +199,8 @@ class DebuggerSession(Stopping):
                 self._cond.notify_all()
                 if self._eof:
                     self._pump_cond.notify()  # the pump records the exit
+            if data:
+                self._output_arrived()  # still under the read lock: the copies go in order
 
     def _read_until(self, predicate: Callable[[], bool], timeout: float) -> bool:
         """``wait_for``, but this thread reads the console itself while it waits.
@@ -226,6 +233,15 @@ class DebuggerSession(Stopping):
                 # The output is the pump's again (a running target, a timed-out command).
                 # At a prompt the debugger prints nothing: the pump sleeps on.
                 self._pump_cond.notify()
+
+    def _output_arrived(self) -> None:
+        """Tell ``on_output`` (the transcript's session log: written as kd prints, so a server
+        killed with -9 leaves it complete); its failure is logged, never the reader's."""
+        if self.on_output is not None:
+            try:
+                self.on_output()
+            except Exception:
+                _log.exception("copying %s's output to its log failed", self.session_id)
 
     def _ingest(self, data: bytes) -> None:
         """Store a chunk and let the state machine say what it means (lock held)."""
@@ -376,9 +392,14 @@ class DebuggerSession(Stopping):
             self._pump_cond.notify()  # the target's output is the pump's to read
         self._write(command.encode("utf-8") + b"\n")
         self.wait_for(lambda: self.state != SessionState.running, self.config.go_settle_s)
+        # kd prints nothing when the target resumes; a frozen or hung kd is as silent. So
+        # "running" also needs kd to have read the line, where the backend can tell.
+        read = self._input_read(GO_READ_S) if self.state == SessionState.running else True
+        self.go_read = read
         with self._cond:
+            confirmed = "unread" if read is False else "running" if self.state == SessionState.running else "stopped"
             return ContinueResult(
-                state=self.state, confirmed="running" if self.state == SessionState.running else "stopped",
+                state=self.state, confirmed=confirmed,
                 prompt=self.prompt, output_offset=start,
                 elapsed_ms=elapsed_ms(t0),
             )

@@ -9,7 +9,9 @@ What each tool does is its family's (``kdmcp/server/tools/``); the tools run in 
 from __future__ import annotations
 
 import logging
+import re
 import threading
+import time
 import typing
 from pathlib import Path
 from typing import Any, TypeVar
@@ -33,6 +35,7 @@ from kdmcp.engine.commands import validate
 from kdmcp.engine.kinds import KINDS
 from kdmcp.engine.launch import Flavor, Target, flavor_for
 from kdmcp.engine.results import StartResult as EngineStart
+from kdmcp.engine.results import StopResult as EngineStop
 from kdmcp.errors import ConfigError, DebuggerError, InvalidArgument, KdMcpError, NotConnected
 from kdmcp.server import models
 from kdmcp.server.asking import settle
@@ -46,6 +49,9 @@ __all__ = ["KdMcpApp"]
 log = logging.getLogger(__name__)
 
 StateT = TypeVar("StateT")
+# A ``key=``/``password=``/``token=`` whose value runs to the end of what arrived: the value may
+# go on, so a log holds it back (kdmcp.secret masks such values by the same words).
+_OPEN_ASSIGNMENT = re.compile(rb"(?i)\b(?:key|password|token)=([^,\s\"']*)\Z")
 
 
 class KdMcpApp:
@@ -76,6 +82,9 @@ class KdMcpApp:
         self.transcript = (Transcript(options.transcript, self.redactor.transcript_line)
                            if options.transcript else None)
         self._log_pos: dict[str, int] = {}
+        self._shutdown_started = False
+        self._forced = threading.Event()
+        self._forced_by: str | None = None
         self._family_state: dict[type[Any], Any] = {}
         # Listener clients' sessions outlive their connections: the idle stop reclaims the slots
         # (and the guests) of clients that went away (docs/remote-listener.md, "Sessions and clients").
@@ -136,28 +145,51 @@ class KdMcpApp:
     def flush_session_logs(self, final: bool = False) -> None:
         """Append each session's new console output to its transcript log, keys masked.
 
-        The last key-length bytes are held back until the session ends: a key still arriving
-        would otherwise be written half before it could be recognised.
+        Each session's log is also written as its output arrives (``_copy_log``, from the
+        session's reader): this catches up whatever is left, and with ``final`` masks and
+        writes the held-back tail of every session.
         """
         if self.transcript is None:
             return
-        reach = self.redactor.context_bytes
-        # The transcript's LogFlusher copies from its own thread too: one copy at a time, or two
-        # would both start at the same position and write the same bytes twice.
-        with self.transcript.session_logs_lock:
-            for info in self.manager.all_infos():
-                session = self.manager.session_of(info.session_id)
-                if session is None:
-                    continue
-                done = final or info.state == SessionState.exited
-                pos = self._log_pos.get(info.session_id, 0)
-                end = session.store.size if done else session.store.size - reach
-                if end <= pos:
-                    continue
-                text, next_pos = self.masked_range(session, pos, end)
-                with self.transcript.open_session_log(info.session_id) as log:
-                    log.write(text)
-                self._log_pos[info.session_id] = next_pos
+        for info in self.manager.all_infos():
+            session = self.manager.session_of(info.session_id)
+            if session is not None:
+                self._copy_log(session, final=final)
+
+    def _copy_log(self, session: DebuggerSession, final: bool = False) -> None:
+        """Write the session's output that is safe to show to its log, now, and flush it.
+
+        Safe: everything but a tail that may be a secret still arriving -- the start of a known
+        key (``Redactor.byte_range`` holds it back) or a ``key=`` whose value runs to the last
+        byte. Usually that is nothing (output ends at a prompt), so a server killed with -9
+        leaves a log complete to kd's last byte. Once the session has ended (or ``final``) the
+        held-back tail is written masked.
+        """
+        transcript = self.transcript
+        if transcript is None:
+            return
+        # The LogFlusher and every session's reader copy too: one copy at a time, or two would
+        # both start at the same position and write the same bytes twice.
+        with transcript.session_logs_lock:
+            sid = session.session_id
+            done = final or session.state == SessionState.exited
+            pos = self._log_pos.get(sid, 0)
+            end = session.store.size
+            if not done:
+                reach = self.redactor.context_bytes
+                tail_at = max(0, end - reach)
+                unfinished = _OPEN_ASSIGNMENT.search(session.read_output(tail_at, end - tail_at))
+                if unfinished is not None:
+                    end = max(pos, tail_at + unfinished.start(1))
+            if end <= pos:
+                return
+            text, next_pos = self.redactor.byte_range(session.read_output, session.store.size, pos, end, final=done)
+            if next_pos <= pos:
+                return
+            log = transcript.session_log(sid)
+            log.write(text)
+            log.flush()
+            self._log_pos[sid] = next_pos
 
     # ---------------------------------------------------------------- start
 
@@ -199,7 +231,9 @@ class KdMcpApp:
         if self.transcript is not None:
             self.transcript.record("session", event="created", session_id=session.session_id,
                                    command_line=plan.display, target_kind=plan.kind,
-                                   attached_to=plan.attached_to, owner=owner)
+                                   attached_to=plan.attached_to, owner=owner,
+                                   log_offset=self.transcript.log_offset(session.session_id))
+            session.on_output = lambda: self._copy_log(session)
         if cancel is not None:
             with self._lock:
                 self._starting[cancel] = (session, owner)
@@ -292,6 +326,7 @@ class KdMcpApp:
         """Stop the sessions ``manager.idle`` names, each as ``stop_kd`` would; the ids stopped."""
         stopped = []
         for session_id, owner in self.manager.idle(idle_s, now):
+            session = self.manager.session_of(session_id)
             try:
                 result = self.manager.stop(session_id, owner=owner)
             except KdMcpError as exc:  # it ended or was stopped meanwhile
@@ -300,19 +335,48 @@ class KdMcpApp:
             stopped.append(session_id)
             log.warning("stopped %s of client %s: unused for %.0f minutes (%s)", session_id, owner, idle_s / 60,
                         ", ".join(result.actions) or "exited")
-            if self.transcript is not None:
-                self.transcript.record("session", event="stopped", session_id=session_id, owner=owner,
-                                       how=f"idle for {idle_s / 60:g} minutes: {', '.join(result.actions)}",
-                                       exit_code=result.exit_code)
+            if session is not None:
+                self._record_stop(session, result, f"idle for {idle_s / 60:g} minutes")
         return stopped
 
-    def shutdown(self) -> None:
-        """Stop every session (resuming live kernel targets) as the server exits."""
-        self._stopping.set()
+    def shutdown(self, reason: str = "end of input") -> None:
+        """Stop every session as its kind requires, at once and bounded, as the server exits.
+
+        One path for every way out (end of input, a signal, a console event): each session's
+        stop and how it left the target are recorded (``session stopped``), then ``stop`` with
+        the reason. A second request meanwhile (``force_shutdown``) kills what is still
+        stopping, and that is recorded too. Runs once; a later call returns at once.
+        """
+        self._stopping.set()  # the idle stop's thread ends too
+        with self._lock:
+            if self._shutdown_started:
+                return
+            self._shutdown_started = True
+        t0 = time.monotonic()
         self.flush_session_logs()
-        self.manager.stop_all(keep_ended=self.transcript is not None)
+        stopped = self.manager.stop_all(keep_ended=self.transcript is not None, forced=self._forced,
+                                        on_stopped=lambda session, result: self._record_stop(session, result, reason))
         if self.transcript is not None:
             self.flush_session_logs(final=True)
-            self.transcript.record("stop")
+            self.transcript.record("stop", reason=reason, forced_by=self._forced_by, sessions=stopped,
+                                   elapsed_ms=round((time.monotonic() - t0) * 1000, 3))
             self.transcript.close()
             self.manager.stop_all()  # the session logs are copied: free the ended sessions' spill files
+
+    def force_shutdown(self, reason: str) -> None:
+        """The forced path (a second signal during shutdown): kill every debugger still running
+        now. ``shutdown`` then records each as killed and ends at once."""
+        self._forced_by = reason
+        self._forced.set()
+        for session in self.manager.live():
+            session.kill_now()
+
+    def _record_stop(self, session: DebuggerSession, result: EngineStop, reason: str) -> None:
+        self._copy_log(session, final=True)
+        actions = result.actions
+        if self._forced.is_set() and result.exit_code != 0 and not any(a.startswith("killed") for a in actions):
+            actions = [*actions, f"killed (forced: {self._forced_by})"]
+        if self.transcript is not None:
+            self.transcript.record("session", event="stopped", session_id=session.session_id, how=result.left,
+                                   actions=actions, exit_code=result.exit_code, reason=reason,
+                                   elapsed_ms=result.elapsed_ms)

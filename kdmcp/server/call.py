@@ -9,6 +9,7 @@ with ``Call.on_cancel`` (stop the debugger a start waits on, break off a command
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import inspect
 import logging
@@ -157,9 +158,16 @@ async def invoke(ctx: Context[Any, Any] | None, fn: Callable[..., Any], argument
         return result
     outcome: list[Outcome] = []
     stop_progress = _every_second(ctx, call) if ctx is not None else None
+
+    def work() -> None:
+        try:
+            outcome.append(_caught(lambda: within_call(call, lambda: fn(call, **arguments))))
+        finally:
+            if call.cancel.is_set():
+                _retire_this_worker()
+
     try:
-        await anyio.to_thread.run_sync(lambda: outcome.append(_caught(lambda: within_call(call, lambda: fn(
-            call, **arguments)))), abandon_on_cancel=True)
+        await anyio.to_thread.run_sync(work, abandon_on_cancel=True)
     except anyio.get_cancelled_exc_class():
         with anyio.CancelScope(shield=True):
             await anyio.to_thread.run_sync(call.cancelled)
@@ -169,6 +177,23 @@ async def invoke(ctx: Context[Any, Any] | None, fn: Callable[..., Any], argument
             with anyio.CancelScope(shield=True):
                 await stop_progress()
     return outcome[0]
+
+
+def _retire_this_worker() -> None:
+    """End the worker thread that ran a cancelled call's work, now that the work is done.
+
+    The client stopped waiting when it cancelled (``abandon_on_cancel``), and anyio would put
+    the worker back on its idle list, where it lingers until a later call reuses or prunes it:
+    a cancelled call would leave a thread behind. So the worker asks the loop to stop it (anyio's
+    ``WorkerThread.stop``: it is not put back on the idle list, and leaves its loop). Where the
+    thread is not an anyio worker of that kind, nothing is done.
+    """
+    worker = threading.current_thread()
+    stop = getattr(worker, "stop", None)
+    if type(worker).__name__ != "WorkerThread" or not callable(stop):
+        return
+    with contextlib.suppress(RuntimeError):  # the loop is gone (the server ends): the thread goes with it
+        anyio.from_thread.run_sync(stop)
 
 
 def rendered(outcome: Outcome, app: KdMcpApp) -> CallToolResult:

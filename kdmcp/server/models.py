@@ -380,7 +380,8 @@ class BreakResult(SessionResult):
 
 
 class ContinueResult(SessionResult):
-    confirmed: str = Field(description="'running', or 'stopped' when the target stopped again at once")
+    confirmed: str = Field(description="'running', 'stopped' when the target stopped again at once, or 'unread' "
+                           "when kd did not read the g (frozen or hung: the target may still be at its break)")
 
     @classmethod
     def render_text(cls, data: Data) -> str:
@@ -388,6 +389,9 @@ class ContinueResult(SessionResult):
 
     @classmethod
     def header_extras(cls, data: Data) -> list[str]:
+        if data["confirmed"] == "unread":
+            return ["NOT confirmed: kd has not read the g (frozen or hung?); the target may still be at its "
+                    "break: break_in, then continue_go again, or check the guest"]
         return [f"confirmed {data['confirmed']}"]
 
 

@@ -8,6 +8,10 @@ with an explicit ``truncated`` marker so one huge output cannot balloon the file
 console stream of each session goes to its own ``<transcript>.<session>.log``, masked the
 same way, written as the session's output grows. Both hold everything the guest printed, so
 both are created owner-only (``open_private``).
+
+Every run has an id (``start``'s ``run``): session ids restart at ``s1`` with each server, so a
+session log that already exists gets a header line naming the run before this run's bytes,
+and the ``session created`` record says where they start (``log_offset``).
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ import os
 import stat
 import threading
 import time
+import uuid
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TextIO
@@ -70,7 +75,9 @@ class Transcript:
             raise FileNotFoundError(errno.ENOENT, "no such folder for the transcript (kd-mcp creates none: make it "
                                     "first)", str(self.path.parent))
         self._file = open_private(self.path, buffering=1)  # lives as long as we do
-        self.record("start", version=__version__, pid=os.getpid())
+        self.run_id = uuid.uuid4().hex[:12]
+        self._logs: dict[str, TextIO] = {}  # this run's open session logs
+        self.record("start", version=__version__, pid=os.getpid(), run=self.run_id)
 
     def record(self, kind: str, **fields: Any) -> None:
         data, truncated = cap(fields)
@@ -89,7 +96,30 @@ class Transcript:
         """The session's console log, opened for appending, owner-only (see ``open_private``)."""
         return open_private(self.session_log_path(session_id))
 
+    def session_log(self, session_id: str) -> TextIO:
+        """This run's handle on the session's log (caller holds ``session_logs_lock``), opened on
+        first use with a header line when the file already holds an earlier run's session."""
+        log = self._logs.get(session_id)
+        if log is None:
+            log = self._logs[session_id] = self.open_session_log(session_id)
+            if log.tell() > 0:
+                log.write(self.log_header(session_id))
+        return log
+
+    def log_offset(self, session_id: str) -> int:
+        """Where this run's part of the session's log will start (after the header, if one is due)."""
+        path = self.session_log_path(session_id)
+        size = path.stat().st_size if path.exists() else 0
+        return size + len(self.log_header(session_id).encode()) if size else 0
+
+    def log_header(self, session_id: str) -> str:
+        return f"\n==== kd-mcp run {self.run_id} (pid {os.getpid()}): session {session_id} ====\n"
+
     def close(self) -> None:
+        with self.session_logs_lock:
+            for log in self._logs.values():
+                log.close()
+            self._logs.clear()
         with self._lock:
             if not self._file.closed:
                 self._file.close()

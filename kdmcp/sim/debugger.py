@@ -163,6 +163,7 @@ class SimDebugger(TargetRun):
                 # no effect, but the qq command ends the debugging server" (q, qq (Quit))
                 self.out("Exit a remote client with Ctrl-b<enter>.\nIf you really want the server to quit use 'qq'.\n")
                 return
+            self.target_note(f"quit {command.lower()}")  # qd detaches: the process lives on
             self.out("quit:\n")
             raise _Exit(0)
         if m := _LOG_RE.fullmatch(command):  # .logopen / .logappend / .logclose: session_log.py

@@ -33,11 +33,16 @@ if TYPE_CHECKING:
     from kdmcp.sim.interpreter import Interpreter
     from kdmcp.sim.world.machine import World
 
-__all__ = ["BREAK_THREAD", "State", "TargetRun"]
+__all__ = ["BREAK_THREAD", "TARGET_LOG_ENV", "State", "TargetRun"]
 
 State = Literal["waiting", "running", "broken", "rebooting", "lost"]
 
 BREAK_THREAD = 2  # the canned process's break-in thread: cdb stops there after an attach or a Ctrl+C
+# Set to a path: the target's run state is appended there at every change (``PID running``,
+# ``PID broken``..., PID the debugger's) and how the debugger ended (``PID exit CODE``): the guest
+# outlives its debugger, so what a shutdown left it doing is read from this file after every
+# process is gone.
+TARGET_LOG_ENV = "KDMCP_SIM_TARGET_LOG"
 
 
 class TargetRun(ConsoleIO):
@@ -49,7 +54,10 @@ class TargetRun(ConsoleIO):
         super().__init__(in_fd, out_fd)
         self.opts = opts
         self.sc = scenario
-        self.state: State = "waiting"
+        self._state: State = "waiting"
+        log_path = os.environ.get(TARGET_LOG_ENV)
+        # lives with the process, like the emit log
+        self._target_log = open(log_path, "a", encoding="utf-8") if log_path else None  # noqa: SIM115
         self.kernel = opts.flavor == "kd"
         self.cpu = 0
         # cdb's current thread: the attach break runs on its own thread (2 in the canned
@@ -72,6 +80,23 @@ class TargetRun(ConsoleIO):
         self.bugchecked = False
         self.analyze_reload_pending = False
         self.rebooted = False  # the next connect is a reboot's: the boot images are reported
+
+    @property
+    def state(self) -> State:
+        return self._state
+
+    @state.setter
+    def state(self, value: State) -> None:
+        if value != self._state:
+            self.target_note(value)
+        self._state = value
+
+    def target_note(self, line: str) -> None:
+        """One line of the target log (``TARGET_LOG_ENV``), written through at once: a SIGKILL
+        right after must not lose what the target was last doing."""
+        if self._target_log is not None:
+            self._target_log.write(f"{os.getpid()} {line}\n")
+            self._target_log.flush()
 
     @property
     def world(self) -> World:
@@ -108,6 +133,7 @@ class TargetRun(ConsoleIO):
                 self.step()
         except _Exit as done:
             self.flush()
+            self.target_note(f"exit {done.code}")
             return done.code
         except (BrokenPipeError, ConnectionResetError):
             return 1

@@ -12,7 +12,7 @@ from typing import Any, ClassVar
 
 import pytest
 
-from kdmcp.console import ctrl_helper, pipe_backend, win32
+from kdmcp.console import ctrl_helper, lifetime, pipe_backend, win32
 from kdmcp.console.base import ConsoleClosed, ConsoleError, SpawnSpec
 
 WAIT = 10.0
@@ -305,6 +305,7 @@ class FakePopen:
     def __init__(self, argv: list[str], **kwargs: Any) -> None:
         self.argv, self.kwargs = argv, kwargs
         self.pid = 4242
+        self._handle = 0x5150  # the process handle Popen keeps (AssignProcessToJobObject takes it)
         self.returncode: int | None = None
         self.actions: list[str] = []
         in_r, in_w = os.pipe()
@@ -351,9 +352,42 @@ def windows(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
         fake.child_stdin.close()
 
 
-def spawn_windows(k: FakeKernel32, env: dict[str, str] | None = None) -> pipe_backend.PipeConsole:
+class FakeJobKernel32:
+    """kernel32's job calls, recorded; ``fail`` names calls that return FALSE."""
+
+    def __init__(self, fail: tuple[str, ...] = ()) -> None:
+        self.calls: list[tuple[Any, ...]] = []
+        self.fail = fail
+        self.limit_flags: int | None = None
+
+    def _result(self, name: str, *args: Any) -> int:
+        self.calls.append((name, *args))
+        return 0 if name in self.fail else 1
+
+    def CreateJobObjectW(self, attributes: Any, name: Any, /) -> int:
+        self.calls.append(("CreateJobObjectW", attributes, name))
+        return 0 if "CreateJobObjectW" in self.fail else 0x70B
+
+    def SetInformationJobObject(self, job: int, info_class: int, info: Any, size: int, /) -> int:
+        limits = ctypes.cast(info, ctypes.POINTER(win32.JOBOBJECT_EXTENDED_LIMIT_INFORMATION)).contents
+        self.limit_flags = limits.BasicLimitInformation.LimitFlags
+        return self._result("SetInformationJobObject", job, info_class, size)
+
+    def AssignProcessToJobObject(self, job: int, process: int, /) -> int:
+        return self._result("AssignProcessToJobObject", job, process)
+
+    def CloseHandle(self, handle: int, /) -> int:
+        return self._result("CloseHandle", handle)
+
+    def last_error(self) -> int:
+        return 5  # ERROR_ACCESS_DENIED
+
+
+def spawn_windows(k: FakeKernel32, env: dict[str, str] | None = None,
+                  job: FakeJobKernel32 | None = None) -> pipe_backend.PipeConsole:
     return pipe_backend.PipeConsole.spawn(
-        SpawnSpec(argv=["kd.exe", "-k", "net:port=1"], env=env or {}), kernel32=k
+        SpawnSpec(argv=["kd.exe", "-k", "net:port=1"], env=env or {}), kernel32=k,
+        job=lifetime.KillOnCloseJob(job or FakeJobKernel32()),
     )
 
 
@@ -473,3 +507,74 @@ def test_terminate_without_force_is_popen_terminate(windows: None, monkeypatch: 
 def test_windows_creationflags() -> None:
     assert pipe_backend.windows_creationflags(shares_console=True) == 0x200
     assert pipe_backend.windows_creationflags(shares_console=False) == 0x200 | 0x08000000
+
+
+# ------------------------------------------------------------------ the kill-on-close job
+
+
+def test_the_job_kills_its_processes_when_its_last_handle_closes() -> None:
+    k = FakeJobKernel32()
+    job = lifetime.KillOnCloseJob(k)
+    assert job.handle == 0x70B and k.calls[0] == ("CreateJobObjectW", None, None)  # not inheritable
+    size = ctypes.sizeof(win32.JOBOBJECT_EXTENDED_LIMIT_INFORMATION)
+    assert k.calls[1] == ("SetInformationJobObject", 0x70B, 9, size)  # JobObjectExtendedLimitInformation
+    assert k.limit_flags == win32.JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE == 0x2000
+    if ctypes.sizeof(ctypes.c_void_p) == 8:
+        assert size == 144  # winnt.h's layout on x64
+    job.assign(0x5150)
+    assert k.calls[-1] == ("AssignProcessToJobObject", 0x70B, 0x5150)
+
+
+def test_a_job_windows_refuses_is_an_error_and_not_left_open() -> None:
+    with pytest.raises(win32.Win32Error, match="CreateJobObjectW"):
+        lifetime.KillOnCloseJob(FakeJobKernel32(fail=("CreateJobObjectW",)))
+    k = FakeJobKernel32(fail=("SetInformationJobObject",))
+    with pytest.raises(win32.Win32Error, match="SetInformationJobObject"):
+        lifetime.KillOnCloseJob(k)
+    assert k.calls[-1] == ("CloseHandle", 0x70B)
+
+
+def test_every_debugger_joins_the_job_as_it_starts(windows: None) -> None:
+    k = FakeJobKernel32()
+    console = spawn_windows(FakeKernel32(window=1), job=k)
+    assert ("AssignProcessToJobObject", 0x70B, 0x5150) in k.calls
+    assert FakePopen.instances[-1].kwargs["preexec_fn"] is None  # Windows has none: the job does it
+    finish(console)
+
+
+def test_a_debugger_the_job_cannot_take_still_starts_and_says_so(windows: None,
+                                                                 caplog: pytest.LogCaptureFixture) -> None:
+    console = spawn_windows(FakeKernel32(window=1), job=FakeJobKernel32(fail=("AssignProcessToJobObject",)))
+    assert console.pid == 4242
+    assert "not in a kill-on-close job" in caplog.text
+    finish(console)
+
+
+# ------------------------------------------------------------------ the server's console events
+
+
+@pytest.mark.parametrize(("event", "name", "ending"), [
+    (win32.CTRL_C_EVENT, "Ctrl+C", False), (win32.CTRL_BREAK_EVENT, "Ctrl+Break", False),
+    (win32.CTRL_CLOSE_EVENT, "console closed", True), (win32.CTRL_LOGOFF_EVENT, "logoff", True),
+    (win32.CTRL_SHUTDOWN_EVENT, "system shutdown", True),
+])
+def test_the_ctrl_handler_hands_each_event_on_and_says_handled(event: int, name: str, ending: bool) -> None:
+    k = FakeKernel32()
+    heard: list[tuple[str, bool]] = []
+    callback = win32.install_ctrl_handler(lambda n, e: heard.append((n, e)), k)
+    assert k.calls == [("SetConsoleCtrlHandler", callback, 1)]
+    assert callback(event) == 1  # TRUE: handled, the default handler (ExitProcess) never runs
+    assert heard == [(name, ending)]
+
+
+def test_a_failing_event_handler_still_answers_handled() -> None:
+    def boom(name: str, ending: bool) -> None:
+        raise RuntimeError("no")
+
+    callback = win32.install_ctrl_handler(boom, FakeKernel32())
+    assert callback(win32.CTRL_CLOSE_EVENT) == 1
+
+
+def test_a_refused_registration_is_an_error() -> None:
+    with pytest.raises(win32.Win32Error, match="SetConsoleCtrlHandler"):
+        win32.install_ctrl_handler(lambda n, e: None, FakeKernel32(fail=("SetConsoleCtrlHandler",)))

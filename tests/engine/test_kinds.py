@@ -215,6 +215,9 @@ class ScriptedDebugger:
     def _end(self, code: int) -> None:
         self._closed, self._code = True, code
 
+    def input_pending(self) -> int:
+        return 0  # every line is answered as it is written
+
     def interrupt(self) -> None:
         with self._cond:
             self.interrupts += 1
@@ -336,8 +339,49 @@ def test_a_running_remote_client_leaves_with_ctrl_b() -> None:
 def test_a_broken_in_kdnet_guest_is_resumed_then_left_with_ctrl_b() -> None:
     session, console = _session(build_plan(KD, kdnet(), initial_break=True), b"0: kd> ", CONNECTED)
     assert session.state == SessionState.broken
-    assert _stop(session) == ["resumed target", "sent Ctrl+B (quit kd, the guest left running)"]
+    assert _stop(session) == ["resumed target (kd read the g)", "sent Ctrl+B (quit kd, the guest left running)"]
     assert console.lines == [b"g", b"\x02"]
+
+
+class FrozenDebugger(ScriptedDebugger):
+    """A debugger stopped (SIGSTOP) at its prompt: it reads nothing and says nothing until killed."""
+
+    frozen = False
+
+    def write(self, data: bytes) -> None:
+        if not self.frozen:
+            super().write(data)
+            return
+        with self._cond:
+            self.written.append(data)
+            self._pending += data
+
+    def input_pending(self) -> int:
+        return len(self._pending)
+
+
+def _frozen_kd() -> tuple[DebuggerSession, FrozenDebugger]:
+    """A KDNET session at its break whose kd then freezes."""
+    console = FrozenDebugger(b"0: kd> ", CONNECTED + b"0: kd> ")
+    session = DebuggerSession("t1", build_plan(KD, kdnet(), initial_break=True),
+                              SessionConfig(stop_timeout=3.0, break_timeout=1.0), lambda spec, backend: console)
+    session.start(5.0)
+    console.frozen = True
+    return session, console
+
+
+def test_stop_on_a_frozen_kd_claims_nothing_it_did_not_see() -> None:
+    """The issue's case: stop_kd on a SIGSTOPped kd said "the guest left running" though kd never read the g."""
+    session, _ = _frozen_kd()
+    try:
+        result = session.stop()
+    finally:
+        session.store.close()
+    text = " ".join(result.actions)
+    assert "left running" not in text and "resumed target" not in text, result
+    assert result.actions[0].startswith("sent g, unread by kd") and "killed" not in result.actions
+    assert result.actions[1:] == ["sent Ctrl+B (no answer)", "terminated", result.left]
+    assert "unknown" in result.left and "break in" in result.left and "check the guest" in result.left
 
 
 def test_a_running_kdnet_guest_is_left_with_ctrl_b_alone() -> None:
@@ -345,3 +389,15 @@ def test_a_running_kdnet_guest_is_left_with_ctrl_b_alone() -> None:
     assert session.state == SessionState.running
     assert _stop(session) == ["sent Ctrl+B (quit kd, the guest left running)"]
     assert console.lines == [b"\x02"] and console.interrupts == 0
+
+
+def test_a_go_a_frozen_kd_never_reads_is_not_called_running() -> None:
+    """continue_go / resume_for_winrm: kd prints nothing when the target resumes, and nothing
+    when it is frozen either; "running" needs kd to have read the g."""
+    session, console = _frozen_kd()
+    try:
+        assert session.go("g").confirmed == "unread"
+    finally:
+        console.terminate(force=True)
+        session.stop()
+        session.store.close()

@@ -459,7 +459,7 @@ def test_debugger_death_mid_output_keeps_output(make_session):
 def test_stop_resumes_live_kernel_target_first(make_session):
     s = make_session()
     result = s.stop()
-    assert result.actions[0] == "resumed target"
+    assert result.actions[0] == "resumed target (kd read the g)"
     assert "terminated" not in result.actions and "killed" not in result.actions
     assert result.state == SessionState.exited and result.exit_code == 0
 

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import sys
+import threading
+from types import FrameType
+
 import anyio
 import pytest
 
@@ -17,6 +21,17 @@ async def _until_state(app: KdMcpApp, state: SessionState, timeout_s: float = 20
     with anyio.fail_after(timeout_s):
         while [info.state for info in app.manager.infos()] != [state]:
             await anyio.sleep(0.02)
+
+
+def _running(function: str) -> int | None:
+    """The thread running ``function`` now (its frames say so)."""
+    for ident, frame in sys._current_frames().items():
+        walk: FrameType | None = frame
+        while walk is not None:
+            if walk.f_code.co_name == function:
+                return ident
+            walk = walk.f_back
+    return None
 
 
 async def test_resume_for_winrm_reports_progress():
@@ -56,12 +71,18 @@ async def test_cancelled_command_is_broken_off_and_the_session_stays_usable():
 
                 tg.start_soon(hang)
                 await progressed.wait()  # the command is running inside the server
+                hang_worker = _running("kd_command")
+                assert hang_worker is not None
                 tg.cancel_scope.cancel()
         # The server broke the hang off with Ctrl+C on its own: the session is at a prompt again.
         broken = await anyio.to_thread.run_sync(
             lambda: session.wait_for(lambda: session.state == SessionState.broken, 20)
         )
         assert broken
+        # and the worker thread that ran it is gone once its work ended, not at a later call
+        with anyio.fail_after(20):
+            while any(t.ident == hang_worker and t.is_alive() for t in threading.enumerate()):
+                await anyio.sleep(0.02)
         after = await client.call_tool("kd_command", {"command": ".echo alive"})
         assert not after.is_error and after.structured_content["output"].strip() == "alive"
 

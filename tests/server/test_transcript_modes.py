@@ -61,9 +61,12 @@ def test_a_session_log_is_0600(tmp_path: Path, open_umask: None) -> None:
         assert app.transcript is not None
         log = app.transcript.session_log_path(started.session_id)
         assert log.exists() and mode(log) == 0o600
-        log.chmod(0o644)  # as an earlier version left it: the next append narrows it
+        log.chmod(0o644)  # as an earlier version left it: the next run that opens it narrows it
         stop_kd(Call(app, None), started.session_id, False)
         app.flush_session_logs(final=True)
+        again = Transcript(tmp_path / "t.jsonl", lambda text: text)
+        again.session_log(started.session_id)
+        again.close()
         assert mode(log) == 0o600
     finally:
         app.shutdown()

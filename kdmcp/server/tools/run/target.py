@@ -93,7 +93,9 @@ def resume_for_winrm(
         elapsed_ms=round((time.monotonic() - t0) * 1000, 3),
         confirmed=confirmed,
         waited_s=round(waited, 3),
-        hint=_resume_hint(state),
+        hint=_resume_hint(state) if confirmed != "unread" else (
+            "kd has not read the g (frozen or hung?): the guest may still be at its break, so WinRM will not "
+            "answer. break_in (or stop_kd and start again), then resume_for_winrm; check the guest meanwhile."),
     )
 
 

@@ -40,8 +40,8 @@ def stop_kd(
         result = result.model_copy(update={"actions": [*result.actions,
                                                        f"closed the debugging server on {share.listener}"]})
     if app.transcript is not None:
-        app.transcript.record("session", event="stopped", session_id=session.session_id,
-                              actions=result.actions, exit_code=result.exit_code)
+        app.transcript.record("session", event="stopped", session_id=session.session_id, how=result.left,
+                              actions=result.actions, exit_code=result.exit_code, reason="stop_kd")
     return models.StopResult(session_id=session.session_id, **models.served_fields(models.StopResult, result))
 
 
