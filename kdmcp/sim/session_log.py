@@ -29,11 +29,12 @@ __all__ = ["SessionLog", "local_path"]
 _WINDOWS_RE = re.compile(r"^[A-Za-z]:|\\")
 
 
-def local_path(path: str) -> str:
-    """Where the log named ``path`` is written on this machine."""
+def local_path(path: str, folder: str | None = None) -> str:
+    """Where the log named ``path`` is written on this machine (a Windows path: in ``folder``,
+    by default ``$TMPDIR/kdmcp-sim-logs``)."""
     if not _WINDOWS_RE.search(path):
         return path
-    folder = os.path.join(tempfile.gettempdir(), "kdmcp-sim-logs")
+    folder = folder or os.path.join(tempfile.gettempdir(), "kdmcp-sim-logs")
     os.makedirs(folder, mode=0o700, exist_ok=True)
     return os.path.join(folder, ntpath.basename(path) or "dbgeng.log")
 
@@ -49,8 +50,9 @@ def _unique(path: str, pid: int) -> str:
 class SessionLog:
     """The open log file, if any: what the console shows is appended to it."""
 
-    def __init__(self) -> None:
+    def __init__(self, folder: str | None = None) -> None:
         self.name = ""
+        self.folder = folder  # where Windows paths go (local_path)
         self._file: BinaryIO | None = None
 
     def command(self, name: str, args: str, pid: int) -> str:
@@ -67,7 +69,7 @@ class SessionLog:
             path = _unique(path, pid)
         said = self.close()
         try:
-            self._file = open(local_path(path), "ab" if name == "logappend" else "wb")  # noqa: SIM115
+            self._file = open(local_path(path, self.folder), "ab" if name == "logappend" else "wb")  # noqa: SIM115
         except OSError:
             return said + "log file could not be opened\n"
         self.name = path

@@ -7,6 +7,8 @@ recorded by wrapping its ``execute``.
 from __future__ import annotations
 
 import os
+import shutil
+import tempfile
 from collections.abc import Iterator
 from functools import cache
 
@@ -17,6 +19,7 @@ from kdmcp.sim.console_io import _Exit
 from kdmcp.sim.debugger import SimDebugger
 from kdmcp.sim.interpreter import EvalError, evaluate
 from kdmcp.sim.options import SimOptions
+from kdmcp.sim.session_log import SessionLog
 
 
 @cache
@@ -33,6 +36,8 @@ class Recording(SimDebugger):
         sc = _scenario("default_kd" if flavor == "kd" else "default_cdb")
         self._null = os.open(os.devnull, os.O_WRONLY)
         super().__init__(opts, sc, in_fd=self._null, out_fd=self._null)
+        self._logs = tempfile.mkdtemp(prefix="kdmcp-sim-logs-")  # a line's .logopen c:\x.log lands here
+        self.log = SessionLog(self._logs)
         self.ran: list[str] = []
         self.printed: list[str] = []
         self.state = "broken"
@@ -58,6 +63,7 @@ class Recording(SimDebugger):
         """Every descriptor the debugger opened (its wake-up pipe) and ours (/dev/null)."""
         self._outbuf.clear()
         self.log.close()  # a line's .logopen
+        shutil.rmtree(self._logs, ignore_errors=True)
         for fd in (self._null, self._wake_r, self._wake_w):
             os.close(fd)
 

@@ -3,7 +3,6 @@ log that holds what the console showed. Fast tier: in process."""
 
 from __future__ import annotations
 
-import os
 import re
 from pathlib import Path
 
@@ -48,15 +47,15 @@ def test_slash_t_appends_the_process_id_and_the_time(tmp_path: Path) -> None:
     log.close()
 
 
-def test_a_windows_path_is_kept_in_the_simulators_folder_and_named_as_typed() -> None:
-    log = SessionLog()
+def test_a_windows_path_is_kept_in_the_simulators_folder_and_named_as_typed(tmp_path: Path) -> None:
+    log = SessionLog(str(tmp_path))
     assert log.command("logopen", "c:\\logs\\kdmcp-test-session.log", 1) == (
         "Opened log file 'c:\\logs\\kdmcp-test-session.log'\n"
     )
     log.close()
-    where = local_path("c:\\logs\\kdmcp-test-session.log")
-    assert os.path.basename(where) == "kdmcp-test-session.log" and os.path.exists(where)
-    os.remove(where)
+    assert local_path("c:\\logs\\kdmcp-test-session.log", str(tmp_path)) == str(tmp_path / "kdmcp-test-session.log")
+    assert (tmp_path / "kdmcp-test-session.log").exists()
+    assert local_path("/var/tmp/kd.log") == "/var/tmp/kd.log"  # a POSIX path is used as typed
 
 
 def test_a_log_that_cannot_be_opened_says_so(tmp_path: Path) -> None:
