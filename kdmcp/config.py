@@ -113,7 +113,7 @@ _NETWORK_ROOT_RE = re.compile(
 )
 
 
-# "!wdfkd.wdfdriverinfo -v", ".mycmd", "mycmd /f" (kdmcp.command.allowlist.config_entries reads them).
+# "!ndiskd.netreport -v", ".mycmd", "mycmd /f" (kdmcp.command.allowlist.config_entries reads them).
 _ALLOW_COMMAND_RE = re.compile(
     r"(?:!(?:[A-Za-z_]\w*\.)?[A-Za-z_]\w*|\.[A-Za-z_]\w*|[A-Za-z_]\w*)(?:\s+[-/][A-Za-z?][\w?]*)*\s*", re.ASCII
 )
@@ -147,7 +147,7 @@ class Config(_Section):
     # Network locations a command's paths may name besides the Microsoft symbol server:
     # the team's symbol and source shares (\\server\share\...) and servers (https://...).
     network_roots: list[str] = Field(default_factory=list)
-    # Commands added to the command policy's allowlist: "!wdfkd.wdfdriverinfo", ".mycmd -v".
+    # Commands added to the command policy's allowlist: "!ndiskd.netreport", ".mycmd -v".
     # Each must be a command kd-mcp does not know (it is then a read, under read_only too).
     allow_commands: list[str] = Field(default_factory=list)
     state_file: str | None = None

@@ -132,7 +132,7 @@ def table_counts() -> dict[str, int]:
     }
 
 
-# "allow_commands" in the config: a command name ("!wdfkd.wdfdriverinfo", ".mycmd", "mycmd"),
+# "allow_commands" in the config: a command name ("!ndiskd.netreport", ".mycmd", "mycmd"),
 # then the options it may take ("-v /f"); its other arguments are expressions.
 _SPEC_RE = re.compile(
     r"(?P<name>!(?:[A-Za-z_]\w*\.)?[A-Za-z_]\w*|\.[A-Za-z_]\w*|[A-Za-z_]\w*)(?P<options>(?:\s+[-/][A-Za-z?][\w?]*)*)\s*",

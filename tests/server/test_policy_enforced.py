@@ -113,11 +113,11 @@ async def test_set_symbol_path_refuses_nt_namespace_network_paths():
 
 async def test_config_allow_commands_extends_the_allowlist():
     """``allow_commands`` puts a command and its listed options on the allowlist; nothing else."""
-    async with in_memory(make_app(allow_commands=["!wdfkd.wdfdriverinfo -v"], policy="read_only")) as client:
+    async with in_memory(make_app(allow_commands=["!ndiskd.netreport -v"], policy="read_only")) as client:
         await _start(client)
-        allowed = await client.call_tool("kd_command", {"command": "!wdfkd.wdfdriverinfo /v"})
+        allowed = await client.call_tool("kd_command", {"command": "!ndiskd.netreport /v"})
         assert not allowed.is_error, allowed.structured_content
-        denied = await client.call_tool("kd_command", {"command": "!wdfkd.wdfdriverinfo -x"})
+        denied = await client.call_tool("kd_command", {"command": "!ndiskd.netreport -x"})
         assert denied.is_error and "unknown" in result_data(denied)["message"]
     with pytest.raises(ConfigError, match="classed host_exec"):
         make_app(allow_commands=[".shell"])
