@@ -53,7 +53,9 @@ def typescript_row(transport: str, summary: dict[str, Any]) -> str:
     tools = sum(1 for ok in summary["tools_ok"].values() if ok)
     categories = ", ".join(sorted(summary["categories"]))
     checks = f"{summary['passed']} passed, {summary['failed']} failed"
-    return (f"| TypeScript SDK (`@modelcontextprotocol/sdk`) | {transport} | {checks} | {tools} | {categories} | "
+    # the harness reads typed records, so its servers run with --structured (docs/results.md)
+    return (f"| TypeScript SDK (`@modelcontextprotocol/sdk`) | {transport}, `--structured` | {checks} | {tools} | "
+            f"{categories} | "
             f"{summary['tools_list_bytes'][transport]:,} | {_carries(*_shapes(summary))} |")
 
 
@@ -63,7 +65,7 @@ def _shapes(summary: dict[str, Any]) -> tuple[str, str]:
 
 def python_row(probe: dict[str, Any]) -> str:
     """The row of the Python SDK probe."""
-    return (f"| Python SDK (`mcp`) | stdio | {probe['checks']} passed, 0 failed | {probe['tools_called']} | "
+    return (f"| Python SDK (`mcp`) | stdio, default | {probe['checks']} passed, 0 failed | {probe['tools_called']} | "
             f"{', '.join(probe['categories'])} | {probe['tools_list_bytes']:,} | "
             f"{_carries(probe['success_carries'], probe['error_carries'])} |")
 

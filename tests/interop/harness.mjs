@@ -157,7 +157,8 @@ async function connectAsking(label, transport, answers) {
 
 // Asking the human (docs/security.md): a network path standard refuses for its class only.
 const ASKED_LINE = ".sympath \\\\evil\\share";
-const ASKED_RAN = "Symbol search path is: \\\\evil\\share";
+const ASKED_PATH = "\\\\evil\\share";
+const ASKED_RAN = `Symbol search path is: ${ASKED_PATH}`;
 const ACCEPT = { action: "accept", content: { allow_once: true } };
 
 /** A standard client that declared form elicitation: asked, it runs once per yes; no is policy_denied. */
@@ -166,7 +167,9 @@ async function asking(t) {
   t.person.answers.push(ACCEPT, ACCEPT, { action: "decline" }, { action: "cancel" });
   for (const round of [1, 2]) { // accepted: it runs, once; the same line asks again
     const ran = await expectOk(t, "kd_command", { command: ASKED_LINE });
-    check(`${t.label}: accepted ${round}: the line ran once, asked ${round}`, String(ran.output).includes(ASKED_RAN)
+    // kd's answer: its raw output, or (--structured) the symbol_path record that parsed it
+    const said = String(ran.output).includes(ASKED_RAN) || ran.record?.path === ASKED_PATH;
+    check(`${t.label}: accepted ${round}: the line ran once, asked ${round}`, said
       && t.person.asked.length === round && t.person.asked[round - 1].includes(ASKED_LINE), JSON.stringify(ran));
   }
   for (const [answer, said] of [["decline", "declined"], ["cancel", "did not allow it"]]) {
