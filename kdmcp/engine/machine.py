@@ -410,8 +410,8 @@ class SessionMachine:
         text = hit.text.decode("utf-8", errors="replace")
         kind: EventKind
         note = None
-        if hit.kind == "kd_own" or (hit.kind == "last_event" and self.busy_command):
-            return  # kd's own line (a typed .lastevent answers a command): no event, no DbgPrint
+        if hit.kind == "kd_own" or (hit.kind == "last_event" and (self.busy_command or hit.detail == "other")):
+            return  # kd's own line (a typed .lastevent, or its report of a stop already reported)
         if hit.kind == "break_in" and self._bugchecked:  # kd's break after "*** Fatal System Error" (and at
             self._stopping = self.state == SessionState.running  # every g after): the bugcheck's stop
             return

@@ -34,7 +34,9 @@ _EVENT_RE = re.compile(
     # exception - code e06d7363 (!!! second chance !!!)"; kd has no "(pid.tid): " and needs the
     # chance in parentheses: "Access violation - code c0000005 (!!! second chance !!!)"
     rb"|(?P<exception>(?:\([0-9a-fA-F]+\.[0-9a-fA-F]+\): [^\r\n]*? - code (?P<ex>[0-9a-fA-F]{8})"
-    rb"|[A-Z][^\r\n]*? - code (?P<kex>[0-9a-fA-F]{8}) \((?=first chance|!!! second|first/second)))"
+    # (not .lastevent's report of one: "Last event: 1092.5d0: Break instruction exception - code
+    # 80000003 (first chance)" names the stop already reported, below)
+    rb"|(?!Last event: )[A-Z][^\r\n]*? - code (?P<kex>[0-9a-fA-F]{8}) \((?=first chance|!!! second|first/second)))"
     rb"|(?P<reboot>Shutdown occurred at)"
     rb"|(?P<waiting>Waiting to reconnect\.\.\.)"  # corpus connect/01-03
     rb"|(?P<connected>Kernel Debugger connection established)"  # corpus connect/01, 04
@@ -56,7 +58,7 @@ _EVENT_RE = re.compile(
     # break-on-module-load), "Last event: 18830.55e0: Exit process 0:18830, code 0"
     rb"|(?P<last_event>Last event: (?:[0-9a-fA-F]+\.[0-9a-fA-F]+: )?(?:(?P<le_load>Load module (?P<lname>[^\r\n]+?) at "
     rb"(?P<lbase>" + _A + rb"))|(?P<le_unload>Unload module (?P<luname>[^\r\n]+?) at (?P<lubase>" + _A + rb"))"
-    rb"|(?P<le_exitp>Exit process )|(?P<le_exitt>Exit thread )))"
+    rb"|(?P<le_exitp>Exit process )|(?P<le_exitt>Exit thread )|(?P<le_other>)))"
     # kd's own lines that are no target's output: the target's "KDTARGET: Refreshing KD
     # connection" (at boot, before a bugcheck's break), .lastevent's second line, and cdb's
     # start-up lines after "CommandLine:" (the symbol path and its validation summary)
@@ -121,7 +123,7 @@ class EventHit:
 
     ``module``/``base``/``module_end``: a module event's name and range; ``chance``: an
     exception's "first" or "second" (None where kd does not say, as in a dump);
-    ``detail``: the ``.lastevent`` kind (``load``, ``unload``, ``exit_process``, ``exit_thread``).
+    ``detail``: the ``.lastevent`` kind (``load``, ``unload``, ``exit_process``, ``exit_thread``, ``other``).
     """
 
     kind: str
@@ -327,6 +329,8 @@ def _hit(kind: str, m: re.Match[bytes], base: int) -> EventHit:
             fields.update(detail="load", module=_text(m, "lname"), base=_text(m, "lbase"))
         elif m.group("le_unload"):
             fields.update(detail="unload", module=_text(m, "luname"), base=_text(m, "lubase"))
-        else:
+        elif m.group("le_exitp") is not None or m.group("le_exitt") is not None:
             fields["detail"] = "exit_process" if m.group("le_exitp") else "exit_thread"
+        else:  # a stop reported when it happened (an exception, a break): no event of its own
+            fields["detail"] = "other"
     return EventHit(kind, base + m.start("line"), base + m.end(), line, number, code, **fields)

@@ -71,7 +71,10 @@ def _agree(line: str) -> None:
     effect = run_effect(line)
     findings = classify(line)
     pieces = {f.piece for f in findings}
-    blind = any(f.command_class is CommandClass.UNKNOWN for f in findings)
+    # Blind: the policy says it cannot see what follows -- an unknown piece, or an alias named like
+    # a command word (output_control: kd would rewrite later words with it); both are refused by
+    # every profile but "full".
+    blind = any(f.command_class in (CommandClass.UNKNOWN, CommandClass.OUTPUT_CONTROL) for f in findings)
     for flavor in ("kd", "cdb"):
         for dbg in _run(flavor, line):
             # Every command the simulator ran is one the policy classified -- or the policy

@@ -92,3 +92,13 @@ def test_open_line_start_is_a_short_unterminated_line_at_line_start():
     assert rec.open_line_start is None
     rec.feed(b"y" * 300)
     assert rec.open_line_start is None  # too long to become a prompt or an event line
+
+
+def test_lastevents_report_of_a_stop_is_not_an_exception_of_its_own():
+    # .lastevent's answer after a break-in names the break already reported (its own stop
+    # kind is what the machine drops): before, the kd exception pattern read it as a new one.
+    r = StreamRecognizer()
+    events, _ = r.feed(b"Last event: 1092.5d0: Break instruction exception - code 80000003 (first chance)\n")
+    assert [(e.kind, e.detail) for e in events] == [("last_event", "other")]
+    events, _ = r.feed(b"Last event: 18830.55e0: Exit process 0:18830, code 0\n")
+    assert [(e.kind, e.detail) for e in events] == [("last_event", "exit_process")]

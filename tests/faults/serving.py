@@ -185,10 +185,11 @@ def _kernel_dump(tmp: Path) -> Path:
 
 def server_argv(tmp: Path, backend: str, *args: str, stop_s: float = STOP_S) -> list[str]:
     """``kd-mcp serve --simulate`` on ``backend`` with a transcript, policy ``full`` (the fault
-    commands) and ``timeouts.stop`` of ``stop_s``."""
+    commands) and ``timeouts.stop`` of ``stop_s``; ``--structured``, since these tests read the
+    typed fields of results (docs/results.md)."""
     config = tmp / "config.yaml"
     config.write_text(f"console_backend: {backend}\npolicy: full\nmax_sessions: 8\ntimeouts: {{stop: {stop_s}}}\n")
-    return [sys.executable, "-m", "kdmcp", "serve", "--simulate", "--config", str(config),
+    return [sys.executable, "-m", "kdmcp", "serve", "--simulate", "--structured", "--config", str(config),
             "--transcript", str(tmp / "run.jsonl"), *args]
 
 

@@ -74,13 +74,13 @@ async def test_accepted_runs_once_and_the_same_line_asks_again(mode: str) -> Non
     person = Person(ACCEPT, ACCEPT)
     async with broken_in(make_app(), mode, person) as client:
         first = await command(client)
-        assert RAN in first["output"], first
+        assert RAN in first["_body"], first
         assert len(person.asked) == 1
         question = person.asked[0]
         assert LINE in question and "(session s1)" in question and "network location" in question
         assert "Allow it once?" in question
         second = await command(client)
-        assert RAN in second["output"] and len(person.asked) == 2  # asked again, not remembered
+        assert RAN in second["_body"] and len(person.asked) == 2  # asked again, not remembered
         assert "category" not in await command(client, "r")  # what standard allows is never asked
         assert len(person.asked) == 2
 
@@ -95,7 +95,7 @@ async def test_declined_or_cancelled_is_refused(mode: str) -> None:
             assert refused["category"] == "policy_denied" and said in refused["message"], refused
             assert "network_path" in refused["message"] and len(person.asked) == count
         shown = result_data(await client.call_tool("kd_command", {"command": ".sympath"}))
-        assert "evil" not in shown["output"], shown  # none of them ran
+        assert "evil" not in shown["_body"], shown  # none of them ran
 
 
 @pytest.mark.parametrize("mode", MODES)
@@ -177,7 +177,7 @@ async def test_the_listener_asks_each_client_by_its_own_policy(tmp_path: Path, m
                 got = await command(client)
                 assert len(person.asked) == asked, (token == TOKEN_A, got)
                 if asked:
-                    assert RAN in got["output"], got
+                    assert RAN in got["_body"], got
                 else:
                     assert got["category"] == "policy_denied" and "read_only" in got["message"], got
                 await client.call_tool("stop_kd", {})
@@ -220,7 +220,7 @@ async def test_on_2026_07_28_the_question_is_an_input_required_round_answered_on
         yes = {"allow_once": ElicitResult(action="accept", content={"allow_once": True})}
         done = await session.call_tool("kd_command", arguments, input_responses=yes,
                                        request_state=first.request_state, allow_input_required=True)
-        assert isinstance(done, CallToolResult) and RAN in result_data(done)["output"], done
+        assert isinstance(done, CallToolResult) and RAN in result_data(done)["_body"], done
         again = await session.call_tool("kd_command", arguments, input_responses=yes,
                                         request_state=first.request_state, allow_input_required=True)
         assert isinstance(again, InputRequiredResult), again  # asked anew, not run on the old yes

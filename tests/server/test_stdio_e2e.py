@@ -114,7 +114,7 @@ async def test_a_fifth_session_is_refused(tmp_path):
             assert not started["_is_error"], started
         fifth = await call(client, "start_kd", port=50005, key=CANARY_KEY, timeout_s=20)
         assert fifth["_is_error"] and fifth["category"] == "capacity"
-        assert "limit 4" in fifth["message"]
+        assert "the limit (max_sessions 4)" in fifth["message"]
         unnamed = await call(client, "kd_command", command="r")
         assert unnamed["_is_error"] and unnamed["category"] == "unknown_session"
     assert CANARY_WORD.encode() not in emitted(tmp_path)

@@ -73,4 +73,4 @@ async def test_a_user_dump_answers_read_memory_at_the_pc_and_set_symbol_path() -
         added = result_data(await client.call_tool(
             "set_symbol_path", {"path": "C:\\mine", "append": True, "reload": True, "session_id": sid}))
         assert added["path"] == f"{server};C:\\mine" and added["reloaded"] is True, added
-        assert "Reloading current modules" in added["output"]
+        assert "Reloading current modules" in added["_body"]

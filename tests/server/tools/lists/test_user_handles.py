@@ -35,7 +35,7 @@ def _stream(name: str) -> Any:
 
 
 async def test_handles_of_an_attached_and_a_launched_process() -> None:
-    async with in_memory(make_app(allow_launch=True)) as client:
+    async with in_memory(make_app(allow_launch=True, allow_attach=True)) as client:
         attached = await _call(client, "attach_process", pid=4242, timeout_s=30)
         launched = await _call(client, "launch", command_line=["C:\\tools\\app.exe"], timeout_s=30)
         for started, pid in ((attached, "0x1092"), (launched, None)):
