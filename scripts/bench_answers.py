@@ -35,7 +35,6 @@ from pathlib import Path
 from typing import Any
 
 import anyio
-import platformdirs
 from mcp import Client, StdioServerParameters
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -203,7 +202,7 @@ def main() -> int:
                         help="mcp-windbg's venv (default: <user cache>/kd-mcp/bench-peer-venv; created if missing)")
     args = parser.parse_args()
     signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
-    venv = args.peer_venv or Path(platformdirs.user_cache_dir("kd-mcp")) / "bench-peer-venv"
+    venv = args.peer_venv or bench_mcp.default_peer_venv()
     result = anyio.run(measure, bench_mcp.peer_python(venv.resolve()))
     if args.json:
         print(json.dumps(result, indent=2))

@@ -91,6 +91,11 @@ def _p99(values: list[float]) -> float:
 # ------------------------------------------------------------------------------------ the peer
 
 
+def default_peer_venv() -> Path:
+    """Where the peer's venv is kept between runs (both benches share it)."""
+    return Path(platformdirs.user_cache_dir("kd-mcp")) / "bench-peer-venv"
+
+
 def peer_python(venv: Path) -> Path:
     """The peer venv's interpreter, with mcp-windbg 1.6.0 installed into it on first use."""
     python = venv / ("Scripts/python.exe" if os.name == "nt" else "bin/python")
@@ -507,7 +512,7 @@ def main() -> int:
     signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
     python = None
     if args.peer or args.peer_venv:
-        venv = args.peer_venv or Path(platformdirs.user_cache_dir("kd-mcp")) / "bench-peer-venv"
+        venv = args.peer_venv or default_peer_venv()
         python = peer_python(venv.resolve())
     result = measure(args.quick, python)
     if args.json:

@@ -70,7 +70,7 @@ class SessionManager:
 
     def _full_locked(self, owner: str | None) -> str:
         """Which sessions hold the slots, and what frees one: the caller's own by id, others' by count."""
-        mine = sorted((sid for sid in self._live if self._owners.get(sid) == owner), key=lambda s: int(s[1:]))
+        mine = [sid for sid in self._live if self._owners.get(sid) == owner]  # in creation order: s1, s2, ...
         others = len(self._live) - len(mine)
         described = (f"{sid} ({self._live[sid].plan.kind}, {self._live[sid].state.value})" for sid in mine)
         held = [f"yours: {', '.join(described)}"] if mine else []

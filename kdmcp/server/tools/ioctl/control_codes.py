@@ -71,8 +71,7 @@ def _whole(ran: typed.Ran, command: str, kind: type[RecordT]) -> RecordT | None:
     record = ran.record(command, show=False)
     out = ran.outputs[-1]
     if out.truncated:
-        text, _ = ran.app.masked_range(ran.session, out.output_offset, out.output_end)
-        record = parsing.parse(out.command, text)
+        record = parsing.parse(out.command, typed.whole_output(ran, out))
     typed.refuse_error(ran, record)
     return record if isinstance(record, kind) else None
 
