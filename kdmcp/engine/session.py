@@ -18,6 +18,7 @@ from kdmcp.console import BackendName, Console, ConsoleClosed, ConsoleError, Spa
 from kdmcp.engine.commands import command_kind, is_step, strip_echo, validate
 from kdmcp.engine.config import SessionConfig
 from kdmcp.engine.events import DebuggerEvent, SessionState
+from kdmcp.engine.kinds import KINDS
 from kdmcp.engine.launch import LaunchPlan
 from kdmcp.engine.machine import SessionMachine
 from kdmcp.engine.output_store import OutputStore
@@ -391,7 +392,11 @@ class DebuggerSession(Stopping):
             self._cond.notify_all()
             self._pump_cond.notify()  # the target's output is the pump's to read
         self._write(command.encode("utf-8") + b"\n")
-        self.wait_for(lambda: self.state != SessionState.running, self.config.go_settle_s)
+        # A target that can run says nothing when it resumes: a short watch for an immediate stop.
+        # One that cannot (a dump, kd -kl) is refused by kd ("No runnable debuggees"), which comes
+        # back to its prompt however long a loaded machine takes: wait for that, bounded.
+        settle = self.config.go_settle_s if KINDS[self.plan.kind].runs else self.config.command_timeout
+        self.wait_for(lambda: self.state != SessionState.running, settle)
         # kd prints nothing when the target resumes; a frozen or hung kd is as silent. So
         # "running" also needs kd to have read the line, where the backend can tell.
         read = self._input_read(GO_READ_S) if self.state == SessionState.running else True
