@@ -12,10 +12,15 @@ breakpoint's command string (which runs later) does not.
 
 from __future__ import annotations
 
+import re
 from typing import Literal
 
 from kdmcp.command import RunEffect, run_effect
 from kdmcp.command.tables import is_step
+from kdmcp.parse.prompt import PROMPT_PATTERN
+
+# A prompt, or nothing, alone before an echo on its line ("0: kd> " + "ho KDMCP…").
+_PROMPT_OR_NOTHING_RE = re.compile(("(?:" + PROMPT_PATTERN + ")?").encode())
 
 __all__ = ["MAX_COMMAND_BYTES", "CommandKind", "command_kind", "is_step", "strip_echo", "validate"]
 
@@ -54,7 +59,32 @@ def validate(line: str) -> str | None:
     return None
 
 
-def strip_echo(raw: bytes, command: bytes, marker: bytes | None) -> bytes:
+def _without_cut_echo(raw: bytes, echo: bytes, after: bytes) -> bytes | None:
+    """``raw`` without the marker line's echo where kd's answer cut it in two, else None.
+
+    A pty echoes the marker line as its line discipline gets to it, while kd has already read
+    the command line before it and answers meanwhile: ``.`` + ``s1-449\r\n`` + ``echo KDMCP…\r\n``
+    (seen under load), or with kd's prompt between: ``.ec`` + ``s4-49\r\n0: kd> `` + ``ho KDMCP…``.
+    The echo's head then starts ``raw``; its tail ends ``raw`` or comes in ``after`` (what
+    followed the command's output). Only a tail seen proves the head is echo, not output that
+    starts like it.
+    """
+    for cut in range(len(echo) - 1, 0, -1):
+        head, tail = echo[:cut], echo[cut:]
+        if not raw.startswith(head):
+            continue
+        if raw.endswith(tail) and len(raw) >= len(echo):
+            end = len(raw) - len(tail)
+            line_start = raw.rfind(b"\n", 0, end) + 1
+            if line_start > cut and _PROMPT_OR_NOTHING_RE.fullmatch(raw[line_start:end]):
+                end = line_start  # the tail behind kd's prompt: the prompt goes with it
+            return raw[cut:end]
+        if tail in after:  # past the output: behind kd's marker line, or its prompt
+            return raw[cut:]
+    return None
+
+
+def strip_echo(raw: bytes, command: bytes, marker: bytes | None, after: bytes = b"") -> bytes:
     """Remove what a console echoes: the command line and the ``.echo <marker>`` line (if one was sent).
 
     Under a pty both lines are echoed as soon as they are written; a Windows console echoes
@@ -68,6 +98,10 @@ def strip_echo(raw: bytes, command: bytes, marker: bytes | None) -> bytes:
     if marker is None:
         return raw
     echo_line = b".echo " + marker
+    for ending in (b"\r\n", b"\n"):
+        answer = _without_cut_echo(raw, echo_line + ending, after)
+        if answer is not None:
+            return answer
     pos = raw.rfind(echo_line)
     if pos >= 0:
         line_start = raw.rfind(b"\n", 0, pos) + 1

@@ -297,11 +297,29 @@ class StreamRecognizer:
                     if m is not None:
                         hits.append(MarkerHit(marker, base + line_start + m.start(), base + line_end))
                         break
-                    if not before.rstrip().endswith(b".echo") and len(before) <= _PROMPT_MAX:
+                    # Not an echo of ".echo ", whole or cut: a pty echoes the marker line as the
+                    # line discipline gets to it, and kd's answer to the command before it can
+                    # come between (".echo s1\r\n." + "s1\r\n" + "echo KDMCP...\r\n").
+                    if not _echo_before(before) and len(before) <= _PROMPT_MAX:
                         hits.append(MarkerHit(marker, base + line_start, base + line_end, prompt_text=before))
                         break
                 pos = text.find(marker, pos + 1)
         return hits
+
+
+def _echo_before(before: bytes) -> bool:
+    """The text before a marker is the echo of ``.echo ``, whole or its cut-off end, after a
+    prompt or an unknown prompt's text (``0: kd> .echo ``, ``ho `` of ``.ec`` + ``ho ``)."""
+    if before.rstrip().endswith(b".echo"):
+        return True
+    for k in range(len(_ECHO_WORD), 0, -1):
+        if before.endswith(_ECHO_WORD[-k:]):
+            rest = before[:-k]
+            return not rest or _PROMPT_SUFFIX_RE.search(rest) is not None
+    return False
+
+
+_ECHO_WORD = b".echo "
 
 
 def _text(m: re.Match[bytes], group: str) -> str | None:

@@ -365,7 +365,9 @@ class DebuggerSession(Stopping):
         head_len = len(command.encode()) + len(marker or b"") + 32
         raw = self.store.read(start, min(end - start, limit + head_len))
         truncated = end - start > len(raw)
-        raw = strip_echo(raw, command.encode("utf-8"), marker)
+        # what followed: where a pty's echo of the marker line, cut by kd's answer, ends (strip_echo)
+        after = self.store.read(end, 2 * len(marker) + 16) if marker else b""
+        raw = strip_echo(raw, command.encode("utf-8"), marker, after)
         if len(raw) > limit:
             raw, truncated = raw[:limit], True
         return self._redact(raw.decode("utf-8", errors="replace")), truncated

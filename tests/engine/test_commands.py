@@ -42,6 +42,10 @@ def test_validate():
         (b"r", b"KDMCPX1", b"r\r\n.echo KDMCPX1\r\nrax=1\r\n0: kd> ", b"rax=1\r\n0: kd> "),
         # a console echoes the marker line as kd reads it, behind the intermediate prompt
         (b"r", b"KDMCPX1", b"r\r\nrax=1\r\n0: kd> .echo KDMCPX1\r\n", b"rax=1\r\n"),
+        # a pty's echo of the marker line cut by kd's answer to the command before it
+        # (seen under load: ".echo s3-301" answered ".s3-301" before this)
+        (b".echo s3-301", b"KDMCPX301", b".echo s3-301\r\n.s3-301\r\necho KDMCPX301\r\n", b"s3-301\r\n"),
+        (b"r", b"KDMCPX1", b"r\r\n.echo KDMrax=1\r\nCPX1\r\n", b"rax=1\r\n"),
         # pipes echo nothing
         (b"r", b"KDMCPX1", b"rax=1\n", b"rax=1\n"),
         # a go-class line has no marker: only the command's echo goes
@@ -50,3 +54,14 @@ def test_validate():
 )
 def test_strip_echo(command, marker, raw, answer):
     assert strip_echo(raw, command, marker) == answer
+
+
+def test_a_marker_echo_cut_by_kds_answer_ends_after_the_output():
+    # seen under load: kd's answer and its marker line came before the rest of the pty's echo
+    raw, after = b".echo s3-43\r\n.s3-43\r\n", b"KDMCPX43\r\necho KDMCPX43\r\n0: kd> "
+    assert strip_echo(raw, b".echo s3-43", b"KDMCPX43", after) == b"s3-43\r\n"
+    # kd's prompt came between the echo's head and its tail (also seen under load)
+    raw = b".echo s4-49\r\n.ecs4-49\r\n0: kd> ho KDMCPX50\r\n"
+    assert strip_echo(raw, b".echo s4-49", b"KDMCPX50") == b"s4-49\r\n"
+    # output that only starts like the echo is output: no echo tail follows it
+    assert strip_echo(b".echo .abc\r\n.abc\r\n", b".echo .abc", b"KDMCPX7", b"KDMCPX7\r\n0: kd> ") == b".abc\r\n"

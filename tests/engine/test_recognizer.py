@@ -102,3 +102,21 @@ def test_lastevents_report_of_a_stop_is_not_an_exception_of_its_own():
     assert [(e.kind, e.detail) for e in events] == [("last_event", "other")]
     events, _ = r.feed(b"Last event: 18830.55e0: Exit process 0:18830, code 0\n")
     assert [(e.kind, e.detail) for e in events] == [("last_event", "exit_process")]
+
+
+def test_a_marker_echo_cut_by_kds_answer_is_not_taken_for_a_prompt():
+    # ".echo s3-301\r\n" echoed, then "." of the marker line, kd's answer, the echo's rest, and
+    # kd's own marker line: the command ends at kd's marker, not at the cut echo.
+    r = StreamRecognizer()
+    r.add_marker(b"KDMCPX301")
+    data = b".echo s3-301\r\n.s3-301\r\necho KDMCPX301\r\nKDMCPX301\r\n"
+    _, markers = r.feed(data)
+    assert [(m.output_end, m.prompt_text) for m in markers] == [(data.rindex(b"KDMCPX301"), None)]
+
+
+def test_a_cut_marker_echo_behind_kds_prompt_is_not_taken_for_a_prompt():
+    r = StreamRecognizer()
+    r.add_marker(b"KDMCPX50")
+    data = b".echo s4-49\r\n.ecs4-49\r\n0: kd> ho KDMCPX50\r\nKDMCPX50\r\n"
+    _, markers = r.feed(data)
+    assert [(m.output_end, m.prompt_text) for m in markers] == [(data.rindex(b"KDMCPX50"), None)]
