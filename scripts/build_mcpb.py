@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import re
 import shutil
 import subprocess
 import sys
@@ -32,18 +31,13 @@ sys.path.insert(0, str(ROOT))
 
 import kdmcp.server  # noqa: E402, F401  (importing the server registers every tool family)
 from kdmcp.server.registry import TOOLS  # noqa: E402
+from scripts.project_files import project as project_table  # noqa: E402
+from scripts.project_files import tracked  # noqa: E402
 
 MANIFEST_VERSION = "0.4"  # the first manifest version with the "uv" server type
 # What the bundle carries besides the package: the build inputs uv needs and the notices.
 TOP_FILES = ("pyproject.toml", "MANIFEST.in", "README.md", "LICENSE", "THIRD_PARTY_NOTICES.md")
 DEFAULT_MCPB = ROOT / "tests" / "interop" / "node_modules" / ".bin" / "mcpb"
-
-
-def _project() -> dict[str, str]:
-    text = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
-    found = {key: re.search(rf'^{key} = "([^"]+)"', text, re.MULTILINE) for key in ("name", "version",
-                                                                                    "requires-python")}
-    return {key: match.group(1) for key, match in found.items() if match}
 
 
 def _first_sentence(text: str | None) -> str:
@@ -53,7 +47,7 @@ def _first_sentence(text: str | None) -> str:
 
 def manifest() -> dict[str, Any]:
     """The bundle's manifest.json, from the project's own sources of truth."""
-    project = _project()
+    project = project_table()
     registry = json.loads((ROOT / "server.json").read_text(encoding="utf-8"))
     return {
         "manifest_version": MANIFEST_VERSION,
@@ -92,15 +86,9 @@ def manifest() -> dict[str, Any]:
     }
 
 
-def _tracked(prefix: str) -> list[str]:
-    listed = subprocess.run(["git", "ls-files", "-co", "--exclude-standard", "-z", "--", prefix], cwd=ROOT,
-                            capture_output=True, check=True, timeout=60).stdout.decode()
-    return [name for name in listed.split("\0") if name and "__pycache__" not in name and (ROOT / name).is_file()]
-
-
 def stage(into: Path, data: dict[str, Any]) -> None:
     """The bundle's tree: manifest.json, the build inputs, and the package as tracked."""
-    for name in (*TOP_FILES, *_tracked("kdmcp")):
+    for name in (*TOP_FILES, *tracked("kdmcp")):
         target = into / name
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(ROOT / name, target)

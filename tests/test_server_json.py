@@ -15,9 +15,10 @@ import json
 import re
 from pathlib import Path
 
+from scripts.project_files import project
+
 ROOT = Path(__file__).resolve().parents[1]
 ENTRY = json.loads((ROOT / "server.json").read_text(encoding="utf-8"))
-PYPROJECT = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
 SCHEMA = "https://static.modelcontextprotocol.io/schemas/2025-12-11/server.schema.json"
 # Server.name: "^[a-zA-Z0-9.-]+/[a-zA-Z0-9._-]+$", 3 to 200 characters.
 NAME_RE = re.compile(r"[a-zA-Z0-9.-]+/[a-zA-Z0-9._-]+")
@@ -29,9 +30,7 @@ PACKAGE_KEYS = {"registryType", "registryBaseUrl", "identifier", "version", "fil
 
 
 def _project(key: str) -> str:
-    found = re.search(rf'^{key} = "([^"]+)"', PYPROJECT, re.MULTILINE)
-    assert found is not None, key
-    return found.group(1)
+    return project()[key]
 
 
 def test_the_entry_has_the_registry_schema_and_required_fields() -> None:

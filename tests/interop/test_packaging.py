@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import subprocess
 import sys
 import sysconfig
@@ -31,15 +30,13 @@ from pathlib import Path
 import pytest
 
 from kdmcp.server.registry import tool_groups
+from scripts.project_files import project, tracked
 
 pytestmark = pytest.mark.process  # builds, installs and starts processes (tests/tiers.py)
 
 ROOT = Path(__file__).resolve().parents[2]
 HERE = Path(__file__).resolve().parent
-# The [project] table's name and version (tomllib is Python 3.11+, the package supports 3.10).
-PROJECT = {key: re.search(rf'^{key} = "([^"]+)"', (ROOT / "pyproject.toml").read_text(encoding="utf-8"),
-                          re.MULTILINE).group(1)  # type: ignore[union-attr]
-           for key in ("name", "version")}
+PROJECT = project()
 DIST_NAME = PROJECT["name"].replace("-", "_")
 NOTICES = ("LICENSE", "THIRD_PARTY_NOTICES.md")
 
@@ -53,13 +50,6 @@ class Built:
     wheel: Path
 
 
-def _tracked_files() -> list[str]:
-    """The files a clone has: tracked, plus new ones not yet committed and not ignored."""
-    listed = subprocess.run(["git", "ls-files", "-co", "--exclude-standard", "-z"], cwd=ROOT,
-                            capture_output=True, check=True, timeout=60).stdout.decode()
-    return [name for name in listed.split("\0") if name and (ROOT / name).is_file()]
-
-
 def _clean_env() -> dict[str, str]:
     """This environment without what would let a child import the source tree instead of the wheel."""
     return {name: value for name, value in os.environ.items()
@@ -70,7 +60,7 @@ def _clean_env() -> dict[str, str]:
 def built(tmp_path_factory: pytest.TempPathFactory) -> Built:
     work = tmp_path_factory.mktemp("packaging")
     source = work / "source"
-    for name in _tracked_files():
+    for name in tracked():
         if name.startswith("tests/interop/node_modules/"):
             continue
         target = source / name
@@ -86,7 +76,7 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> Built:
 
 
 def test_the_wheel_ships_every_file_the_package_reads(built: Built) -> None:
-    package_files = {name for name in _tracked_files()
+    package_files = {name for name in tracked()
                      if name.startswith("kdmcp/") and "/__pycache__/" not in name}
     with zipfile.ZipFile(built.wheel) as wheel:
         names = set(wheel.namelist())
