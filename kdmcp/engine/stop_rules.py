@@ -4,10 +4,16 @@ The machine (``machine.py``) reads kd's event lines; these are the rules for the
 real sessions in fixtures/sessions/:
 
 - A stop with no reason line is named by where it is (its location line): cdb's exit-process and
-  exit-thread stops at ``ntdll!NtTerminateProcess+0x14`` (aiblog-cdb-attach-exit, sincon-cdb-lab0),
-  kd's module-load stops at ``nt!DebugService2+0x5`` (sxe ld on Windows 10) and at
+  exit-thread stops at ``ntdll!NtTerminateProcess+0x14`` (aiblog-cdb-attach-exit, sincon-cdb-lab0;
+  ``+0xa`` on Windows 8.1: msmania-cdb-launch-exit, msmania-cdb-ccli-exit -- any offset counts),
+  kd's module-load stops at ``nt!DebugService2+0x5`` (sxe ld on Windows 10; ``+0x8``, "brk
+  #0xF000", on ARM64: geocausa-kd-arm64-unload-logopen) and at
   ``nt!DbgLoadImageSymbols+0x47`` / ``winload!DbgLoadImageSymbols+0x44`` (Windows 7 and its boot
   debugger: ioctlfuzzer-kd-logopen).
+  An ``sxe ud`` stop stops there too, after its "Unload module X at BASE" line, which names it
+  (the machine keeps the module event right before the stop as its reason: geocausa-kd-arm64-
+  unload-logopen, "Unload module qccamsecureisp8380.sys at fffff803`7c6d0000" /
+  "nt!DebugService2+0x8:").
 - After a first-chance exception that stops, cdb prints its notice or the registers; any other line
   next means cdb only reported it and the target went on (aiblog-cdb-attach-exit).
 - An event filter or a breakpoint whose command string resumes the target (``sxe -c "kP 20; g" eh``,
