@@ -221,6 +221,19 @@ def test_an_exit_thread_and_an_unload_stop():
         "module_unload", "C:\\Windows\\System32\\wininet.dll", "00007ffa`0b670000", True)
 
 
+def test_an_exception_only_reported_then_an_exit_stop():
+    # the exception line as skullbonez-cdb-launch reports one the program survives; the exit stop as
+    # aiblog-cdb-attach-exit shows it. A first-chance stop would print its notice first.
+    m = _feed_both_ways([
+        ("feed", CDB_START), ("go", b""),
+        ("feed", b"(af38.d590): C++ EH exception - code e06d7363 (first chance)\n"
+                 b"ntdll!NtTerminateProcess+0x14:\n00007fff`c2782174 c3              ret\n0:000> "),
+    ])
+    exc, exit_ = [e for e in m.events if e.kind in ("exception", "process_exit")]
+    assert (exc.code, exc.first_chance, exc.stopped) == ("0xe06d7363", True, False)
+    assert exit_.stopped and m.state == S.broken
+
+
 def test_kd_unload_notices_and_an_sxe_ud_stop():
     # fixtures/sessions/geocausa-kd-arm64-unload-logopen.log: after "sxe ud:qccamsecureisp8380.sys"
     # kd stops at that unload (on ARM64 at nt!DebugService2+0x8, "brk #0xF000") and prints the
