@@ -51,7 +51,9 @@ _EVENT_RE = re.compile(
     # cdb while the debuggee runs, and at its start: "ModLoad: 00007ff9`9cd70000 00007ff9`9cda0000
     # C:\WINDOWS\System32\IMM32.DLL" (fixtures/sessions: aiblog, sincon, rust-ci logs)
     rb"|(?P<module_load>ModLoad: (?P<mbase>" + _A + rb")\s+(?P<mend>" + _A + rb")\s+(?P<mname>[^\r\n]*))"
-    # "Unload module C:\x\foo.dll at 00007ff9`9cd70000" (with the unload event on: sxn ud)
+    # "Unload module WUDFRd.sys at fffff803`7fac0000" (kd, printed while the target runs once an ud
+    # filter is set; before an sxe ud stop: fixtures/sessions/geocausa-kd-arm64-unload-logopen.log);
+    # cdb's, after sxn ud: "Unload module C:\Windows\System32\wininet.dll at 00007ffa`0b670000"
     rb"|(?P<module_unload>Unload module (?P<uname>[^\r\n]+?) at (?P<ubase>" + _A + rb"))"
     # .lastevent, typed or an event filter's command (sxe -c ".lastevent; g" ld):
     # "Last event: Load module KmdfHelloWorld.sys at fffff806`30580000" (fixtures/sessions:

@@ -28,8 +28,10 @@ _INSTRUCTION_LINE = re.compile(rb"[0-9a-f]{8}(?:`[0-9a-f]{8})? [0-9a-f]+ +\S.*")
 
 
 def stop_line(line: bytes) -> bool:
-    """A line a stop prints (a register line, a location, an instruction): not the target's output."""
-    text = line.rstrip(b"\r\n")
+    """A line a stop prints (a register line, a location, an instruction): not the target's output.
+    Blanks after the line are not its (a console that pads its lines, a transcript pasted with
+    them: "ntdll!NtTerminateProcess+0xa:  " in fixtures/sessions/msmania-cdb-launch-exit.txt)."""
+    text = line.rstrip(b" \t\r\n")
     return bool(_REGISTER_LINE.match(text) or _LOCATION_LINE.fullmatch(text)
                 or _INSTRUCTION_LINE.fullmatch(text))
 
@@ -51,7 +53,7 @@ def held_start(text: bytes) -> int:
 def step_location(block: bytes) -> bytes | None:
     """The location and instruction lines when ``block`` (held lines, a prompt after them) is a
     step stop, else None (target output that only looked like one)."""
-    lines = [line.rstrip(b"\r") for line in block.split(b"\n") if line.strip()]
+    lines = [line.rstrip(b" \t\r") for line in block.split(b"\n") if line.strip()]
     if len(lines) >= 2 and _LOCATION_LINE.fullmatch(lines[-2]) and _INSTRUCTION_LINE.fullmatch(lines[-1]):
         return lines[-2] + b"\n" + lines[-1]
     if lines and _INSTRUCTION_LINE.fullmatch(lines[-1]) and any(_REGISTER_LINE.match(x) for x in lines[:-1]):

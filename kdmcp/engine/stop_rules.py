@@ -4,12 +4,19 @@ The machine (``machine.py``) reads kd's event lines; these are the rules for the
 real sessions in fixtures/sessions/:
 
 - A stop with no reason line is named by where it is (its location line): cdb's exit-process and
-  exit-thread stops at ``ntdll!NtTerminateProcess+0x14`` (aiblog-cdb-attach-exit, sincon-cdb-lab0),
-  kd's module-load stops at ``nt!DebugService2+0x5`` (sxe ld on Windows 10) and at
+  exit-thread stops at ``ntdll!NtTerminateProcess+0x14`` (aiblog-cdb-attach-exit, sincon-cdb-lab0;
+  ``+0xa`` on Windows 8.1: msmania-cdb-launch-exit, msmania-cdb-ccli-exit -- any offset counts),
+  kd's module-load stops at ``nt!DebugService2+0x5`` (sxe ld on Windows 10; ``+0x8``, "brk
+  #0xF000", on ARM64: geocausa-kd-arm64-unload-logopen) and at
   ``nt!DbgLoadImageSymbols+0x47`` / ``winload!DbgLoadImageSymbols+0x44`` (Windows 7 and its boot
   debugger: ioctlfuzzer-kd-logopen).
+  An ``sxe ud`` stop stops there too, after its "Unload module X at BASE" line, which names it
+  (the machine keeps the module event right before the stop as its reason: geocausa-kd-arm64-
+  unload-logopen, "Unload module qccamsecureisp8380.sys at fffff803`7c6d0000" /
+  "nt!DebugService2+0x8:").
 - After a first-chance exception that stops, cdb prints its notice or the registers; any other line
-  next means cdb only reported it and the target went on (aiblog-cdb-attach-exit).
+  next means cdb only reported it and the target went on (aiblog-cdb-attach-exit) -- a location
+  naming an exit or a load too: the next stop is that event's.
 - An event filter or a breakpoint whose command string resumes the target (``sxe -c "kP 20; g" eh``,
   ``bp X "dt ...; g"``) prints that command's output after the event line and no prompt
   (skullbonez-cdb-launch): the output is the stop's, not the target's DbgPrint.
@@ -41,7 +48,10 @@ def exception_stopped(text: bytes, *, event_next: bool) -> bool | None:
     for raw in text.split(b"\n")[:-1]:
         line = raw.strip(b" \t\r\x03")
         if line:
-            return line.startswith(_EXCEPTION_STOP_LINES) or stop_line(line)
+            # A location that names another event's stop (an exit, a load) is that stop's: cdb's own
+            # first-chance stops print their notice first (corpus exceptions_errors/05, 16, 18;
+            # aiblog-cdb-attach-exit, msmania-cdb-seh-second-chance), an exit stop only its place.
+            return line.startswith(_EXCEPTION_STOP_LINES) or (stop_line(line) and location_kind(line) is None)
     return False if event_next else None
 
 

@@ -3,8 +3,9 @@
 A log (fixtures/sessions/) is what a console showed: each prompt, the command typed after it (the
 console's echo), the output. The replay splits it at the prompts named in the log's facts
 (fixtures/sessions/facts.json), feeds each piece in the chunks a caller chooses, and tells the
-machine what kd-mcp would have sent at each prompt: a go-class line (``go_sent`` with its echo) or
-an immediate command (``command_sent``). An immediate command's completion marker is what kd would
+machine what kd-mcp would have sent at each prompt: a go-class line (``go_sent`` with its echo),
+an immediate command (``command_sent``), or the ``q`` its stop types (nothing to the machine, then
+the end of the stream). An immediate command's completion marker is what kd would
 have printed for kd-mcp's ``.echo`` -- the prompt, the echoed ``.echo`` line, the marker -- and it is
 added right before the next prompt of the log, so a command is complete exactly at that prompt.
 Everything the log holds is fed byte for byte; only those marker lines are added.
@@ -35,7 +36,7 @@ class Step:
 
     prompt: str
     command: str | None
-    kind: str  # "go", "step", "immediate", or "none"
+    kind: str  # "go", "step", "immediate", "quit", or "none"
 
 
 @dataclass
@@ -70,7 +71,8 @@ def steps_of(facts: dict[str, Any]) -> list[Step]:
         else:
             effect = command_kind(command) if command.strip() else "immediate"
             go = effect in ("go", "reboot")
-            steps.append(Step(prompt, command, ("step" if is_step(command) else "go") if go else "immediate"))
+            kind = ("step" if is_step(command) else "go") if go else "quit" if effect == "quit" else "immediate"
+            steps.append(Step(prompt, command, kind))
     return steps
 
 
@@ -127,6 +129,70 @@ def replay(log: bytes, steps: list[Step], split: Split) -> Replay:
     feed(log[pos:])
     if pending is not None and pending.done:
         out.early.append(len(steps) - 1)
+    if steps and steps[-1].kind == "quit":
+        m.eof(0)  # kd-mcp's stop typed q (engine/stopping.py) and read the debugger's last words
     out.final_state = m.state.value
     out.events = list(m.events)
     return out
+
+
+# Issue 29's item 1, kind by kind: what in a replay counts as recognising one event of the kind.
+# facts.json's "present" says how many the log shows (read in it, counted with grep), "missed" how
+# many of them the machine cannot know and why ("note"); README.md's table is rendered from both.
+def _events(r: Replay, kind: str) -> list[DebuggerEvent]:
+    return [e for e in r.events if e.kind == kind]
+
+
+def _exceptions(r: Replay, chance: bool | None, stopped: bool | None = None) -> int:
+    return sum(1 for e in _events(r, "exception")
+               if e.first_chance is chance and (stopped is None or e.stopped is stopped))
+
+
+def _bugchecks(r: Replay) -> int:
+    """Bugchecks not followed by a break_in event (kd's own break after one is the bugcheck's)."""
+    kinds = r.kinds()
+    return sum(1 for i, k in enumerate(kinds) if k == "bugcheck" and kinds[i + 1 : i + 2] != ["break_in"])
+
+
+KINDS: dict[str, tuple[str, Callable[[Replay, dict[str, Any]], int]]] = {
+    "module_load": ("module load (cdb `ModLoad:`, kd's load stops)", lambda r, f: len(_events(r, "module_load"))),
+    "module_unload": ("module unload (`Unload module`, an `sxe ud` stop)",
+                      lambda r, f: len(_events(r, "module_unload"))),
+    "process_exit": ("process exit (the exit stop)", lambda r, f: len(_events(r, "process_exit"))),
+    "thread_exit": ("thread exit (an `sxe et` stop)", lambda r, f: len(_events(r, "thread_exit"))),
+    "exception_went_on": ("exception, first chance, the target went on", lambda r, f: _exceptions(r, True, False)),
+    "exception_stopped": ("exception, first chance, a stop", lambda r, f: _exceptions(r, True, True)),
+    "exception_second_chance": ("exception, second chance", lambda r, f: _exceptions(r, False)),
+    "exception_in_dump": ("exception stored in a dump (chance not available)", lambda r, f: _exceptions(r, None)),
+    "bugcheck": ("bugcheck, the stop's reason through kd's own break after it", lambda r, f: _bugchecks(r)),
+    "command_output": ("a breakpoint's or event filter's command-string output: the stop's, not DbgPrint",
+                       lambda r, f: f["present"].get("command_output", 0)
+                       - r.dbgprint().count(f.get("command_output_marker", "\0"))),
+    "startup": ("a debugger's start-up lines: the start's, not DbgPrint",
+                lambda r, f: sum(1 for e in _events(r, "connected") if e.note is None)),
+    "reboot": ("reboot (`Shutdown occurred`)", lambda r, f: len(_events(r, "reboot"))),
+    "reconnect": ("reconnect, breakpoints noted for re-arming",
+                  lambda r, f: sum(1 for e in _events(r, "connected") if e.note and "re-arm" in e.note)),
+}
+
+
+def recognised(r: Replay, facts: dict[str, Any]) -> dict[str, int]:
+    """How many events of each item-1 kind the machine recognised in replay ``r`` of a log."""
+    return {kind: count(r, facts) for kind, (_, count) in KINDS.items()}
+
+
+def kind_table(facts: dict[str, dict[str, Any]], replays: dict[str, Replay]) -> str:
+    """The per-kind table of README.md: recognised / present over all logs, and which logs."""
+    rows = ["| event (issue 29, item 1) | recognised / present | logs that show it |", "|---|---|---|"]
+    for kind, (label, _) in KINDS.items():
+        present = {name: f["present"].get(kind, 0) for name, f in sorted(facts.items())}
+        got = sum(recognised(replays[name], facts[name])[kind] for name in facts)
+        logs = ", ".join(f"{name} ({n})" for name, n in present.items() if n) or "none found (see below)"
+        rows.append(f"| {label} | {got} / {sum(present.values())} | {logs} |")
+    return "\n".join(rows) + "\n"
+
+
+if __name__ == "__main__":  # python -m tests.engine.session_replay: print the table README.md holds
+    _facts = load_facts()
+    _replays = {name: replay((SESSIONS / name).read_bytes(), steps_of(f), lambda d: [d]) for name, f in _facts.items()}
+    print(kind_table(_facts, _replays), end="")

@@ -2,8 +2,8 @@
 
 The streams are a real debugger's words, copied from published sessions: those in
 fixtures/sessions/ (named beside each) or, marked "seen in", sessions the search tools found whose
-repository could not be identified (so they are not fixtures). The exit-thread stop and the
-unload line are reconstructed from the documented forms (marked so). Each test also runs its
+repository could not be identified (so they are not fixtures). The exit-thread stop is
+reconstructed from the documented forms (marked so): no published session shows one. Each test also runs its
 stream split at every byte, so no chunking changes what the machine says.
 """
 
@@ -219,6 +219,56 @@ def test_an_exit_thread_and_an_unload_stop():
     assert (thread_exit.kind, thread_exit.stopped) == ("thread_exit", True)
     assert (unload.kind, unload.module, unload.base, unload.stopped) == (
         "module_unload", "C:\\Windows\\System32\\wininet.dll", "00007ffa`0b670000", True)
+
+
+def test_an_exception_only_reported_then_an_exit_stop():
+    # the exception line as skullbonez-cdb-launch reports one the program survives; the exit stop as
+    # aiblog-cdb-attach-exit shows it. A first-chance stop would print its notice first.
+    m = _feed_both_ways([
+        ("feed", CDB_START), ("go", b""),
+        ("feed", b"(af38.d590): C++ EH exception - code e06d7363 (first chance)\n"
+                 b"ntdll!NtTerminateProcess+0x14:\n00007fff`c2782174 c3              ret\n0:000> "),
+    ])
+    exc, exit_ = [e for e in m.events if e.kind in ("exception", "process_exit")]
+    assert (exc.code, exc.first_chance, exc.stopped) == ("0xe06d7363", True, False)
+    assert exit_.stopped and m.state == S.broken
+
+
+def test_kd_unload_notices_and_an_sxe_ud_stop():
+    # fixtures/sessions/geocausa-kd-arm64-unload-logopen.log: after "sxe ud:qccamsecureisp8380.sys"
+    # kd stops at that unload (on ARM64 at nt!DebugService2+0x8, "brk #0xF000") and prints the
+    # other images' unloads while the target runs
+    m = _feed_both_ways([
+        ("feed", KD_AT_PROMPT), ("go", b"g\r\n"),
+        ("feed", b"g\r\n\r\nUnload module qccamsecureisp8380.sys at fffff803`7c6d0000\r\n"
+                 b"nt!DebugService2+0x8:\r\nfffff803`7e001408 d43e0000 brk         #0xF000\r\n5: kd> "),
+        ("go", b"g\r\n"),
+        ("feed", b"g\r\nDriverEntry failed 0xc0000034 for driver \\REGISTRY\\MACHINE\\SYSTEM\\ControlSet001"
+                 b"\\Services\\WUDFRd\r\nUnload module WUDFRd.sys at fffff803`7fac0000\r\n"
+                 b"qcsp [spcomEvtDeviceAdd] device count [1] .\r\n"),
+    ])
+    stop, notice = [e for e in m.events if e.kind == "module_unload"]
+    assert (stop.module, stop.base, stop.stopped) == ("qccamsecureisp8380.sys", "fffff803`7c6d0000", True)
+    assert (notice.module, notice.base, notice.stopped) == ("WUDFRd.sys", "fffff803`7fac0000", False)
+    assert "module_load" not in _kinds(m) and m.state == S.running
+    dbgprint = "".join(e.text for e in m.events if e.kind == "dbgprint")
+    assert "DriverEntry failed" in dbgprint and "qcsp [spcomEvtDeviceAdd]" in dbgprint and "Unload" not in dbgprint
+
+
+def test_an_exit_stop_whose_lines_carry_trailing_blanks():
+    # fixtures/sessions/msmania-cdb-launch-exit.txt (Windows 8.1's ntdll: +0xa, each line ending in
+    # two blanks as the blog printed them): the exit stop and a t's step are still stops
+    m = _feed_both_ways([
+        ("feed", CDB_START), ("go", b"t  \r\n"),
+        ("feed", b"t  \r\ntest!ILT+5(?Func1ClassAQEAAXXZ):  \r\n"
+                 b"00007ff7`f40d100a e9c1000000      jmp     test!ClassA::Func1 (00007ff7`f40d10d0)  \r\n0:000> "),
+        ("go", b"g  \r\n"),
+        ("feed", b"g  \r\n+ClassA::Func1()  \r\nntdll!NtTerminateProcess+0xa:  \r\n"
+                 b"00007ffe`85170f0a c3              ret  \r\n0:000> "),
+    ])
+    kinds = [e.kind for e in m.events if e.kind not in ("dbgprint", "module_load")]
+    assert kinds[-2:] == ["step", "process_exit"] and m.events[-1].stopped
+    assert "".join(e.text for e in m.events if e.kind == "dbgprint").strip().endswith("+ClassA::Func1()")
 
 
 def test_the_no_target_prompt_and_a_glued_prompt_end_a_stop():

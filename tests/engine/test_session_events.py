@@ -27,6 +27,7 @@ def _run_to_stop(s, command: str = "g"):
 def test_a_program_that_ends(make_session):
     s = make_session(target=ProcessTarget(command_line=[APP]), scenario_name="program_exits", flavor="cdb")
     assert s.state == SessionState.broken
+    s.execute("sxn ud")  # cdb prints unloads only when asked ("ud - Unload module - ignore")
     events = _run_to_stop(s)
     kinds = [e.kind for e in events]
     assert "dbgprint" not in kinds

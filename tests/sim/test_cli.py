@@ -274,10 +274,12 @@ def test_a_bugcheck_on_processor_1_moves_the_prompt_and_printf_leaves_it_glued(c
 
 
 def test_a_program_that_ends_under_cdb(children):
-    """cdb's run to the end (world.program: exits): ModLoad and Unload module while running, the
-    first-chance C++ exception, the exit stop, then nothing runs."""
+    """cdb's run to the end (world.program: exits): ModLoad and (after sxn ud) Unload module while
+    running, the first-chance C++ exception, the exit stop, then nothing runs."""
     cdb = sim_pipes("cdb", "--scenario", scenario("program_exits"), "C:\\target\\app.exe")
     children.append(cdb)
+    cdb.expect_exact("0:000> ")
+    cdb.sendline("sxn ud")
     cdb.expect_exact("0:000> ")
     cdb.sendline("g")
     cdb.expect_exact("ModLoad: 00007ffc`7f9a0000 00007ffc`7f9b6000   C:\\target\\plugin.dll\r\n")

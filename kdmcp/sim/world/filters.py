@@ -1,13 +1,20 @@
 """The debugger's event filters (``sxe``/``sxd``/``sxn``/``sxi``): which events stop the target.
 
-"Controlling Exceptions and Events" lists each event's code and default: ``ld`` (load module)
-and ``ud`` (unload module) are *output* -- cdb prints its ``ModLoad:`` / ``Unload module`` line
-and the target runs on; ``et`` (exit thread) is *ignore*; ``epr`` (exit process) breaks in cdb
+"Controlling Exceptions and Events" lists each event's code; its default is what ``sx`` prints
+in published sessions: ``ld`` (load module) is *output* -- cdb prints its ``ModLoad:`` line and
+the target runs on -- and ``ud`` (unload module) is *ignore* ("ud - Unload module - ignore" in
+the ``sx`` listings of the sx page, of published cdb notes and of a kd session, stored-index
+file ids 3397187740, 29297427726, 17721935390 and geocausa/SP11X1ECamera's E004AO-KD-TERMINAL):
+no ``Unload module`` line unless ``sxn ud`` (what a cdb front end sends to see them, file id
+59755972684) or ``sxe ud``; ``et`` (exit thread) is *ignore*; ``epr`` (exit process) breaks in cdb
 (the stop at ``ntdll!NtTerminateProcess+0x14``); ``eh`` (C++ EH exception) breaks at the second
 chance only, the first chance is a line of output. ``sxe`` makes an event break (with ``-c
 "Cmd"``, commands run at the stop: ``sxe -c ".lastevent ; g" ld`` in a real session, set1
 connect/a_10), ``sxd`` second-chance only, ``sxn`` output only, ``sxi`` ignore. ``ld:Module``
-limits the load filter to one image ("sxe ld:lsasrv.dll", set1 misc/a_12).
+limits the load filter to one image ("sxe ld:lsasrv.dll", set1 misc/a_12), ``ud:Module`` the
+unload filter; the other images' events are then *output* at least: after ``sxe
+ud:qccamsecureisp8380.sys`` a real kd log prints "Unload module WUDFRd.sys at fffff803`7fac0000"
+for the others and stops only at that one (fixtures/sessions/geocausa-kd-arm64-unload-logopen.log).
 
 The world keeps one :class:`EventFilters` (``World.state_of``); the running world's events ask
 :func:`breaks` and :func:`shown`. kd prints nothing when a filter is set (set1 misc/a_12:
@@ -24,7 +31,7 @@ from kdmcp.sim.world.machine import World
 __all__ = ["DEFAULTS", "EventFilters", "Filter", "breaks", "commands", "set_filter", "shown"]
 
 # code -> default mode ("break", "second", "output", "ignore")
-DEFAULTS = {"ld": "output", "ud": "output", "et": "ignore", "ct": "ignore", "cpr": "ignore", "epr": "break",
+DEFAULTS = {"ld": "output", "ud": "ignore", "et": "ignore", "ct": "ignore", "cpr": "ignore", "epr": "break",
             "eh": "second", "av": "break"}  # fmt: skip
 _MODES = {"sxe": "break", "sxd": "second", "sxn": "output", "sxi": "ignore"}
 _ARGS_RE = re.compile(r'\s*(?:-c2?\s+"(?P<cmd>(?:[^"\\]|\\.)*)"\s*|-h\s*)*(?P<events>.*)', re.DOTALL)
@@ -60,8 +67,11 @@ def set_filter(world: World, name: str, args: str) -> bool:
 
 def _filter(world: World, code: str, module: str = "") -> Filter:
     f = world.state_of(EventFilters).by_code.get(code)
-    if f is None or (f.module and module.lower() not in (f.module, f.module.rsplit(".", 1)[0])):
-        return Filter(DEFAULTS.get(code, "ignore"))
+    default = DEFAULTS.get(code, "ignore")
+    if f is None:
+        return Filter(default)
+    if f.module and module.lower() not in (f.module, f.module.rsplit(".", 1)[0]):
+        return Filter("output" if default == "ignore" else default)  # a named filter: the others are shown
     return f
 
 

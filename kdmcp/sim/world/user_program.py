@@ -11,9 +11,12 @@ With the scenario's ``world: {program: exits}`` a launch does not run into the a
    runs on: ``(1a2c.1a8): C++ EH exception - code e06d7363 (first chance)`` (published cdb
    sessions, e.g. a WinDbg blog's "(2fcc.34c8): C++ EH exception - code e06d7363 (first
    chance)" lines with the target still running; ``eh``'s default breaks at the second chance only);
-3. unloads the DLL -- ``Unload module C:\\target\\plugin.dll at 00007ffc`7f9a0000`` (the form a
-   published cdb front end parses, "Unload module C:\\Windows\\System32\\wininet.dll at
-   00007ffa`0b670000"; stored-index file id 59755972684);
+3. unloads the DLL -- nothing is printed (``ud`` is ignored by default, filters.DEFAULTS); after
+   ``sxn ud`` (or ``sxe ud``, which the world does not stop at) cdb prints ``Unload module
+   C:\\target\\plugin.dll at 00007ffc`7f9a0000`` (the form a published cdb front end parses,
+   "Unload module C:\\Windows\\System32\\wininet.dll at 00007ffa`0b670000", stored-index file id
+   59755972684, and a real kd log prints: "Unload module WUDFRd.sys at fffff803`7fac0000",
+   fixtures/sessions/geocausa-kd-arm64-unload-logopen.log);
 4. its worker thread ends -- nothing is printed (``et`` is ignored by default); after ``sxe et``
    the process stops on that thread in ``ntdll!NtTerminateThread+0x14`` (reconstructed: the
    stub's ``ret``, as the process's own exit stop shows it), ``.lastevent`` says ``Exit thread``;

@@ -1,6 +1,7 @@
 """A launched program that runs to its end (kdmcp/sim/world/user_program.py), as cdb prints it:
-``ModLoad`` while running, a first-chance C++ exception the program survives, ``Unload module``,
-the worker's exit (a stop after ``sxe et``), the exit-process stop and ``No runnable debuggees``.
+``ModLoad`` while running, a first-chance C++ exception the program survives, ``Unload module``
+(after ``sxn ud``: ``ud`` is ignored by default), the worker's exit (a stop after ``sxe et``), the
+exit-process stop and ``No runnable debuggees``.
 Fast tier: in process (tests/sim/live.py)."""
 
 from __future__ import annotations
@@ -34,8 +35,7 @@ def test_the_program_prints_its_events_while_it_runs_and_stops_at_its_exit(cdb: 
         "ModLoad: 00007ffc`7f9a0000 00007ffc`7f9b6000   C:\\target\\plugin.dll\n"
         # "(2fcc.34c8): C++ EH exception - code e06d7363 (first chance)" -- and the program runs on
         "(1a2c.1a8): C++ EH exception - code e06d7363 (first chance)\n"
-        # "Unload module C:\Windows\System32\wininet.dll at 00007ffa`0b670000"
-        "Unload module C:\\target\\plugin.dll at 00007ffc`7f9a0000\n"
+        # no "Unload module" line: "ud - Unload module - ignore" (published sx listings)
         # "ntdll!NtTerminateProcess+0x14:" / "00007ffc`a0500904 c3              ret"
         "ntdll!NtTerminateProcess+0x14:\n"
         "00007ffc`81a953c4 c3              ret\n"
@@ -48,6 +48,20 @@ def test_the_program_prints_its_events_while_it_runs_and_stops_at_its_exit(cdb: 
     assert "app!__tmainCRTStartup+0x13e" in run(cdb, "k")
     assert "plugin" not in run(cdb, "lm")  # unloaded
     assert run(cdb, "u @rip L1") == "ntdll!NtTerminateProcess+0x14:\n00007ffc`81a953c4 c3              ret\n"
+
+
+def test_sxn_ud_prints_the_unload(cdb: SimDebugger) -> None:
+    assert run(cdb, "sxn ud") == ""
+    run(cdb, "g")
+    # "Unload module C:\Windows\System32\wininet.dll at 00007ffa`0b670000" (a cdb front end's sxn ud)
+    assert "(first chance)\nUnload module C:\\target\\plugin.dll at 00007ffc`7f9a0000\nntdll!" in until_stop(cdb)
+
+
+def test_a_named_unload_filter_shows_the_other_images(cdb: SimDebugger) -> None:
+    # after "sxe ud:qccamsecureisp8380.sys" a real kd log prints "Unload module WUDFRd.sys at ..."
+    assert run(cdb, "sxe ud:other.dll") == ""
+    run(cdb, "g")
+    assert "Unload module C:\\target\\plugin.dll at 00007ffc`7f9a0000\n" in until_stop(cdb)
 
 
 def test_after_the_process_ends_nothing_runs(cdb: SimDebugger) -> None:
