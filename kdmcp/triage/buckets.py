@@ -29,8 +29,8 @@ from pydantic import BaseModel, Field
 from kdmcp import parse as parsing
 from kdmcp.triage.models import FAILURE_CATEGORIES, DumpRecord
 
-__all__ = ["MACHINERY", "Bucket", "TriageSummary", "bucket_key", "culprit", "frame_text", "normalised", "stack_hash",
-           "stop_text", "summarise", "summary_text"]
+__all__ = ["MACHINERY", "Bucket", "TriageSummary", "bucket_key", "culprit", "frame_text", "normalised",
+           "past_machinery", "stack_hash", "stop_text", "summarise", "summary_text"]
 
 # Frames every crash of a kind has on top: kd's bugcheck path and the user-mode exception
 # dispatch (``k`` in a kernel dump starts "nt!KeBugCheckEx / nt!KiBugCheckDispatch /
@@ -67,11 +67,17 @@ def stack_hash(frames: Sequence[str]) -> str:
 
 def culprit(frames: Iterable[str]) -> str | None:
     """The first frame that is not the crash machinery, normalised."""
-    for frame in frames:
-        short = normalised(frame)
-        if not MACHINERY.match(short):
-            return short
-    return None
+    rest = past_machinery(list(frames))
+    short = normalised(rest[0]) if rest else None
+    return None if short is None or MACHINERY.match(short) else short
+
+
+def past_machinery(frames: Sequence[str]) -> list[str]:
+    """The frames from the first that is not crash machinery (all of them if every one is)."""
+    for n, frame in enumerate(frames):
+        if not MACHINERY.match(normalised(frame)):
+            return list(frames[n:])
+    return list(frames)
 
 
 def bucket_key(failure_bucket: str | None, stop_class: str | None, culprit_frame: str | None) -> str:
@@ -149,7 +155,7 @@ def summarise(records: Iterable[DumpRecord], records_path: str, *, done_before: 
     for key, members in ordered:
         first = members[0]
         bucket = Bucket(key=_cut(key), count=len(members), names=[_cut(m.name) for m in members[:NAMES_SHOWN]],
-                        stop=stop_text(first), frames=[_cut(f) for f in first.frames[:FRAMES_SHOWN]],
+                        stop=stop_text(first), frames=[_cut(f) for f in past_machinery(first.frames)[:FRAMES_SHOWN]],
                         stacks=len({m.stack_hash for m in members}))
         size = len(bucket.model_dump_json(exclude_defaults=True)) + 1
         if used + size > budget:

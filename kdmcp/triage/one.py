@@ -122,17 +122,20 @@ def triage_dump(path: str, spec: TriageSpec, name: str | None = None, *, sha256:
     if short is not None:
         return failed("truncated", f"truncated: {short}", kind=kind)
     flavor: Flavor = "kd" if kernel else "cdb"
+    if flavor not in spec.debuggers:
+        return failed("debugger_error", f"no {flavor} to open a {kind} dump with (none found or configured)",
+                      kind=kind)
     try:
         plan = build_plan(spec.debuggers[flavor], DumpTarget(path=path, kernel=kernel), symbol_path=spec.symbol_path,
                           initial_break=False, extra_args=spec.extra_args)
-    except (KdMcpError, KeyError, ValueError) as exc:
+    except (KdMcpError, ValueError) as exc:
         return failed("debugger_error", f"cannot start {flavor}: {exc}", kind=kind)
     deadline = t0 + spec.timeout_s
     session = DebuggerSession(f"triage-{os.getpid()}-{threading.get_ident()}", plan, SessionConfig(
         startup_timeout=spec.timeout_s, command_timeout=spec.timeout_s, stop_timeout=_STOP_S))
-    if debuggers is not None:
-        debuggers.enter(session)
     try:
+        if debuggers is not None:
+            debuggers.enter(session)
         outputs = _read_set(session, kernel, spec, deadline)
     except _Failed as exc:
         if debuggers is not None and debuggers.cancelled.is_set():
