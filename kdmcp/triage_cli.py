@@ -16,6 +16,8 @@ import threading
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from rich.console import Console
+
     from kdmcp.server import ServerOptions
     from kdmcp.triage.buckets import TriageSummary
 
@@ -76,13 +78,13 @@ def run(parsed: argparse.Namespace, options: ServerOptions) -> int:
     return 0
 
 
-def _table(console: object, summary: TriageSummary) -> None:
+def _table(console: Console, summary: TriageSummary) -> None:
     """The buckets as a table, then the failures and where the records are."""
-    from rich.console import Console
     from rich.markup import escape
     from rich.table import Table
 
-    assert isinstance(console, Console)
+    from kdmcp.triage.buckets import names_shown, summary_notes
+
     table = Table(title=f"{summary.dumps} dumps, {summary.bucketed} bucketed"
                   + (f", {summary.done_before} done before" if summary.done_before else ""))
     table.add_column("dumps", justify="right")
@@ -91,16 +93,10 @@ def _table(console: object, summary: TriageSummary) -> None:
     table.add_column("top frames")
     table.add_column("examples")
     for bucket in summary.buckets:
-        more = f" +{bucket.count - len(bucket.names)}" if bucket.count > len(bucket.names) else ""
         table.add_row(str(bucket.count), escape(bucket.key), escape(bucket.stop or ""),
-                      escape("\n".join(bucket.frames)), escape(", ".join(bucket.names) + more))
+                      escape("\n".join(bucket.frames)), escape(names_shown(bucket)))
     if summary.more_buckets:
         table.add_row(str(summary.more_dumps), f"({summary.more_buckets} smaller buckets)", "", "", "")
     console.print(table)
-    if summary.failed:
-        console.print("failed: " + ", ".join(f"{n} {escape(category)}" for category, n in summary.failed.items()))
-    if summary.same_content:
-        console.print(f"{summary.same_content} files repeat another's content (one record each content)")
-    if summary.not_done:
-        console.print(f"{summary.not_done} dumps not done: run the same command again to finish them")
-    console.print(f"records: {escape(summary.records)}")
+    for line in summary_notes(summary):
+        console.print(escape(line))
