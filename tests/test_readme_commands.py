@@ -54,6 +54,7 @@ RUN: dict[str, tuple[list[str], int]] = {
 COVERED: dict[str, str] = {
     "pip install -e \".[dev]\"": ".ci/run",
     "pytest": ".ci/run",
+    "kd-mcp triage": "tests/test_triage_cli.py",  # named in the docs list; its forms are run there
     "kd-mcp selftest --simulate": "tests/cli/test_selftest.py",  # the README's sample is held to a run there
     "uvx --from dist/kd_mcp-0.1.0-py3-none-any.whl kd-mcp --simulate": "tests/interop/test_packaging.py",
     "pytest -m \"not process\"": "tests/tiers.py",

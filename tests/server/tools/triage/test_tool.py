@@ -139,8 +139,8 @@ def _hanging(me: psutil.Process) -> list[psutil.Process]:
 
 @pytest.mark.skipif(os.name == "nt", reason="the hanging debugger is a POSIX script")
 async def test_a_cancelled_call_stops_its_debuggers(tmp_path: Path) -> None:
-    config = Config.model_validate({"debuggers": {"cdb": _hanging_cdb(tmp_path)}, "max_sessions": 2,
-                                    "triage": {"records_dir": str(tmp_path / "r"), "timeout_s": 120}})
+    config = Config.model_validate({"debuggers": {"cdb": _hanging_cdb(tmp_path)},
+                                    "triage": {"records_dir": str(tmp_path / "r"), "timeout_s": 120, "jobs": 2}})
     app = KdMcpApp(ServerOptions(config=config, structured=True))
     me = psutil.Process()
     async with in_memory(app) as client:
@@ -151,7 +151,7 @@ async def test_a_cancelled_call_stops_its_debuggers(tmp_path: Path) -> None:
                     await client.call_tool("triage_dumps", {"paths": [str(p) for p in USER[:4]]})
 
                 tg.start_soon(run)
-                while len(_hanging(me)) < 2:  # two debuggers hang on their dumps (max_sessions 2)
+                while len(_hanging(me)) < 2:  # two debuggers hang on their dumps (jobs 2)
                     await anyio.sleep(0.05)
                 tg.cancel_scope.cancel()
             while _hanging(me):  # the cancel stops them
