@@ -136,7 +136,7 @@ def triage_dump(path: str, spec: TriageSpec, name: str | None = None, *, sha256:
     try:
         if debuggers is not None:
             debuggers.enter(session)
-        outputs = _read_set(session, kernel, spec, deadline)
+        outputs = _read_set(session, kernel, spec, deadline, debuggers.cancelled if debuggers is not None else None)
     except _Failed as exc:
         if debuggers is not None and debuggers.cancelled.is_set():
             raise Cancelled from None
@@ -157,8 +157,10 @@ class _Failed(Exception):
         self.category, self.message = category, message
 
 
-def _read_set(session: DebuggerSession, kernel: bool, spec: TriageSpec, deadline: float) -> dict[str, str]:
-    """Each command of the read set -> its output; the whole set bounded by ``deadline``."""
+def _read_set(session: DebuggerSession, kernel: bool, spec: TriageSpec, deadline: float,
+              cancelled: threading.Event | None) -> dict[str, str]:
+    """Each command of the read set -> its output; the whole set bounded by ``deadline``, and
+    broken off between commands by ``cancelled`` (a cancel that came while the debugger started)."""
     try:
         start = session.start(max(0.1, deadline - time.monotonic()))
     except KdMcpError as exc:
@@ -173,6 +175,8 @@ def _read_set(session: DebuggerSession, kernel: bool, spec: TriageSpec, deadline
     commands += ["k"] if kernel else [".ecxr", "k"]
     outputs: dict[str, str] = {}
     for command in commands:
+        if cancelled is not None and cancelled.is_set():
+            raise _Failed("debugger_error", "cancelled")
         left = deadline - time.monotonic()
         if left <= 0:
             raise _Failed("debugger_timeout", f"the read set did not finish within {spec.timeout_s:g} s "
