@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from kdmcp.errors import InvalidArgument, PolicyDenied
+from kdmcp.triage import finding
 from kdmcp.triage.finding import find_dumps
 
 
@@ -57,3 +58,11 @@ def test_dump_roots_refuse_paths_outside_and_skip_links_out(tmp_path: Path) -> N
                     str(tmp_path / "nowhere")):
         with pytest.raises(PolicyDenied):
             find_dumps([refused], roots=roots)
+
+
+def test_a_walk_past_max_visited_entries_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _tree(tmp_path / "d")
+    monkeypatch.setattr(finding, "MAX_VISITED", 5)
+    with pytest.raises(InvalidArgument) as wide:
+        find_dumps([str(tmp_path / "d")])
+    assert "more than 5 files under" in wide.value.message
