@@ -25,46 +25,21 @@ from pydantic import Field
 
 from kdmcp import parse as parsing
 from kdmcp.argvalues import check_path, remote_connection_parts
+from kdmcp.dump_header import dump_kind
+from kdmcp.dump_roots import inside_roots
 from kdmcp.engine import DumpTarget, LocalKernelTarget, ProcessTarget, RemoteTarget, SessionState
 from kdmcp.engine.launch import argv_value
 from kdmcp.errors import DebuggerError, InvalidArgument, KdMcpError, PolicyDenied
-from kdmcp.regular_file import FileRefused, read_regular_file
 from kdmcp.server import models
 from kdmcp.server.app import KdMcpApp
 from kdmcp.server.args import SessionId, Timeout
 from kdmcp.server.call import Call
 from kdmcp.server.registry import connects, starts, tool
-from kdmcp.server.tools.sessions.dump_roots import inside_roots
 from kdmcp.server.tools.sessions.process_tree import refuse_own_process
 from kdmcp.server.tools.sessions.shares import Shares, shared
 from kdmcp.server.tools.sessions.starting import started, waiting
 
-__all__ = ["SIGNATURES", "attach_local_kernel", "attach_process", "dump_kind", "join_remote", "launch",
-           "open_dump", "share_session"]
-
-# The first bytes of a dump file: what kd and cdb themselves check before opening one.
-# DUMP_HEADER64 starts "PAGE" "DU64", DUMP_HEADER32 "PAGE" "DUMP"; MINIDUMP_HEADER "MDMP".
-SIGNATURES: dict[bytes, bool] = {b"PAGEDU64": True, b"PAGEDUMP": True, b"MDMP": False}  # -> kernel?
-
-
-def dump_kind(path: str) -> bool:
-    """Whether the file at ``path`` is a kernel dump (True) or a user minidump (False), by its header.
-
-    Any other file is refused without a byte of it: the error reaches the client, and the file
-    may be anything the server can read (a key file starts ``AKIA…``, a token file ``ghp_…``).
-    """
-    try:
-        head = read_regular_file(path, 8, head=True)
-    except FileNotFoundError:
-        raise InvalidArgument(f"path: no such file: {path}") from None
-    except (FileRefused, OSError) as exc:
-        raise InvalidArgument(f"path: cannot be read: {exc}") from None
-    for signature, kernel in SIGNATURES.items():
-        if head.startswith(signature):
-            return kernel
-    raise InvalidArgument("path: not a crash dump (unknown header; a kernel dump starts PAGEDU64 or PAGEDUMP, "
-                          "a user minidump MDMP)")
-
+__all__ = ["attach_local_kernel", "attach_process", "join_remote", "launch", "open_dump", "share_session"]
 
 @tool("session", starts("Open a crash dump"))
 def open_dump(
@@ -72,7 +47,7 @@ def open_dump(
     path: Annotated[str, Field(min_length=1, max_length=4096)],
     timeout_s: Timeout = None,
 ) -> models.DumpResult:
-    """Open a crash dump (kernel or user) and summarise it."""
+    """Open a crash dump and summarise it."""
     waiting(call, "opening the dump", timeout_s)
     path = os.path.abspath(argv_value("path", path, check_path))
     if call.app.options.config.dump_roots:
@@ -112,7 +87,7 @@ def attach_process(
     noninvasive: Annotated[bool, Field(description='-pv: read only')] = False,
     timeout_s: Timeout = None,
 ) -> models.StartResult:
-    """Attach cdb to a running process (policy full or allow_attach; never kd-mcp's own). stop_kd detaches."""
+    """Attach cdb to a process (policy full or allow_attach); stop_kd detaches."""
     waiting(call, "attaching", timeout_s)
     _require_power(call.app, call.owner, "attach_process", "allow_attach", "debugs a process of this host")
     refuse_own_process(pid, (info.pid for info in call.app.manager.all_infos() if info.pid is not None))
@@ -136,7 +111,7 @@ def launch(
 
 @tool("session", starts("Debug this machine's kernel"))
 def attach_local_kernel(call: Call, timeout_s: Timeout = None) -> models.StartResult:
-    """kd -kl: this machine's kernel, live (policy full or allow_local_kernel)."""
+    """kd -kl: this machine's kernel (policy full or allow_local_kernel)."""
     waiting(call, "starting kd -kl", timeout_s)
     _require_power(call.app, call.owner, "attach_local_kernel", "allow_local_kernel",
                    "reads and writes this host's kernel memory")
@@ -150,7 +125,7 @@ def join_remote(
                                      min_length=1, max_length=512)],
     timeout_s: Timeout = None,
 ) -> models.StartResult:
-    """Join a windbg/kd/cdb -server session as a client."""
+    """Join a kd/cdb/windbg -server session."""
     waiting(call, "joining", timeout_s)
     transport, params = argv_value("connection", connection, remote_connection_parts)
     endpoint = "port" if transport == "tcp" else "pipe"
@@ -177,7 +152,7 @@ def join_remote(
 
 @tool("session", connects("Share a session with a person"))
 def share_session(call: Call, session_id: SessionId = None) -> models.ShareResult:
-    """Let a person's WinDbg join this session (.server)."""
+    """Let a person's WinDbg join (.server)."""
     app, owner = call.app, call.owner
     t0 = time.monotonic()
     session = app.manager.get(session_id, owner=owner)
