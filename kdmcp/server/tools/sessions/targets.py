@@ -25,46 +25,21 @@ from pydantic import Field
 
 from kdmcp import parse as parsing
 from kdmcp.argvalues import check_path, remote_connection_parts
+from kdmcp.dump_header import dump_kind
+from kdmcp.dump_roots import inside_roots
 from kdmcp.engine import DumpTarget, LocalKernelTarget, ProcessTarget, RemoteTarget, SessionState
 from kdmcp.engine.launch import argv_value
 from kdmcp.errors import DebuggerError, InvalidArgument, KdMcpError, PolicyDenied
-from kdmcp.regular_file import FileRefused, read_regular_file
 from kdmcp.server import models
 from kdmcp.server.app import KdMcpApp
 from kdmcp.server.args import SessionId, Timeout
 from kdmcp.server.call import Call
 from kdmcp.server.registry import connects, starts, tool
-from kdmcp.server.tools.sessions.dump_roots import inside_roots
 from kdmcp.server.tools.sessions.process_tree import refuse_own_process
 from kdmcp.server.tools.sessions.shares import Shares, shared
 from kdmcp.server.tools.sessions.starting import started, waiting
 
-__all__ = ["SIGNATURES", "attach_local_kernel", "attach_process", "dump_kind", "join_remote", "launch",
-           "open_dump", "share_session"]
-
-# The first bytes of a dump file: what kd and cdb themselves check before opening one.
-# DUMP_HEADER64 starts "PAGE" "DU64", DUMP_HEADER32 "PAGE" "DUMP"; MINIDUMP_HEADER "MDMP".
-SIGNATURES: dict[bytes, bool] = {b"PAGEDU64": True, b"PAGEDUMP": True, b"MDMP": False}  # -> kernel?
-
-
-def dump_kind(path: str) -> bool:
-    """Whether the file at ``path`` is a kernel dump (True) or a user minidump (False), by its header.
-
-    Any other file is refused without a byte of it: the error reaches the client, and the file
-    may be anything the server can read (a key file starts ``AKIA…``, a token file ``ghp_…``).
-    """
-    try:
-        head = read_regular_file(path, 8, head=True)
-    except FileNotFoundError:
-        raise InvalidArgument(f"path: no such file: {path}") from None
-    except (FileRefused, OSError) as exc:
-        raise InvalidArgument(f"path: cannot be read: {exc}") from None
-    for signature, kernel in SIGNATURES.items():
-        if head.startswith(signature):
-            return kernel
-    raise InvalidArgument("path: not a crash dump (unknown header; a kernel dump starts PAGEDU64 or PAGEDUMP, "
-                          "a user minidump MDMP)")
-
+__all__ = ["attach_local_kernel", "attach_process", "join_remote", "launch", "open_dump", "share_session"]
 
 @tool("session", starts("Open a crash dump"))
 def open_dump(

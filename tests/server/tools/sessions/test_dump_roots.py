@@ -9,11 +9,12 @@ from typing import Any
 import pytest
 
 from kdmcp.config import load_config
+from kdmcp.dump_header import dump_kind
+from kdmcp.dump_roots import inside_roots
 from kdmcp.engine.launch import Target
 from kdmcp.errors import InvalidArgument, PolicyDenied
 from kdmcp.server.call import Call
-from kdmcp.server.tools.sessions.dump_roots import inside_roots
-from kdmcp.server.tools.sessions.targets import dump_kind, open_dump
+from kdmcp.server.tools.sessions.targets import open_dump
 from tests.server.helpers import make_app
 
 
@@ -66,7 +67,8 @@ def test_dump_roots_let_in_only_what_lies_under_them(tmp_path: Path) -> None:
                     tmp_path / "absent" / "no.dmp"):  # nothing outside is probed: not "no such file"
         with pytest.raises(PolicyDenied) as refused:
             _opened(tmp_path, outside, dump_roots=roots)
-        assert refused.value.message == "path: outside the directories open_dump may open (dump_roots in the config)"
+        assert refused.value.message == ("path: outside the directories dumps may be opened from "
+                                         "(dump_roots in the config)")
 
 
 def test_a_symlink_out_of_a_root_is_outside_and_the_real_path_is_what_opens(tmp_path: Path) -> None:

@@ -1,4 +1,4 @@
-"""``dump_roots``: the directories ``open_dump`` may open, when the config names any.
+"""``dump_roots``: the directories ``open_dump`` and triage may open dumps from, when the config names any.
 
 A dump path is the caller's: without a limit, ``open_dump`` would start cdb on any file the
 server can read, and its answers (no such file, not a regular file, not a dump) would tell a
@@ -36,4 +36,4 @@ def inside_roots(path: str, roots: Sequence[str]) -> str:
         base = _parts(os.path.realpath(root))
         if parts[: len(base)] == base:
             return real
-    raise PolicyDenied("path: outside the directories open_dump may open (dump_roots in the config)")
+    raise PolicyDenied("path: outside the directories dumps may be opened from (dump_roots in the config)")

@@ -1,0 +1,101 @@
+"""The JSONL file of a triage run: one ``DumpRecord`` per line, appended and flushed per record.
+
+The file is the run's memory. A rerun with the same file reads it first and skips every dump
+whose content hash is already there (``done``), so a run killed half way (the process, the
+machine, a Dask cluster) finishes with nothing done twice and nothing lost. Records are written
+whole and flushed one by one; a kill can still leave the last line torn (a partial write), and
+that line is dropped on reading — its dump is simply done again — and cut off before the next
+append, so the file stays one record per line.
+
+``add`` refuses a hash already there: a dump Dask ran twice (its worker was lost after finishing)
+or two copies of one file under different names are counted once.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+from collections.abc import Iterator
+
+from pydantic import ValidationError
+
+from kdmcp.triage.models import DumpRecord
+
+__all__ = ["ResultStore"]
+
+
+class ResultStore:
+    """A JSONL file of ``DumpRecord``; safe to ``add`` from several threads."""
+
+    def __init__(self, path: str) -> None:
+        self.path = os.path.abspath(path)
+        self._lock = threading.Lock()
+        self._done: set[str] = set()
+        self.dropped = 0  # lines that were not a record (a torn last line)
+        good_end = self._read()
+        if good_end is not None:
+            with open(self.path, "r+b") as f:
+                f.truncate(good_end)
+
+    def _read(self) -> int | None:
+        """Read the existing file; the offset to cut it at when its tail is torn, else None."""
+        try:
+            f = open(self.path, "rb")  # noqa: SIM115 - read in one pass below
+        except FileNotFoundError:
+            return None
+        end = 0
+        with f:
+            for line in f:
+                record = _parse(line)
+                if record is None:
+                    self.dropped += 1
+                    continue
+                self._done.add(record.sha256)
+                end = f.tell()
+            size = f.tell()
+        return end if end != size and self.dropped else None
+
+    def done(self) -> set[str]:
+        """The sha256 of every record already in the file."""
+        with self._lock:
+            return set(self._done)
+
+    def __len__(self) -> int:
+        with self._lock:
+            return len(self._done)
+
+    def add(self, record: DumpRecord) -> bool:
+        """Append ``record`` (one line, flushed); False, and nothing written, when its hash is there."""
+        line = record.model_dump_json(exclude_none=True) + "\n"
+        with self._lock:
+            if record.sha256 in self._done:
+                return False
+            directory = os.path.dirname(self.path)
+            os.makedirs(directory, exist_ok=True)
+            with open(self.path, "a", encoding="utf-8") as f:
+                f.write(line)
+                f.flush()
+            self._done.add(record.sha256)
+            return True
+
+    def records(self) -> Iterator[DumpRecord]:
+        """Every record in the file, in the order written (torn lines skipped)."""
+        try:
+            f = open(self.path, "rb")  # noqa: SIM115
+        except FileNotFoundError:
+            return
+        with f:
+            for line in f:
+                record = _parse(line)
+                if record is not None:
+                    yield record
+
+
+def _parse(line: bytes) -> DumpRecord | None:
+    if not line.endswith(b"\n"):
+        return None  # a torn last line: written in part when the run was killed
+    try:
+        return DumpRecord.model_validate(json.loads(line))
+    except (ValueError, ValidationError):
+        return None

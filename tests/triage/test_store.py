@@ -1,0 +1,57 @@
+"""The JSONL store: append and flush per record, dedupe by hash, resume, a torn last line from a kill."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from kdmcp.triage.store import ResultStore
+from tests.triage.helpers import record
+
+
+def test_records_are_appended_one_line_each_and_read_back(tmp_path: Path) -> None:
+    store = ResultStore(str(tmp_path / "out" / "run.jsonl"))
+    assert store.add(record("a.dmp", "1" * 64)) and store.add(record("b.dmp", "2" * 64))
+    lines = (tmp_path / "out" / "run.jsonl").read_text().splitlines()
+    assert len(lines) == 2 and '"name":"a.dmp"' in lines[0]
+    assert [r.name for r in store.records()] == ["a.dmp", "b.dmp"]
+    assert store.done() == {"1" * 64, "2" * 64} and len(store) == 2
+
+
+def test_a_hash_already_there_is_not_written_again(tmp_path: Path) -> None:
+    store = ResultStore(str(tmp_path / "run.jsonl"))
+    assert store.add(record("a.dmp", "1" * 64))
+    assert not store.add(record("copy-of-a.dmp", "1" * 64))
+    assert [r.name for r in store.records()] == ["a.dmp"]
+
+
+def test_a_new_store_on_the_same_file_resumes(tmp_path: Path) -> None:
+    path = str(tmp_path / "run.jsonl")
+    ResultStore(path).add(record("a.dmp", "1" * 64))
+    again = ResultStore(path)
+    assert again.done() == {"1" * 64}
+    assert not again.add(record("a.dmp", "1" * 64))
+    assert again.add(record("b.dmp", "2" * 64))
+    assert len(list(ResultStore(path).records())) == 2
+
+
+def test_a_torn_last_line_is_dropped_and_cut_before_the_next_append(tmp_path: Path) -> None:
+    path = tmp_path / "run.jsonl"
+    ResultStore(str(path)).add(record("a.dmp", "1" * 64))
+    whole = record("b.dmp", "2" * 64).model_dump_json()
+    with open(path, "a") as f:
+        f.write(whole[: len(whole) // 2])  # the kill came mid-write
+    store = ResultStore(str(path))
+    assert store.done() == {"1" * 64} and store.dropped == 1
+    assert store.add(record("b.dmp", "2" * 64))
+    lines = path.read_text().splitlines()
+    assert len(lines) == 2 and all(line.startswith("{") and line.endswith("}") for line in lines)
+    assert [r.name for r in ResultStore(str(path)).records()] == ["a.dmp", "b.dmp"]
+
+
+def test_a_bad_line_in_the_middle_is_skipped_not_cut(tmp_path: Path) -> None:
+    path = tmp_path / "run.jsonl"
+    path.write_text(record("a.dmp", "1" * 64).model_dump_json() + "\nnot json\n"
+                    + record("b.dmp", "2" * 64).model_dump_json() + "\n")
+    store = ResultStore(str(path))
+    assert store.done() == {"1" * 64, "2" * 64} and store.dropped == 1
+    assert len(path.read_text().splitlines()) == 3
