@@ -17,9 +17,11 @@ a home-made scheduler:
 
 Results stream back in completion order (``as_completed``), each record handed to ``on_record``
 as it lands, so a run killed half-way keeps what it finished and a rerun resumes. Setting
-``cancel`` cancels every outstanding future: Dask drops the queued tasks; a task already running
-ends its dump (bounded by the spec's ``timeout_s``) and its result is dropped -- not recorded,
-so a rerun does that dump.
+``cancel`` cancels every outstanding future (Dask drops the queued tasks) and sets a Dask
+``Event`` of the run's own that each running task watches: its debugger is stopped at once
+(:class:`kdmcp.triage.one.Debuggers`), not left to finish a dump for up to ``timeout_s``; Dask
+cannot interrupt a running task by itself. Nothing is recorded after the cancel: a rerun does
+those dumps.
 
 Where the dump is: by default the path is opened on the worker as given (a share mounted at the
 same path on every host, ``\\\\fileserver\\dumps\\...``). With ``send_max_bytes`` > 0, a dump no
@@ -43,12 +45,13 @@ import contextlib
 import os
 import tempfile
 import threading
+import uuid
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from kdmcp.argvalues import check_path, check_symbol_path
 from kdmcp.triage.models import DumpRecord, Flavor, TriageSpec
-from kdmcp.triage.one import file_sha256, triage_dump
+from kdmcp.triage.one import Cancelled, Debuggers, file_sha256, triage_dump
 
 if TYPE_CHECKING:
     from distributed import Client, Future
@@ -56,24 +59,67 @@ if TYPE_CHECKING:
 __all__ = ["DEFAULT_RETRIES", "run_cluster", "triage_on_worker", "worker_spec"]
 
 DEFAULT_RETRIES = 2  # a task that raised runs again twice (worker loss is the scheduler's, not this count)
-_CANCEL_POLL_S = 0.2  # how often the cancel watcher looks up from its wait (a bound, not a sleep)
+_CANCEL_POLL_S = 0.2  # how often the client's cancel watcher looks up from its wait (a bound, not a sleep)
+_WORKER_POLL_S = 1.0  # each Event.wait of a running task's watcher (a long poll on the scheduler)
 
 
-def triage_on_worker(path: str, name: str, spec: TriageSpec, data: bytes | None = None) -> DumpRecord:
+def triage_on_worker(path: str, name: str, spec: TriageSpec, data: bytes | None = None,
+                     cancel_event: str | None = None) -> DumpRecord | None:
     """The task a Dask worker runs: :func:`triage_dump` on ``path`` (on a share), or on ``data``
     written to a temporary file of the worker's own (sent with the task), which is removed after.
-    Top-level, so Dask pickles it by reference (the workers import kd-mcp)."""
+    ``cancel_event``: the run's Dask ``Event``; once it is set the debugger is stopped and the task
+    returns None (no record). Top-level, so Dask pickles it by reference (the workers import kd-mcp)."""
     spec = worker_spec(spec)
-    if data is None:
-        record = triage_dump(path, spec, name)
-    else:
-        with tempfile.TemporaryDirectory(prefix="kdmcp-triage-") as tmp:
-            local = os.path.join(tmp, os.path.basename(path.replace("\\", "/")) or "dump.dmp")
-            with open(local, "wb") as f:
-                f.write(data)
-            record = triage_dump(local, spec, name)
-        record = record.model_copy(update={"path": path})
+    with _cancel_watch(cancel_event) as debuggers:
+        try:
+            if data is None:
+                record = triage_dump(path, spec, name, debuggers=debuggers)
+            else:
+                with tempfile.TemporaryDirectory(prefix="kdmcp-triage-") as tmp:
+                    local = os.path.join(tmp, os.path.basename(path.replace("\\", "/")) or "dump.dmp")
+                    with open(local, "wb") as f:
+                        f.write(data)
+                    record = triage_dump(local, spec, name, debuggers=debuggers)
+                record = record.model_copy(update={"path": path})
+        except Cancelled:
+            return None
     return record.model_copy(update={"worker": _worker_address(record.worker)})
+
+
+@contextlib.contextmanager
+def _cancel_watch(name: str | None) -> Iterator[Debuggers]:
+    """The task's debuggers, cancelled from a thread that waits on the run's Dask ``Event``.
+    The thread is not joined: it ends at its next look-up after the task (within
+    ``_WORKER_POLL_S``), and cancelling a finished task's ``Debuggers`` stops nothing."""
+    debuggers = Debuggers()
+    if name is None:
+        yield debuggers
+        return
+    from distributed import Event, get_client
+
+    try:
+        # the worker's own client, taken here: the watching thread is none of the worker's, and an
+        # Event finds its client lazily ("object not properly initialized" from another thread)
+        event = Event(name, client=get_client())
+    except ValueError:  # not inside a Dask worker: nothing to watch
+        yield debuggers
+        return
+    done = threading.Event()
+
+    def watch() -> None:
+        while not done.is_set():
+            try:
+                if event.wait(timeout=_WORKER_POLL_S):
+                    debuggers.cancel()
+                    return
+            except Exception:  # the scheduler gone: the task ends with its dump (timeout_s bounds it)
+                return
+
+    threading.Thread(target=watch, daemon=True, name="kdmcp-triage-cancel-watch").start()
+    try:
+        yield debuggers
+    finally:
+        done.set()
 
 
 def worker_spec(spec: TriageSpec) -> TriageSpec:
@@ -156,15 +202,16 @@ def run_cluster(address: str | object, items: list[tuple[str, str]], spec: Triag
     from distributed import as_completed
     from distributed.client import FutureCancelledError
 
+    event = f"kdmcp-triage-cancel-{uuid.uuid4().hex}"
     with _client(address) as client:
-        futures: list[Future[DumpRecord]] = [
-            client.submit(triage_on_worker, path, name, spec, _payload(path, send_max_bytes),
+        futures: list[Future[DumpRecord | None]] = [
+            client.submit(triage_on_worker, path, name, spec, _payload(path, send_max_bytes), event,
                           pure=False, retries=retries)
             for path, name in items
         ]
         where = {f.key: item for f, item in zip(futures, items, strict=True)}
         finished = threading.Event()
-        watcher = threading.Thread(target=_watch, args=(client, futures, cancel, finished), daemon=True,
+        watcher = threading.Thread(target=_watch, args=(client, futures, event, cancel, finished), daemon=True,
                                    name="kdmcp-triage-cancel")
         watcher.start()
         try:
@@ -182,18 +229,29 @@ def run_cluster(address: str | object, items: list[tuple[str, str]], spec: Triag
                     record = _lost(path, name, f"{type(exc).__name__}: {exc}")
                 finally:
                     future.release()
-                on_record(record)
+                if record is not None:  # None: the task saw the cancel
+                    on_record(record)
         finally:
             finished.set()
             watcher.join()
-            if cancel.is_set():
-                client.cancel([f for f in futures if not f.done()])
+            if cancel.is_set():  # (again: it may have been set as the watcher ended)
+                _stop(client, futures, event)
 
 
-def _watch(client: Client, futures: list[Future[Any]], cancel: threading.Event, finished: threading.Event) -> None:
-    """Cancel the outstanding futures once ``cancel`` is set: the loop above may be waiting on
-    a dump that takes minutes, and ``as_completed`` yields a cancelled future at once."""
+def _watch(client: Client, futures: list[Future[Any]], event: str, cancel: threading.Event,
+           finished: threading.Event) -> None:
+    """Once ``cancel`` is set: the run's ``Event`` set (the running tasks stop their debuggers),
+    the outstanding futures cancelled. The loop above may be waiting on a dump that takes
+    minutes; ``as_completed`` yields a cancelled future at once."""
     while not finished.is_set():
         if cancel.wait(_CANCEL_POLL_S):
-            client.cancel([f for f in futures if not f.done()])
+            _stop(client, futures, event)
             return
+
+
+def _stop(client: Client, futures: list[Future[Any]], event: str) -> None:
+    from distributed import Event
+
+    with contextlib.suppress(Exception):  # the scheduler gone: nothing runs there any more
+        Event(event, client=client).set()
+    client.cancel([f for f in futures if not f.done()])

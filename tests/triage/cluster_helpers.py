@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import psutil
 from distributed import Client, LocalCluster
@@ -53,10 +53,21 @@ class Recorder:
 
 
 def debuggers_on(folder: str) -> list[psutil.Process]:
-    """The simulated debuggers opening a dump under ``folder`` (their -z argument), anywhere."""
+    """The debuggers (simulated or fake) opening a dump under ``folder`` (their -z argument), anywhere."""
     found = []
     for p in psutil.process_iter(["cmdline"]):
-        cmdline = p.info["cmdline"] or []
-        if "kdmcp.sim" in cmdline and any(arg.startswith(folder) for arg in cmdline):
+        cmd = p.info["cmdline"] or []
+        if any(arg == "-z" and i + 1 < len(cmd) and cmd[i + 1].startswith(folder) for i, arg in enumerate(cmd)):
             found.append(p)
     return found
+
+
+def until(condition: Callable[[], bool], bound_s: float = BOUND_S) -> bool:
+    """Whether ``condition`` holds within ``bound_s``, looked at every 50 ms (for what no event
+    announces: a process appearing)."""
+    pause = threading.Event()
+    for _ in range(int(bound_s / 0.05)):
+        if condition():
+            return True
+        pause.wait(0.05)
+    return condition()

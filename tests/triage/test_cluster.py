@@ -27,8 +27,8 @@ from kdmcp.triage.cluster import run_cluster
 from kdmcp.triage.models import DumpRecord
 from kdmcp.triage.one import file_sha256
 from kdmcp.triage.store import ResultStore
-from tests.triage.cluster_helpers import BOUND_S, Recorder, debuggers_on, local_cluster
-from tests.triage.helpers import sim_spec
+from tests.triage.cluster_helpers import BOUND_S, Recorder, debuggers_on, local_cluster, until
+from tests.triage.helpers import fake_debugger, sim_spec
 
 pytestmark = pytest.mark.process
 
@@ -152,12 +152,42 @@ def test_a_cancelled_run_resumes_with_the_same_jsonl(cluster, corpus, tmp_path: 
 def _scheduler_drained(client: Client) -> bool:
     """Whether the scheduler holds no task within the bound (a cancelled future is forgotten at
     once; a running one is released and its worker's result dropped)."""
-    quiet = threading.Event()
-    for _ in range(int(BOUND_S / 0.05)):
-        if client.run_on_scheduler(lambda dask_scheduler: len(dask_scheduler.tasks)) == 0:
-            return True
-        quiet.wait(0.05)
-    return False
+    return until(lambda: client.run_on_scheduler(lambda dask_scheduler: len(dask_scheduler.tasks)) == 0)
+
+
+def test_cancel_stops_the_debuggers_running_on_the_workers(cluster, corpus, tmp_path: Path) -> None:
+    """Debuggers that never answer (timeout 600 s): a cancel stops them at once, through the
+    run's Dask Event each running task watches, and the run returns with nothing recorded."""
+    _cluster, client = cluster
+    client.wait_for_workers(2, timeout=BOUND_S)
+    items, entries = corpus
+    good = [item for item, e in zip(items, entries, strict=True) if e.kind != "bad"][:6]
+    hang = fake_debugger(tmp_path, "hang")
+    spec = sim_spec(timeout_s=600).model_copy(update={"debuggers": {"kd": hang, "cdb": hang}})
+    cancel, done = threading.Event(), threading.Event()
+    calls: list[DumpRecord] = []
+
+    def run() -> None:
+        try:
+            run_cluster(client, good, spec, calls.append, cancel)
+        finally:
+            done.set()
+
+    runner = threading.Thread(target=run)
+    runner.start()
+    folder = str(tmp_path / "dumps")
+    try:
+        assert until(lambda: len(debuggers_on(folder)) == 2)  # one hung debugger on each worker
+        hung = debuggers_on(folder)
+        cancel.set()
+        assert done.wait(BOUND_S)
+    finally:
+        cancel.set()
+        runner.join(BOUND_S)
+    _gone, alive = psutil.wait_procs(hung, timeout=30)  # well before their 600 s
+    assert not alive and not calls
+    assert _scheduler_drained(client)
+    assert until(lambda: not debuggers_on(folder), 30)  # and no queued dump started one after the cancel
 
 
 def test_cancel_before_start_submits_nothing(cluster, corpus) -> None:
