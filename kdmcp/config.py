@@ -54,7 +54,7 @@ ConfigSource = Literal["argument", "env", "default", "none"]
 
 # A connection name is typed by people and agents as a tool argument: keep it plain.
 _CONNECTION_NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
-_SECTIONS = ("debuggers", "timeouts", "connections")
+_SECTIONS = ("debuggers", "timeouts", "connections", "triage")
 
 
 class _Section(BaseModel):
@@ -91,6 +91,29 @@ class Timeouts(_Section):
     break_in: float = Field(default=10.0, gt=0)  # Ctrl+Break to the break banner and prompt
     continue_wait_sec: float = Field(default=5.0, ge=0)  # resume_for_winrm: watch after `g`
     stop: float = Field(default=10.0, gt=0)  # resume + quit before the process is killed
+
+
+class TriageSettings(_Section):
+    """Fleet triage (docs/triage.md): where it runs and where the tool keeps its records."""
+
+    # A Dask scheduler (tcp://host:8786): triage_dumps and `kd-mcp triage` run there instead of locally
+    # (docs/triage-cluster.md); a CLI --scheduler wins.
+    scheduler: str | None = None
+    # Debuggers at once in a local run (default: the cores, at most max_sessions, bounded by memory).
+    jobs: int | None = Field(default=None, ge=1, le=256)
+    # Where triage_dumps writes its JSONL files (default: the user state directory's triage/).
+    records_dir: str | None = None
+    # Seconds per dump for the whole read set (!analyze -v with a cold symbol cache takes tens of
+    # seconds); a debugger past it is killed and the dump recorded as debugger_timeout.
+    timeout_s: float = Field(default=300.0, gt=0)
+
+    @field_validator("scheduler")
+    @classmethod
+    def _plain_address(cls, value: str | None) -> str | None:
+        """A scheduler address: ``tcp://host:port`` (or tls://, inproc://), one token."""
+        if value is not None and not re.fullmatch(r"(tcp|tls|inproc|ucx)://[A-Za-z0-9._:\[\]/-]+", value):
+            raise ValueError("triage.scheduler must be an address such as tcp://host:8786")
+        return value
 
 
 class KdnetConnection(_Section):
@@ -153,6 +176,7 @@ class Config(_Section):
     state_file: str | None = None
     state_file_max_age_hours: float = Field(default=24.0, gt=0)
     connections: dict[str, KdnetConnection] = Field(default_factory=dict)
+    triage: TriageSettings = Field(default_factory=TriageSettings)
 
     @model_validator(mode="before")
     @classmethod
@@ -293,9 +317,10 @@ def _anchor_paths(config: Config, base: Path) -> Config:
         update={name: anchor(getattr(config.debuggers, name), bare_is_command=True) for name in ("kd", "cdb", "windbg")}
     )
     roots = [anchor(root, bare_is_command=False) or root for root in config.dump_roots]
+    triage = config.triage.model_copy(update={"records_dir": anchor(config.triage.records_dir, bare_is_command=False)})
     return config.model_copy(
         update={"debuggers": debuggers, "state_file": anchor(config.state_file, bare_is_command=False),
-                "dump_roots": roots}
+                "dump_roots": roots, "triage": triage}
     )
 
 

@@ -69,7 +69,25 @@ def _every_second(ctx: Context[Any, Any], call: Call) -> Callable[[], Awaitable[
 
     handle = loop.call_later(PROGRESS_EVERY_S, tick)
 
+    async def send_count(done: int, total: int, text: str) -> None:
+        try:
+            await ctx.report_progress(done, total, call.app.redactor.text(text))
+        except Exception as exc:
+            log.debug("progress not sent: %s", exc)
+
+    def count(done: int, total: int, text: str) -> None:  # from the work's threads
+        def schedule() -> None:
+            task = loop.create_task(send_count(done, total, text))
+            sending.add(task)
+            task.add_done_callback(sending.discard)
+
+        with contextlib.suppress(RuntimeError):  # the loop is gone: the call has ended
+            loop.call_soon_threadsafe(schedule)
+
+    call._counter = count
+
     async def stop() -> None:
+        call._counter = None
         if handle is not None:
             handle.cancel()
         for task in list(sending):
@@ -92,10 +110,19 @@ class Call:
         self.progress_total: float | None = None
         self._lock = threading.Lock()
         self._cancellers: list[Callable[[], object]] = []
+        self._counter: Callable[[int, int, str], None] | None = None
 
     def progress(self, text: str, total_s: float | None = None) -> None:
         """Report ``text (Ns)`` to the client every second while the work runs (``total_s``: its bound)."""
         self.progress_text, self.progress_total = text, total_s
+
+    def count(self, done: int, total: int, text: str) -> None:
+        """Report ``done`` of ``total`` items to the client now (a batch's, one notification per
+        item; callable from any thread). The per-second report stops: one scale per call."""
+        self.progress_text = None
+        counter = self._counter
+        if counter is not None:
+            counter(done, total, text)
 
     def on_cancel(self, stop: Callable[[], object]) -> None:
         """What stops the work if the client cancels the call (Ctrl+C to kd, the debugger a start

@@ -413,7 +413,7 @@ class OutputChunk(Served):
     MASKED: ClassVar[tuple[str, ...]] = ("text",)
 
     session_id: str
-    state: SessionState
+    state: SessionState | None = Field(default=None, description="none for a record file (a triage run's)")
     # In the request's frame: from the output_id's start when one was given, else the session's.
     offset: int
     next_offset: int = Field(description="the offset to read next (same frame as the request's offset)")

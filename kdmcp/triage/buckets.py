@@ -21,11 +21,16 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections import Counter
 from collections.abc import Iterable, Sequence
 
-from kdmcp import parse as parsing
+from pydantic import BaseModel, Field
 
-__all__ = ["MACHINERY", "bucket_key", "frame_text", "normalised", "stack_hash"]
+from kdmcp import parse as parsing
+from kdmcp.triage.models import FAILURE_CATEGORIES, DumpRecord
+
+__all__ = ["MACHINERY", "Bucket", "TriageSummary", "bucket_key", "culprit", "frame_text", "normalised", "stack_hash",
+           "stop_text", "summarise", "summary_text"]
 
 # Frames every crash of a kind has on top: kd's bugcheck path and the user-mode exception
 # dispatch (``k`` in a kernel dump starts "nt!KeBugCheckEx / nt!KiBugCheckDispatch /
@@ -76,3 +81,108 @@ def bucket_key(failure_bucket: str | None, stop_class: str | None, culprit_frame
     if culprit_frame or stop_class:
         return " ".join(part for part in (stop_class, culprit_frame) if part)
     return "unknown"
+
+
+# ------------------------------------------------------------------ the summary of a run
+
+SUMMARY_BYTES = 3_500  # the buckets' share: the text block and structuredContent together stay under 8 KB
+NAMES_SHOWN = 3  # dump names per bucket; the count says how many there are
+FRAMES_SHOWN = 3  # the representative's top frames
+_TEXT_CAP = 96  # a key, a name or a frame longer than this is cut (a path-like name, a C++ symbol)
+
+
+class Bucket(BaseModel):
+    """One bucket as the summary shows it: its key, how many dumps, a few names, one representative."""
+
+    key: str
+    count: int
+    names: list[str] = Field(description="the first few dumps' names; count says how many")
+    stop: str | None = Field(default=None, description="the representative's bugcheck or exception")
+    frames: list[str] = Field(default_factory=list, description="the representative's top frames")
+    stacks: int = Field(default=1, description="distinct stack hashes in the bucket")
+
+
+class TriageSummary(BaseModel):
+    """A run's result: buckets largest first, failures by category, where every record is."""
+
+    dumps: int = Field(description="dumps of this request, each a record in the JSONL (bucketed or failed)")
+    bucketed: int
+    failed: dict[str, int] = Field(default_factory=dict, description="failed dumps by category")
+    buckets: list[Bucket]
+    more_buckets: int = Field(default=0, description="buckets left out (smallest), holding more_dumps")
+    more_dumps: int = 0
+    done_before: int = Field(default=0, description="dumps already in the JSONL (a resumed run): not run again")
+    same_content: int = Field(default=0, description="files whose content another file of the run has: one record")
+    not_done: int = Field(default=0, description="dumps not triaged (the run was cancelled): a rerun does them")
+    records: str = Field(description="the JSONL file, one record per dump")
+
+
+def _cut(text: str) -> str:
+    return text if len(text) <= _TEXT_CAP else text[: _TEXT_CAP - 1] + "…"
+
+
+def stop_text(record: DumpRecord) -> str | None:
+    """``0xd1 DRIVER_IRQL_NOT_LESS_OR_EQUAL`` / ``0xc0000005 Access violation``: the stop in a few words."""
+    if record.bugcheck is not None:
+        return " ".join(p for p in (record.bugcheck.code, record.bugcheck.name) if p)
+    if record.exception is not None:
+        return " ".join(p for p in (record.exception.code, record.exception.description) if p)
+    return None
+
+
+def summarise(records: Iterable[DumpRecord], records_path: str, *, done_before: int = 0, same_content: int = 0,
+              budget: int = SUMMARY_BYTES) -> TriageSummary:
+    """Bucket ``records`` (largest first, then by key) into a summary whose buckets take at most
+    ``budget`` bytes of JSON: buckets past it are counted, not listed (their dumps are in the JSONL)."""
+    groups: dict[str, list[DumpRecord]] = {}
+    failed: Counter[str] = Counter()
+    total = 0
+    for record in records:
+        total += 1
+        if record.status == "failed":
+            failed[record.category or "debugger_error"] += 1
+            continue
+        groups.setdefault(record.bucket_key, []).append(record)
+    ordered = sorted(groups.items(), key=lambda item: (-len(item[1]), item[0]))
+    shown: list[Bucket] = []
+    used = 0
+    for key, members in ordered:
+        first = members[0]
+        bucket = Bucket(key=_cut(key), count=len(members), names=[_cut(m.name) for m in members[:NAMES_SHOWN]],
+                        stop=stop_text(first), frames=[_cut(f) for f in first.frames[:FRAMES_SHOWN]],
+                        stacks=len({m.stack_hash for m in members}))
+        size = len(bucket.model_dump_json(exclude_defaults=True)) + 1
+        if used + size > budget:
+            break
+        shown.append(bucket)
+        used += size
+    left = ordered[len(shown):]
+    return TriageSummary(
+        dumps=total, bucketed=total - sum(failed.values()),
+        failed={category: failed[category] for category in FAILURE_CATEGORIES if failed[category]},
+        buckets=shown, more_buckets=len(left), more_dumps=sum(len(members) for _, members in left),
+        done_before=done_before, same_content=same_content, records=records_path,
+    )
+
+
+def summary_text(summary: TriageSummary) -> str:
+    """The summary as a model reads it: one line per bucket, then the failures and the file."""
+    lines = [f"[{summary.dumps} dumps: {summary.bucketed} in {len(summary.buckets) + summary.more_buckets} buckets"
+             + (f", {summary.done_before} done before" if summary.done_before else "") + "]"]
+    for b in summary.buckets:
+        more = f" +{b.count - len(b.names)}" if b.count > len(b.names) else ""
+        stacks = f" ({b.stacks} stacks)" if b.stacks > 1 else ""
+        lines.append(f"{b.count} {b.key}{stacks}: {', '.join(b.names)}{more}")
+        detail = "; ".join(p for p in (b.stop, " < ".join(b.frames)) if p)
+        if detail:
+            lines.append(f"  {detail}")
+    if summary.more_buckets:
+        lines.append(f"+{summary.more_buckets} smaller buckets ({summary.more_dumps} dumps)")
+    if summary.failed:
+        lines.append("failed: " + ", ".join(f"{n} {category}" for category, n in summary.failed.items()))
+    if summary.not_done:
+        lines.append(f"{summary.not_done} dumps not done (cancelled): the same records file resumes")
+    if summary.same_content:
+        lines.append(f"{summary.same_content} files repeat another's content (one record each content)")
+    lines.append(f"records: {summary.records}")
+    return "\n".join(lines)

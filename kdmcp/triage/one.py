@@ -32,7 +32,7 @@ from kdmcp.errors import CommandTimeout, DebuggerExited, KdMcpError
 from kdmcp.triage import buckets
 from kdmcp.triage.models import BugcheckStop, DumpRecord, ExceptionStop, FailureCategory, Flavor, TriageSpec
 
-__all__ = ["Cancelled", "Debuggers", "file_sha256", "triage_dump"]
+__all__ = ["Cancelled", "Debuggers", "file_sha256", "triage_dump", "unreadable_key"]
 
 _CHUNK = 1 << 20
 _STOP_S = 10.0  # the stop's own bound (quit, then terminate, then kill), beyond the dump's timeout
@@ -78,6 +78,11 @@ def file_sha256(path: str) -> str:
     return digest.hexdigest()
 
 
+def unreadable_key(path: str) -> str:
+    """The key of a file that cannot be read, so it has a record (and a rerun skips it): its path's hash."""
+    return "unreadable:" + hashlib.sha256(os.path.abspath(path).encode()).hexdigest()[:32]
+
+
 def _worker() -> str:
     return f"{socket.gethostname()}/{os.getpid()}"
 
@@ -111,6 +116,7 @@ def triage_dump(path: str, spec: TriageSpec, name: str | None = None, *, sha256:
     except DumpFileError as exc:
         return failed("not_a_dump" if exc.reason == "not_a_dump" else "unreadable", exc.message.removeprefix("path: "))
     except OSError as exc:
+        base["sha256"] = base["sha256"] or unreadable_key(path)
         return failed("unreadable", f"cannot be read: {exc.strerror or exc}")
     kind = "kernel" if kernel else "user"
     if short is not None:

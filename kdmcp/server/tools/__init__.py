@@ -29,13 +29,14 @@ from kdmcp.server.tools.pool import blocks, page_tables
 from kdmcp.server.tools.run import breakpoints
 from kdmcp.server.tools.run import stops
 from kdmcp.server.tools.lists import walk, handles
+from kdmcp.server.tools.triage import tool as triage
 # isort: on
 
 __all__ = ["FAMILIES", "build_server"]
 
 # The modules that registered tools, in registration order.
 FAMILIES = (kdnet, targets, commands, target, reads, lifecycle, batch, inspect, ioctl, drivers, blocks, page_tables,
-            breakpoints, stops, walk, handles)
+            breakpoints, stops, walk, handles, triage)
 
 
 def build_server(app: KdMcpApp) -> KdMcpServer:

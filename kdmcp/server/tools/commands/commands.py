@@ -115,7 +115,7 @@ def backtrace(
                        Field()] = "kn",
     limit: Limit = LIST_LIMIT,
 ) -> models.InspectResult:
-    """Call stack of the current thread (k)."""
+    """The current thread's stack (k)."""
     return _inspect(call, variant, session_id, limit)
 
 
@@ -128,7 +128,7 @@ def modules(
     verbose: Annotated[bool, Field(description='lmv')] = False,
     limit: Limit = LIST_LIMIT,
 ) -> models.InspectResult:
-    """Loaded modules (lm), marking those without symbols."""
+    """Loaded modules (lm); which lack symbols."""
     command = "lmv" if verbose else "lm"
     if pattern:
         command += f" m {pattern}"
@@ -143,7 +143,7 @@ def processes(
                                       pattern=r"^[A-Za-z0-9_.\-]{1,64}$")] = None,
     limit: Limit = LIST_LIMIT,
 ) -> models.InspectResult:
-    """Processes and their count (!process 0 0)."""
+    """Processes (!process 0 0)."""
     return _inspect(call, f"!process 0 0 {name}" if name else "!process 0 0", session_id, limit, needs="processes")
 
 

@@ -170,7 +170,7 @@ def disassemble(
     count: Annotated[int, Field(ge=1, le=1000)] = 16,
     session_id: SessionId = None,
 ) -> DisassembleResult:
-    """Disassemble from an address (u)."""
+    """Disassemble at an address (u)."""
     ran = typed.open_session(call.app, session_id, call.owner)
     record = ran.read(f"u {address} L{count:#x}", parsing.DisassemblyRecord)
     out, last = [], None
@@ -225,7 +225,7 @@ def evaluate(
 def lookup_symbol(
     call: Call,
     name: Annotated[Word | None, Field(description='x: nt!NtCreate*')] = None,
-    address: Annotated[Address | None, Field(description='ln')] = None,
+    address: Address | None = None,
     session_id: SessionId = None,
 ) -> LookupResult:
     """Symbols by name (x) or nearest an address (ln)."""
@@ -259,7 +259,7 @@ def _tree(fields: Sequence[TypeField]) -> list[FieldNode]:
 def read_type(
     call: Call,
     type: Word,
-    address: Annotated[Address | None, Field(description='none: the layout')] = None,
+    address: Address | None = None,
     depth: Annotated[int, Field(description='dt -r', ge=0, le=5)] = 0,
     session_id: SessionId = None,
 ) -> ReadTypeResult:
@@ -288,7 +288,7 @@ def set_symbol_path(
     reload: Annotated[bool, Field()] = False,
     session_id: SessionId = None,
 ) -> SymbolPathResult:
-    """Set or extend the symbol path (.sympath), then .reload."""
+    """Set or extend the symbol path; .reload."""
     app = call.app
     ran = typed.open_session(app, session_id, call.owner)
     line = (".sympath+ " if append else ".sympath ") + path
@@ -349,7 +349,7 @@ def decode_error(
     ] = None,
     session_id: SessionId = None,
 ) -> DecodeErrorResult:
-    """Decode an NTSTATUS, HRESULT or Win32 code."""
+    """Decode an NTSTATUS/HRESULT/Win32 code."""
     try:
         value = error_table.parse_value(code)
     except ValueError as exc:

@@ -199,7 +199,7 @@ def irp(
     detail: Annotated[bool, Field()] = False,
     session_id: SessionId = None,
 ) -> IrpResult:
-    """An IRP's stack locations, IOCTLs decoded (!irp)."""
+    """An IRP's stack, IOCTLs decoded (!irp)."""
     ran = typed.open_session(call.app, session_id, call.owner, needs="kernel")
     # "!irp Address [Detail]: with any value, such as 1, the output includes the status of the IRP, ... its
     # owning thread ..." (Microsoft's !irp page): the IRP's own fields, one "Key = value" line each

@@ -147,7 +147,7 @@ def walk_list(
     limit: Annotated[int, Field(ge=1, le=1024)] = 256,
     session_id: SessionId = None,
 ) -> WalkListResult:
-    """Walk a LIST_ENTRY list, reading fields per entry."""
+    """Walk a LIST_ENTRY list, reading fields."""
     call.progress(f"walking {type}.{link_field}")
     ran = typed.open_session(call.app, session_id, call.owner, needs="kernel")
     chosen = [f for f in dict.fromkeys(fields or []) if f != link_field]

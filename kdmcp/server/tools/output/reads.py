@@ -16,6 +16,7 @@ from kdmcp.server import models
 from kdmcp.server.args import SessionId
 from kdmcp.server.call import Call
 from kdmcp.server.registry import reads, tool
+from kdmcp.triage.record_files import RecordFiles
 
 __all__ = ["read_output"]
 
@@ -45,6 +46,9 @@ def read_output(
         base = int(start_text)
         offset += base
         end_cap = int(end_text)
+        records = app.state_of(RecordFiles).path(sid, call.owner)
+        if records is not None:
+            return _record_page(call, sid, records, offset, base, limit)
     session = app.session(session_id, call.owner, include_ended=True)
     total = session.store.size
     if offset > total:
@@ -62,3 +66,26 @@ def read_output(
         eof=next_offset >= stop,
         text=text,
     )
+
+
+def _record_page(call: Call, file_id: str, path: str, offset: int, base: int, limit: int) -> models.OutputChunk:
+    """A page of a record file (a triage run's JSONL): whole lines, unless one line is longer than
+    ``limit``; the file as it is now (a rerun may have appended since the id was given)."""
+    try:
+        with open(path, "rb") as f:
+            f.seek(0, 2)
+            total = f.tell()
+            if offset > total:
+                raise InvalidArgument(f"offset {offset - base} is past the end of the records ({total - base} bytes)")
+            f.seek(offset)
+            data = f.read(min(limit, OUTPUT_READ_MAX))
+    except OSError as exc:
+        raise InvalidArgument(f"output_id {file_id}: the records file cannot be read: {exc.strerror or exc}",
+                              file_problem=True) from None
+    end = offset + len(data)
+    if end < total and b"\n" in data:
+        data = data[: data.rindex(b"\n") + 1]
+        end = offset + len(data)
+    return models.OutputChunk(session_id=file_id, offset=offset - base, next_offset=end - base,
+                              total_bytes=total - base, eof=end >= total,
+                              text=call.app.redactor.text(data.decode("utf-8", errors="replace")))

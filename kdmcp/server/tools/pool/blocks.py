@@ -242,7 +242,7 @@ def pool_find(
     timeout_s: Timeout = None,
     session_id: SessionId = None,
 ) -> PoolFindResult:
-    """Find pool blocks by tag (!poolfind; a slow scan)."""
+    """Pool blocks by tag (!poolfind; slow)."""
     _check_tag(tag)
     ran = typed.open_session(call.app, session_id, call.owner, needs="kernel", timeout_s=timeout_s)
     arg, filtered = kd_tag(tag, value_form=True)

@@ -63,7 +63,7 @@ def start_kd(
     initial_break: InitialBreak = False,
     timeout_s: Timeout = None,
 ) -> models.StartResult:
-    """Connect kd over KDNET: port and key, or a config connection."""
+    """Connect kd over KDNET: port+key or a config connection."""
     waiting(call, "waiting for the guest to connect", timeout_s)
     connections = call.app.options.config.connections
     if connection is not None:

@@ -53,7 +53,7 @@ def list_sessions(call: Call) -> models.SessionList:
 
 @tool("session", reads("Check the setup"))
 def health_check(call: Call) -> models.HealthResult:
-    """Debuggers found, config and state file checks."""
+    """Checks: debuggers, config, state file."""
     app = call.app
     sessions = summaries(app, call.owner)
     options = app.options

@@ -47,7 +47,7 @@ def open_dump(
     path: Annotated[str, Field(min_length=1, max_length=4096)],
     timeout_s: Timeout = None,
 ) -> models.DumpResult:
-    """Open a crash dump (kernel or user) and summarise it."""
+    """Open a crash dump and summarise it."""
     waiting(call, "opening the dump", timeout_s)
     path = os.path.abspath(argv_value("path", path, check_path))
     if call.app.options.config.dump_roots:
@@ -87,7 +87,7 @@ def attach_process(
     noninvasive: Annotated[bool, Field(description='-pv: read only')] = False,
     timeout_s: Timeout = None,
 ) -> models.StartResult:
-    """Attach cdb to a running process (policy full or allow_attach; never kd-mcp's own). stop_kd detaches."""
+    """Attach cdb to a process (policy full or allow_attach); stop_kd detaches."""
     waiting(call, "attaching", timeout_s)
     _require_power(call.app, call.owner, "attach_process", "allow_attach", "debugs a process of this host")
     refuse_own_process(pid, (info.pid for info in call.app.manager.all_infos() if info.pid is not None))
@@ -111,7 +111,7 @@ def launch(
 
 @tool("session", starts("Debug this machine's kernel"))
 def attach_local_kernel(call: Call, timeout_s: Timeout = None) -> models.StartResult:
-    """kd -kl: this machine's kernel, live (policy full or allow_local_kernel)."""
+    """kd -kl: this machine's kernel (policy full or allow_local_kernel)."""
     waiting(call, "starting kd -kl", timeout_s)
     _require_power(call.app, call.owner, "attach_local_kernel", "allow_local_kernel",
                    "reads and writes this host's kernel memory")
@@ -125,7 +125,7 @@ def join_remote(
                                      min_length=1, max_length=512)],
     timeout_s: Timeout = None,
 ) -> models.StartResult:
-    """Join a windbg/kd/cdb -server session as a client."""
+    """Join a kd/cdb/windbg -server session."""
     waiting(call, "joining", timeout_s)
     transport, params = argv_value("connection", connection, remote_connection_parts)
     endpoint = "port" if transport == "tcp" else "pipe"
@@ -152,7 +152,7 @@ def join_remote(
 
 @tool("session", connects("Share a session with a person"))
 def share_session(call: Call, session_id: SessionId = None) -> models.ShareResult:
-    """Let a person's WinDbg join this session (.server)."""
+    """Let a person's WinDbg join (.server)."""
     app, owner = call.app, call.owner
     t0 = time.monotonic()
     session = app.manager.get(session_id, owner=owner)
