@@ -51,7 +51,7 @@ from typing import TYPE_CHECKING, Any
 
 from kdmcp.argvalues import check_path, check_symbol_path
 from kdmcp.triage.models import DumpRecord, Flavor, TriageSpec
-from kdmcp.triage.one import Cancelled, Debuggers, file_sha256, triage_dump
+from kdmcp.triage.one import Cancelled, Debuggers, file_sha256, triage_dump, unreadable_key
 
 if TYPE_CHECKING:
     from distributed import Client, Future
@@ -155,8 +155,8 @@ def _lost(path: str, name: str, error: str) -> DumpRecord:
     retries): a failed record of its own, hashed here when this host can read the file."""
     try:
         size, sha = os.stat(path).st_size, file_sha256(path)
-    except OSError:
-        size, sha = 0, ""
+    except OSError:  # the key the run gave it too (kdmcp/triage/run.py)
+        size, sha = 0, unreadable_key(path)
     one_line = " ".join(error.split())[:300]
     return DumpRecord(name=name, path=path, sha256=sha, size=size, status="failed", category="debugger_error",
                       error=one_line, bucket_key="failed:debugger_error", stack_hash="", seconds=0.0)

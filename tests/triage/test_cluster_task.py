@@ -13,7 +13,7 @@ import dask.config
 import pytest
 
 from kdmcp.triage.cluster import _lost, triage_on_worker, worker_spec
-from kdmcp.triage.one import file_sha256
+from kdmcp.triage.one import file_sha256, unreadable_key
 from tests.triage.helpers import sim_spec
 
 CDB = r"C:\Program Files (x86)\Windows Kits\10\Debuggers\x64\cdb.exe"
@@ -58,4 +58,4 @@ def test_a_lost_task_is_a_failed_record_of_its_dump(tmp_path: Path) -> None:
     assert record.sha256 == file_sha256(str(dump)) and record.size == 64
     assert record.error == "KilledWorker: Attempted to run task on 2 workers"
     unseen = _lost(str(tmp_path / "gone.dmp"), "gone.dmp", "KilledWorker")
-    assert (unseen.sha256, unseen.size) == ("", 0)
+    assert (unseen.sha256, unseen.size) == (unreadable_key(str(tmp_path / "gone.dmp")), 0)
