@@ -76,7 +76,7 @@ def test_a_scheduler_address_and_dumps_sent_with_the_task(cluster, corpus, tmp_p
     """An address string (the run's own client, closed after); small dumps shipped as bytes: the
     worker writes them to a temporary file of its own and removes it."""
     local, _client = cluster
-    items, entries = corpus
+    items, entries = corpus[0][:12], corpus[1][:12]
     store = ResultStore(str(tmp_path / "out.jsonl"))
     before = set(glob.glob(os.path.join(tempfile.gettempdir(), "kdmcp-triage-*")))
     run_cluster(local.scheduler_address, items, sim_spec(), store.add, threading.Event(), send_max_bytes=1 << 20)
