@@ -1,4 +1,4 @@
-"""``kd-mcp``: serve (stdio, the default), doctor, demo, selftest, state write, watch, and the simulator.
+"""``kd-mcp``: serve (stdio, the default), doctor, demo, selftest, state write, watch, triage, and the simulator.
 
 In stdio mode stdout belongs to MCP: everything for people goes to stderr. Every way a command
 can fail ends in one ``kd-mcp: error: ...`` line and one of the exit codes in ``EXIT_CODES``,
@@ -18,7 +18,7 @@ from kdmcp.errors import CheckFailed, KdMcpError
 if TYPE_CHECKING:  # the server pulls in the MCP SDK: not needed for `kd-mcp sim`
     from kdmcp.server import KdMcpApp, ServerOptions
 
-_COMMANDS = ("serve", "doctor", "demo", "selftest", "state", "transcript", "watch", "parse", "sim")
+_COMMANDS = ("serve", "doctor", "demo", "selftest", "state", "transcript", "watch", "parse", "triage", "sim")
 
 EXIT_OK, EXIT_CHECK_FAILED, EXIT_USAGE, EXIT_ENVIRONMENT, EXIT_INTERNAL, EXIT_INTERRUPTED = 0, 1, 2, 3, 4, 130
 # What each code means, for `kd-mcp --help` and the README (a test holds them equal).
@@ -130,6 +130,12 @@ def build_parser(describe_groups: bool = True) -> argparse.ArgumentParser:
     parse.add_argument("--command", dest="for_command", metavar="CMD",
                        help="the command that printed FILE: print its one record; without it, FILE is a "
                        "transcript and each prompt/command/output block is printed")
+    from kdmcp.triage_cli import add_arguments as add_triage_arguments
+
+    triage = sub.add_parser("triage", help="triage many crash dumps: buckets, failures, a JSONL of records "
+                            "(docs/triage.md)")
+    _common(triage)
+    add_triage_arguments(triage)
     sub.add_parser("sim", help="run the simulated debugger: kd-mcp sim {kd|cdb} [options] [--scenario FILE]",
                    add_help=False)
     return parser
@@ -182,6 +188,10 @@ def _run(parsed: argparse.Namespace) -> int:
         return _parse(parsed)
     if parsed.command == "watch":
         return _watch(parsed)
+    if parsed.command == "triage":
+        from kdmcp.triage_cli import run as run_triage
+
+        return run_triage(parsed, _options(parsed))
     if parsed.command == "transcript":
         from kdmcp.transcript_view import cast_transcript, show_transcript
 

@@ -29,7 +29,7 @@ BLOCK_RE = re.compile(r"^```\n(.*?)^```", re.DOTALL | re.MULTILINE)
 
 # command as the README shows it -> (arguments of `python -m kdmcp`, or a script and its arguments,
 # exit code on this machine).
-# {tmp} is a fresh folder, {state} a state file written there, {sample} a real kd output.
+# {tmp} is a fresh folder, {state} a state file written there, {sample} a real kd output, {dumps} the fixture dumps.
 RUN: dict[str, tuple[list[str], int]] = {
     "kd-mcp": ([], 0),  # the stdio server: end of input ends it
     "kd-mcp --simulate": (["--simulate"], 0),
@@ -41,6 +41,8 @@ RUN: dict[str, tuple[list[str], int]] = {
     "kd-mcp serve --transcript ~/kd-mcp/run.jsonl": (["serve", "--simulate", "--transcript", "{tmp}/run.jsonl"], 0),
     "kd-mcp serve --listen 127.0.0.1:8765": (["serve", "--simulate", "--listen", "127.0.0.1:8765", "--help"], 0),
     "kd-mcp parse FILE [--command CMD]": (["parse", "{sample}", "--command", "k"], 0),
+    "kd-mcp triage PATH… [--jobs N] [--scheduler ADDRESS] [--out FILE] [--json]": (
+        ["triage", "--simulate", "{dumps}", "--jobs", "2", "--out", "{tmp}/t.jsonl", "--json"], 0),
     "kd-mcp state write": (["state", "write", "--path", "{tmp}/s.yaml", "--guest-host", "guest", "--host-ip",
                             "192.0.2.1", "--port", "50000"], 0),
     "python scripts/bench.py": (["scripts/bench.py", "--policy", "--quick", "--json"], 0),  # its quick section
@@ -52,6 +54,7 @@ RUN: dict[str, tuple[list[str], int]] = {
 COVERED: dict[str, str] = {
     "pip install -e \".[dev]\"": ".ci/run",
     "pytest": ".ci/run",
+    "kd-mcp triage": "tests/test_triage_cli.py",  # named in the docs list; its forms are run there
     "kd-mcp selftest --simulate": "tests/cli/test_selftest.py",  # the README's sample is held to a run there
     "uvx --from dist/kd_mcp-0.1.0-py3-none-any.whl kd-mcp --simulate": "tests/interop/test_packaging.py",
     "pytest -m \"not process\"": "tests/tiers.py",
@@ -100,7 +103,9 @@ def test_a_readme_command_does_what_the_readme_says(command: str, tmp_path: Path
         pytest.fail(f"{command!r} is no longer in the README: remove it from RUN")
     args, code = RUN[command]
     sample = ROOT / "fixtures" / "corpus" / "stack" / "01.txt"
-    args = [a.replace("{tmp}", str(tmp_path)).replace("{sample}", str(sample)) for a in args]
+    dumps = ROOT / "fixtures" / "dumps"
+    args = [a.replace("{tmp}", str(tmp_path)).replace("{sample}", str(sample)).replace("{dumps}", str(dumps))
+            for a in args]
     argv = [str(ROOT / args[0]), *args[1:]] if args and args[0].endswith(".py") else ["-m", "kdmcp", *args]
     done = subprocess.run([sys.executable, *argv], cwd=tmp_path, stdin=subprocess.DEVNULL,
                           capture_output=True, text=True, timeout=120, check=False, env=_env(tmp_path))

@@ -41,7 +41,7 @@ log = logging.getLogger(__name__)
 
 INSTRUCTIONS = f"""\
 kd-mcp drives Microsoft's kd (kernel) and cdb (user mode, dumps).
-Start with start_from_state (the WinRM companion's KDNET guest), open_dump or attach_process;
+Start with start_from_state (the WinRM companion's KDNET guest), open_dump (many: triage_dumps) or attach_process;
 break_in before reading a live target; resume_for_winrm lets the guest run; stop_kd ends it.
 Prefer typed tools, shorter than kd_command: processes (how many), modules (symbols),
 backtrace, registers, analyze (crash cause), exception, handles, location, set_breakpoint.

@@ -29,8 +29,22 @@ from pydantic import BaseModel, Field
 from kdmcp import parse as parsing
 from kdmcp.triage.models import FAILURE_CATEGORIES, DumpRecord
 
-__all__ = ["MACHINERY", "Bucket", "TriageSummary", "bucket_key", "culprit", "frame_text", "normalised", "stack_hash",
-           "stop_text", "summarise", "summary_text"]
+__all__ = [
+    "MACHINERY",
+    "Bucket",
+    "TriageSummary",
+    "bucket_key",
+    "culprit",
+    "frame_text",
+    "names_shown",
+    "normalised",
+    "past_machinery",
+    "stack_hash",
+    "stop_text",
+    "summarise",
+    "summary_notes",
+    "summary_text",
+]
 
 # Frames every crash of a kind has on top: kd's bugcheck path and the user-mode exception
 # dispatch (``k`` in a kernel dump starts "nt!KeBugCheckEx / nt!KiBugCheckDispatch /
@@ -67,11 +81,17 @@ def stack_hash(frames: Sequence[str]) -> str:
 
 def culprit(frames: Iterable[str]) -> str | None:
     """The first frame that is not the crash machinery, normalised."""
-    for frame in frames:
-        short = normalised(frame)
-        if not MACHINERY.match(short):
-            return short
-    return None
+    rest = past_machinery(list(frames))
+    short = normalised(rest[0]) if rest else None
+    return None if short is None or MACHINERY.match(short) else short
+
+
+def past_machinery(frames: Sequence[str]) -> list[str]:
+    """The frames from the first that is not crash machinery (all of them if every one is)."""
+    for n, frame in enumerate(frames):
+        if not MACHINERY.match(normalised(frame)):
+            return list(frames[n:])
+    return list(frames)
 
 
 def bucket_key(failure_bucket: str | None, stop_class: str | None, culprit_frame: str | None) -> str:
@@ -149,7 +169,7 @@ def summarise(records: Iterable[DumpRecord], records_path: str, *, done_before: 
     for key, members in ordered:
         first = members[0]
         bucket = Bucket(key=_cut(key), count=len(members), names=[_cut(m.name) for m in members[:NAMES_SHOWN]],
-                        stop=stop_text(first), frames=[_cut(f) for f in first.frames[:FRAMES_SHOWN]],
+                        stop=stop_text(first), frames=[_cut(f) for f in past_machinery(first.frames)[:FRAMES_SHOWN]],
                         stacks=len({m.stack_hash for m in members}))
         size = len(bucket.model_dump_json(exclude_defaults=True)) + 1
         if used + size > budget:
@@ -170,19 +190,30 @@ def summary_text(summary: TriageSummary) -> str:
     lines = [f"[{summary.dumps} dumps: {summary.bucketed} in {len(summary.buckets) + summary.more_buckets} buckets"
              + (f", {summary.done_before} done before" if summary.done_before else "") + "]"]
     for b in summary.buckets:
-        more = f" +{b.count - len(b.names)}" if b.count > len(b.names) else ""
         stacks = f" ({b.stacks} stacks)" if b.stacks > 1 else ""
-        lines.append(f"{b.count} {b.key}{stacks}: {', '.join(b.names)}{more}")
+        lines.append(f"{b.count} {b.key}{stacks}: {names_shown(b)}")
         detail = "; ".join(p for p in (b.stop, " < ".join(b.frames)) if p)
         if detail:
             lines.append(f"  {detail}")
     if summary.more_buckets:
         lines.append(f"+{summary.more_buckets} smaller buckets ({summary.more_dumps} dumps)")
+    return "\n".join(lines + summary_notes(summary))
+
+
+def names_shown(bucket: Bucket) -> str:
+    """``a.dmp, b.dmp, c.dmp +6``: the names listed and how many more the bucket holds."""
+    more = f" +{bucket.count - len(bucket.names)}" if bucket.count > len(bucket.names) else ""
+    return ", ".join(bucket.names) + more
+
+
+def summary_notes(summary: TriageSummary) -> list[str]:
+    """The lines after the buckets (the text block's and the CLI's): failures, what is left, the file."""
+    lines = []
     if summary.failed:
         lines.append("failed: " + ", ".join(f"{n} {category}" for category, n in summary.failed.items()))
     if summary.not_done:
-        lines.append(f"{summary.not_done} dumps not done (cancelled): the same records file resumes")
+        lines.append(f"{summary.not_done} dumps not done (cancelled): the same records file resumes them")
     if summary.same_content:
         lines.append(f"{summary.same_content} files repeat another's content (one record each content)")
     lines.append(f"records: {summary.records}")
-    return "\n".join(lines)
+    return lines

@@ -20,10 +20,12 @@ from dataclasses import dataclass
 from kdmcp.dump_roots import inside_roots
 from kdmcp.errors import InvalidArgument, PolicyDenied
 
-__all__ = ["DEFAULT_GLOB", "MAX_DUMPS", "Found", "find_dumps"]
+__all__ = ["DEFAULT_GLOB", "MAX_DUMPS", "MAX_VISITED", "Found", "find_dumps"]
 
 DEFAULT_GLOB = "*.dmp"
 MAX_DUMPS = 100_000  # one run's list, held in memory with its hashes; a bigger fleet is several runs
+# Entries a walk may pass (about a second's walk): a path such as / or C:\ is a mistake, not a dump folder.
+MAX_VISITED = 250_000
 
 
 @dataclass(frozen=True)
@@ -66,7 +68,12 @@ def find_dumps(paths: Sequence[str], *, glob: str | None = None, limit: int | No
             continue
         checked = inside_roots(given, roots) if roots else given
         if os.path.isdir(checked):
+            visited = 0
             for directory, subdirs, files in os.walk(checked):
+                visited += len(subdirs) + len(files)
+                if visited > MAX_VISITED:
+                    raise InvalidArgument(f"paths: more than {MAX_VISITED:,} files under {given}: name the dumps' "
+                                          "own folders, or a pattern")
                 subdirs.sort()
                 for file in sorted(files):
                     if _matches(file, pattern):

@@ -122,18 +122,21 @@ def triage_dump(path: str, spec: TriageSpec, name: str | None = None, *, sha256:
     if short is not None:
         return failed("truncated", f"truncated: {short}", kind=kind)
     flavor: Flavor = "kd" if kernel else "cdb"
+    if flavor not in spec.debuggers:
+        return failed("debugger_error", f"no {flavor} to open a {kind} dump with (none found or configured)",
+                      kind=kind)
     try:
         plan = build_plan(spec.debuggers[flavor], DumpTarget(path=path, kernel=kernel), symbol_path=spec.symbol_path,
                           initial_break=False, extra_args=spec.extra_args)
-    except (KdMcpError, KeyError, ValueError) as exc:
+    except (KdMcpError, ValueError) as exc:
         return failed("debugger_error", f"cannot start {flavor}: {exc}", kind=kind)
     deadline = t0 + spec.timeout_s
     session = DebuggerSession(f"triage-{os.getpid()}-{threading.get_ident()}", plan, SessionConfig(
         startup_timeout=spec.timeout_s, command_timeout=spec.timeout_s, stop_timeout=_STOP_S))
-    if debuggers is not None:
-        debuggers.enter(session)
     try:
-        outputs = _read_set(session, kernel, spec, deadline)
+        if debuggers is not None:
+            debuggers.enter(session)
+        outputs = _read_set(session, kernel, spec, deadline, debuggers.cancelled if debuggers is not None else None)
     except _Failed as exc:
         if debuggers is not None and debuggers.cancelled.is_set():
             raise Cancelled from None
@@ -154,8 +157,10 @@ class _Failed(Exception):
         self.category, self.message = category, message
 
 
-def _read_set(session: DebuggerSession, kernel: bool, spec: TriageSpec, deadline: float) -> dict[str, str]:
-    """Each command of the read set -> its output; the whole set bounded by ``deadline``."""
+def _read_set(session: DebuggerSession, kernel: bool, spec: TriageSpec, deadline: float,
+              cancelled: threading.Event | None) -> dict[str, str]:
+    """Each command of the read set -> its output; the whole set bounded by ``deadline``, and
+    broken off between commands by ``cancelled`` (a cancel that came while the debugger started)."""
     try:
         start = session.start(max(0.1, deadline - time.monotonic()))
     except KdMcpError as exc:
@@ -170,6 +175,8 @@ def _read_set(session: DebuggerSession, kernel: bool, spec: TriageSpec, deadline
     commands += ["k"] if kernel else [".ecxr", "k"]
     outputs: dict[str, str] = {}
     for command in commands:
+        if cancelled is not None and cancelled.is_set():
+            raise _Failed("debugger_error", "cancelled")
         left = deadline - time.monotonic()
         if left <= 0:
             raise _Failed("debugger_timeout", f"the read set did not finish within {spec.timeout_s:g} s "

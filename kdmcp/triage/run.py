@@ -62,13 +62,12 @@ def triage_run(paths: Sequence[str], spec: TriageSpec, *, out: str, glob: str | 
 
     def on_record(record: DumpRecord) -> None:
         nonlocal added
-        with lock:
+        with lock:  # the progress call too: its counts must reach the client in order (MCP: progress increases)
             if not store.add(record):
                 return  # a dump a lost Dask worker had finished, run again elsewhere: counted once
             added += 1
-            count = added
-        if progress is not None:
-            progress(count, len(todo), record)
+            if progress is not None:
+                progress(added, len(todo), record)
 
     if todo and not cancel.is_set():
         if scheduler is not None:

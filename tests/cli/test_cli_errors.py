@@ -55,6 +55,10 @@ CASES: list[tuple[str, list[str], int]] = [
     ("selftest", ["selftest", "--simulate", "--dump", "{tmp}/missing.dmp"], EXIT_ENVIRONMENT),
     ("selftest", ["selftest", "--debugger", "kd", "--state-file", "{tmp}/none.json", "--debugger-path", "{file}"],
      EXIT_ENVIRONMENT),
+    ("triage", ["triage"], EXIT_USAGE),  # no PATH
+    ("triage", ["triage", "--simulate", "{tmp}/missing"], EXIT_ENVIRONMENT),
+    ("triage", ["triage", "--simulate", "--jobs", "0", "{tmp}"], EXIT_USAGE),
+    ("triage", ["triage", "--config", "{tmp}/missing.yaml", "{tmp}"], EXIT_ENVIRONMENT),
     ("state", ["state"], EXIT_USAGE),
     ("state write", ["state", "write", "--guest-host", "g"], EXIT_USAGE),
     ("state write", ["state", "write", "--path", "{tmp}/s.json", "--guest-host", "g", "--host-ip", "10.0.0.1",

@@ -41,6 +41,8 @@ const SCENARIOS = join(opts.root, "fixtures", "scenarios");
 const ERROR_TEXT = /^error\[([a-z_]+)\]: /;
 
 const work = mkdtempSync(join(tmpdir(), "kdmcp-interop-"));
+// triage_dumps writes its records under the config's records_dir: this run's folder, not the user's state dir
+const TRIAGE_CONFIG = `triage:\n  records_dir: ${JSON.stringify(join(work, "triage"))}\n`;
 const children = new Set();
 const results = {
   passed: 0, failed: 0, failures: [], categories: {}, tools_ok: {}, tools_list_bytes: {},
@@ -440,7 +442,7 @@ async function withClient(label, transport, body, answers = null) {
 // targets), so they run at once: a run costs its slowest server, not the sum of their start-ups.
 async function stdio() {
   const config = join(work, "full.yaml");
-  writeFileSync(config, "policy: full\n");
+  writeFileSync(config, `policy: full\n${TRIAGE_CONFIG}`);
   const attach = join(work, "attach.yaml"); // standard, with attach_process switched on
   writeFileSync(attach, "allow_attach: true\n");
   await Promise.all([
@@ -528,6 +530,7 @@ function httpTransport(url, token) {
 
 /** Every kind of target through a TypeScript client (the caller's policy must be full: launch, share). */
 async function kinds(t) {
+  await triage(t);
   const dump = await expectOk(t, "open_dump", { path: join(opts.root, "fixtures", "dumps", "null_read_av.dmp") });
   check(`${t.label}: open_dump kind and summary`, dump.kind === "user_dump" && dump.dump?.modules > 0
     && dump.dump?.exception?.code === "0xc0000005", JSON.stringify(dump.dump));
@@ -550,6 +553,19 @@ async function kinds(t) {
   const closed = await expectOk(t, "stop_kd", { session_id: kd.session_id });
   check(`${t.label}: stopping the sharer closes its server`,
     String(closed.actions?.at(-1)).startsWith("closed the debugging server"), JSON.stringify(closed.actions));
+}
+
+/** Fleet triage (issue 32): the fixture dumps bucketed in one call, their records paged by read_output;
+ * a path that is not there is the caller's to fix. The server's config puts the records in the run's folder. */
+async function triage(t) {
+  const dumps = join(opts.root, "fixtures", "dumps");
+  const triaged = await expectOk(t, "triage_dumps", { paths: [dumps], out: "interop" });
+  check(`${t.label}: triage_dumps buckets every fixture dump`, triaged.dumps === 7 && triaged.bucketed === 7
+    && triaged.buckets?.length === 7 && String(triaged.output_id).startsWith("tr"), JSON.stringify(triaged).slice(0, 400));
+  const page = await expectOk(t, "read_output", { output_id: triaged.output_id });
+  const names = String(page.text ?? "").split("\n").filter(Boolean).map((line) => JSON.parse(line).name).sort();
+  check(`${t.label}: read_output pages the triage records`, names.length === 7 && page.eof === true, names.join(","));
+  await expectError(t, "triage_dumps", { paths: [join(dumps, "no-such-folder")] }, "invalid_argument");
 }
 
 async function http() {
@@ -580,7 +596,9 @@ async function httpFull() {
   const token = `full-${Math.random().toString(36).slice(2)}-${Date.now()}`;
   const clients = join(work, "clients-full.yaml");
   writeFileSync(clients, `wide: {token: "${token}", policy: full}\n`, { mode: 0o600 });
-  const three = await listener(["--token-file", clients], {});
+  const config = join(work, "triage.yaml");
+  writeFileSync(config, TRIAGE_CONFIG);
+  const three = await listener(["--token-file", clients, "--config", config], {});
   try {
     await withClient("http full", httpTransport(three.url, token), async (t) => {
       await kinds(t);

@@ -83,11 +83,13 @@ def error_of(result: CallToolResult) -> tuple[str | None, str]:
 
 
 @pytest.fixture(scope="module")
-def fuzz_app():
+def fuzz_app(tmp_path_factory):
     # Short bounds: the examples probe answers, not waits (resume_for_winrm with no wait_s lets the
-    # guest run continue_wait_sec).
+    # guest run continue_wait_sec). triage_dumps given "." would triage what it finds there: its
+    # records go to a folder of the test's.
     app = make_app(**{"timeouts": {"startup": 2.0, "command": 2.0, "break_in": 1.0, "stop": 3.0,
-                                   "continue_wait_sec": 0.5}})
+                                   "continue_wait_sec": 0.5},
+                      "triage": {"records_dir": str(tmp_path_factory.mktemp("triage")), "timeout_s": 5.0}})
     yield app
     app.shutdown()
 

@@ -1,0 +1,47 @@
+"""``kd-mcp triage``: the bucket table, --json for scripts, and every failure one error line."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.process  # runs the CLI (tests/tiers.py)
+
+ROOT = Path(__file__).resolve().parents[1]
+DUMPS = ROOT / "fixtures" / "dumps"
+
+
+def _run(tmp: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {name: value for name, value in os.environ.items() if not name.startswith("KDMCP_")}
+    env |= {"XDG_CONFIG_HOME": str(tmp), "COLUMNS": "160", "PYTHONPATH": str(ROOT)}
+    return subprocess.run([sys.executable, "-m", "kdmcp", "triage", *args], cwd=tmp, env=env, capture_output=True,
+                          text=True, timeout=120, stdin=subprocess.DEVNULL, check=False)
+
+
+def test_the_table_then_json_from_the_same_records(tmp_path: Path) -> None:
+    table = _run(tmp_path, "--simulate", str(DUMPS / "null_read_av.dmp"), str(DUMPS / "kernel-header-only.dmp"))
+    assert table.returncode == 0, table.stderr
+    assert "2 dumps, 2 bucketed" in table.stdout and "NULL_POINTER_READ_c0000005_crashme.exe!Unknown" in table.stdout
+    assert f"records: {tmp_path / 'triage.jsonl'}" in table.stdout  # the default --out, in the current folder
+    again = _run(tmp_path, "--simulate", str(DUMPS / "null_read_av.dmp"), str(DUMPS / "kernel-header-only.dmp"),
+                 "--json")
+    summary = json.loads(again.stdout)
+    assert summary["done_before"] == 2 and summary["dumps"] == 2 and len(summary["buckets"]) == 2
+
+
+@pytest.mark.parametrize(("args", "code", "says"), [
+    (["--simulate", "nowhere"], 3, "invalid_argument: paths: no such file or directory: nowhere"),
+    (["--simulate", str(DUMPS), "--jobs", "0"], 2, "invalid_argument: --jobs: from 1 to 64"),
+    (["--simulate", "--config", "{tmp}/roots.yaml", str(DUMPS)], 2, "policy_denied: path: outside the directories"),
+])
+def test_every_failure_is_one_error_line(tmp_path: Path, args: list[str], code: int, says: str) -> None:
+    (tmp_path / "roots.yaml").write_text(f"dump_roots: [{json.dumps(str(tmp_path))}]\n")
+    done = _run(tmp_path, *[a.replace("{tmp}", str(tmp_path)) for a in args])
+    errors = [line for line in done.stderr.splitlines() if line.startswith("kd-mcp: error:")]
+    assert done.returncode == code and len(errors) == 1 and says in errors[0], done.stderr
+    assert "Traceback" not in done.stderr and done.stdout == ""

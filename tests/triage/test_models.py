@@ -1,0 +1,23 @@
+"""The records' one lists, held to docs/triage.md: every record field and failure category is described there."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from kdmcp.triage.models import FAILURE_CATEGORIES, DumpRecord, TriageSpec
+
+DOC = (Path(__file__).resolve().parents[2] / "docs" / "triage.md").read_text(encoding="utf-8")
+
+
+def test_every_record_field_is_in_the_doc() -> None:
+    assert [name for name in DumpRecord.model_fields if f"`{name}`" not in DOC] == []
+
+
+def test_every_failure_category_is_in_the_doc() -> None:
+    assert [c for c in FAILURE_CATEGORIES if f"| `{c}` |" not in DOC] == []
+
+
+def test_a_spec_is_frozen_and_bounded() -> None:
+    spec = TriageSpec(debuggers={"kd": ["kd.exe"]})
+    assert spec.timeout_s == 300.0 and spec.frames == 8 and spec.analyze
+    assert hash(spec.model_dump_json())
