@@ -152,7 +152,7 @@ class RunLineMachine:
         the line there (an error), the run command never ran."""
         assert self._boundary is not None
         pending, step = self._boundary
-        tail = self._rec.tail  # the start of a marker line cut between chunks
+        tail = self._rec.tail[-len(pending.marker) - 1 :]  # where a marker line cut between chunks starts
         found = re.compile(re.escape(pending.marker) + rb"\r?\n").search(tail + data)
         cut = len(data) if found is None else found.end() - len(tail)
         line_start = self.end - len(tail)
@@ -204,15 +204,13 @@ class RunLineSession:
     def _commands_then_run(self, command: str, split: RunSplit, kind: CommandKind, timeout: float) -> CommandOutput:
         """Send ``split``'s line; return the commands' output once the target runs (or has stopped
         again, or kd ended the line before its run command: then up to kd's prompt)."""
-        t0 = time.monotonic()
-        machine = self.machine
-        with self._cond:
+        t0, machine = time.monotonic(), self.machine
+        with self._cond:  # as _immediate: busy, this thread reads the commands' answer, the pump stands aside
             self._check_ready()
-            start = self.store.size
-            marker = machine.new_marker()
-            line = split.line(marker.decode())
+            start, marker = self.store.size, machine.new_marker()
             pending = machine.run_line_sent(marker, step=is_step(split.run), command=command)
-            self._readers += 1  # this thread reads the commands' answer; the pump stands aside
+            self._readers += 1
+        line = split.line(marker.decode())
         try:
             self._write(line.encode("utf-8") + b"\n")
             self._read_until(lambda: pending.hit is not None or self.state != SessionState.busy, timeout)

@@ -95,8 +95,8 @@ def _checks(line: str) -> None:
     assert run_effect(split.line(M)) is run_effect(line) is run_effect(split.run)
 
 
-_IMMEDIATE = ["r", "bl", "k", ".echo X", "bp nt!NtCreateFile", "dd nt!KiBugCheckData L4", 'bp nt!NtReadFile ".echo a; g"',
-              '.echo "a; b"', "~1s", "bc *", "lm m nt", "dx @$curthread", ".printf \"%d\\n\", 5", "sxe ld"]
+_IMMEDIATE = ["r", "bl", "k", ".echo X", "bp nt!NtCreateFile", "dd nt!KiBugCheckData L4",
+              'bp nt!NtReadFile ".echo a; g"', '.echo "a; b"', "~1s", "bc *", "lm m nt", "dx @$curthread", ".printf \"%d\\n\", 5", "sxe ld"]
 _RUN = ["g", "p", "t", "gu", "gh", "gn", "pc", "t 3", "g nt!NtReadFile", ".reboot"]
 _SEPARATORS = [";", "; ", " ; ", ";; ", ";\t"]
 
@@ -205,8 +205,12 @@ def test_a_step_after_commands_is_a_step_event():
 
 def test_the_marker_after_output_without_a_line_end_keeps_that_output():
     m, pending = _sent('.printf "x"; g')
-    m.feed(b'.printf "x"; .echo KDMCPTESTN2; g\r\nxKDMCPTESTN2\r\n' + DBGPRINT)
+    base, stream = m.end, b'.printf "x"; .echo KDMCPTESTN2; g\r\nxKDMCPTESTN2\r\n' + DBGPRINT
+    cut = stream.index(b"KDMCPTESTN2\r\n") + 5
+    m.feed(stream[:cut])
+    m.feed(stream[cut:])  # the marker's line cut between chunks
     assert pending.hit is not None and m.state == S.running
+    assert pending.hit.output_end - base == stream.index(b"KDMCPTESTN2\r\n")  # "x" is the commands'
     assert [(e.kind, e.text) for e in _new(m)] == [("dbgprint", DBGPRINT.decode())]
 
 
