@@ -96,7 +96,8 @@ def _checks(line: str) -> None:
 
 
 _IMMEDIATE = ["r", "bl", "k", ".echo X", "bp nt!NtCreateFile", "dd nt!KiBugCheckData L4",
-              'bp nt!NtReadFile ".echo a; g"', '.echo "a; b"', "~1s", "bc *", "lm m nt", "dx @$curthread", ".printf \"%d\\n\", 5", "sxe ld"]
+              'bp nt!NtReadFile ".echo a; g"', '.echo "a; b"',
+              "~1s", "bc *", "lm m nt", "dx @$curthread", ".printf \"%d\\n\", 5", "sxe ld"]
 _RUN = ["g", "p", "t", "gu", "gh", "gn", "pc", "t 3", "g nt!NtReadFile", ".reboot"]
 _SEPARATORS = [";", "; ", " ; ", ";; ", ";\t"]
 
