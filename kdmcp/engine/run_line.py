@@ -13,7 +13,8 @@ command from running (the prompt comes without the marker), and alias text kd pa
 line sees the whole line. Only a plain top-level sequence is changed: every command read by
 the one command reader (:mod:`kdmcp.command.syntax`, under every reading of quotes and
 escapes) is a simple command, the last one runs the target, none before it does, none is an
-alias command or ``z`` (which repeats the commands before it), no alias is pasted in.
+alias command or ``z`` (which repeats the commands before it) or hides output (``.outmask``,
+``.ofilter``: the marker too), no alias is pasted in.
 
 Three parts: :func:`split_run_line` (pure), :class:`RunLineMachine` (the state machine's side:
 busy until the marker's line, running after it) and :class:`RunLineSession` (the session's).
@@ -28,7 +29,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, NoReturn
 
-from kdmcp.command import RunEffect, run_effect
+from kdmcp.command import CommandClass, RunEffect, classify, run_effect
 from kdmcp.command.lexing import lexings_for
 from kdmcp.command.nodes import Command
 from kdmcp.command.syntax import read_list
@@ -90,8 +91,9 @@ def split_run_line(line: str) -> RunSplit | None:
     effect = leaf_effect(run)
     if effect not in (RunEffect.RESUMES, RunEffect.REBOOTS) or run_effect(line) is not effect:
         return None
-    if run_effect(head) is not RunEffect.IMMEDIATE:
-        return None
+    if run_effect(head) is not RunEffect.IMMEDIATE or any(
+            f.command_class is CommandClass.OUTPUT_CONTROL for f in classify(head)):
+        return None  # a run command before the last, or .outmask/.ofilter, which could hide the marker
     return RunSplit(head, line[cut:], run)
 
 

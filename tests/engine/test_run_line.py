@@ -62,6 +62,8 @@ NOT_SPLIT = [
     ".echo x\"; g",  # the readings of the quote disagree on where commands end
     ".echo \"never closes; g",
     "{ r }; g",
+    ".outmask- 1; g",  # it would hide the marker too
+    '.ofilter "x*"; g',
 ]
 
 
