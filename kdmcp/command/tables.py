@@ -477,3 +477,17 @@ def leaf_effect(piece: str) -> RunEffect:
     if _RESUMES_EFFECT_RE.fullmatch(text):
         return RunEffect.RESUMES
     return RunEffect.IMMEDIATE
+
+
+def reaches_across_line(piece: str) -> bool:
+    """Whether one command's meaning reaches the other commands of its line: an alias command
+    (``as``, ``aS``, ``ad``, ``al``: what kd pastes into a line) or ``z``, which "executes a
+    command while the given condition evaluates to a nonzero value" -- the commands before it
+    ("Commands ; z( Expression )", z (Execute While))."""
+    text = strip_selectors(piece.strip())
+    return any(p.match(text) for p in (_ALIAS_SET_RE, _ALIAS_OTHER_RE, _Z_RE))
+
+
+def pastes_aliases(line: str) -> bool:
+    """Whether kd would paste alias text into ``line``: ``${name}``, ``$u0``-``$u9``, ``$CurrentDumpFile``."""
+    return any(p.search(line) for p in (_ALIAS_USE_RE, _FIXED_ALIAS_RE, _AUTO_ALIAS_RE))

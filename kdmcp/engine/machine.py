@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 from kdmcp.engine.events import EVENT_TEXT_LIMIT, DebuggerEvent, EventKind, SessionState
 from kdmcp.engine.recognizer import EventHit, MarkerHit, StreamRecognizer
+from kdmcp.engine.run_line import RunLineMachine
 from kdmcp.engine.step_stop import held_start, step_location
 from kdmcp.engine.stop_rules import AutoCommands, exception_stopped, location_kind
 from kdmcp.errors import DebuggerExited, KdMcpError, NotConnected, SessionBusy, TargetRunning
@@ -65,7 +66,7 @@ class PendingMarker:
         self.done = False
 
 
-class SessionMachine:
+class SessionMachine(RunLineMachine):
     """What one debugger's output stream means, fed chunk by chunk (offsets count every byte fed)."""
 
     def __init__(
@@ -194,19 +195,16 @@ class SessionMachine:
         if command:
             self._auto.learn(command)
         self._rec.reset_line()
-        self.state = SessionState.running
-        self._stopping = False
-        self._command_output = False
-        self._stepping = step
         self.prompt = None
-        self._go_echo = echo
-        self._open_run()
+        self._start_run(echo, step)
         self._skip_to_end()
 
     # ------------------------------------------------------------ the stream
 
     def feed(self, data: bytes) -> list[Transition]:
         """Consume the next chunk of output; return what it changed, in order."""
+        if self._boundary is not None:  # a run line's commands print (run_line.py): cut at their marker
+            return self._feed_run_line(data)
         self._out = []
         self.end += len(data)
         self._unattributed = self._unattributed + data if self._unattributed else data

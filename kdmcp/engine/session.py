@@ -23,6 +23,7 @@ from kdmcp.engine.launch import LaunchPlan
 from kdmcp.engine.machine import SessionMachine
 from kdmcp.engine.output_store import OutputStore
 from kdmcp.engine.results import BreakResult, CommandOutput, ContinueResult, StartResult
+from kdmcp.engine.run_line import RunLineSession, split_run_line
 from kdmcp.engine.stopping import GO_READ_S, Stopping, elapsed_ms
 from kdmcp.errors import (
     CommandTimeout,
@@ -41,7 +42,7 @@ _COALESCE_FROM = 2048  # a shorter read means the debugger had nothing more queu
 _PUMP_WAKE_S = 0.25  # bounded read so the pump notices a stop request
 
 
-class DebuggerSession(Stopping):
+class DebuggerSession(Stopping, RunLineSession):
     """A debugger process and everything known about it."""
 
     def __init__(
@@ -285,6 +286,9 @@ class DebuggerSession(Stopping):
             raise SessionBusy("another command is running on this session", session_id=self.session_id,
                               state=self.state)
         try:
+            split = split_run_line(command) if kind in ("go", "reboot") else None
+            if split is not None:  # commands before the run command: their output is this answer
+                return self._commands_then_run(command, split, kind, timeout)
             if kind in ("go", "reboot"):
                 result = self._send_go(command)
                 # A line that may run the target but came straight back to a prompt (a j

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import select
 import signal
 import time
@@ -29,11 +30,16 @@ from typing import Literal
 from kdmcp.sim.remoting import Peer, Remoting
 from kdmcp.sim.session_log import SessionLog
 
-__all__ = ["DEFAULT_OUTMASK", "EMIT_LOG_ENV", "PROMPT_OUTPUT", "WRITE_CHUNK", "ConsoleIO"]
+__all__ = ["DEFAULT_OUTMASK", "EMIT_LOG_ENV", "KD_ERROR_RE", "PROMPT_OUTPUT", "WRITE_CHUNK", "ConsoleIO"]
 
 DEFAULT_OUTMASK = 0x3F7  # ".outmask /d ... is equivalent to .outmask 0x3F7"
 NORMAL_OUTPUT, PROMPT_OUTPUT = 0x1, 0x10
 WRITE_CHUNK = 65536
+# kd's error for a command, as dbgeng prints it ("       ^ Syntax error in 'x'", "Bad register error in
+# 'r foo'", "Couldn't resolve error at 'nt!Nope'", "No runnable debuggees error in 'g'"): the error
+# ends the line ("If .catch is not used, an error will terminate the entire debugger command
+# program", .catch).
+KD_ERROR_RE = re.compile(r"^[ \t]*(?:\^ )?[A-Z][\w' ]* error (?:in|at) '", re.MULTILINE)
 # Set to a path: every byte written to stdout is also appended there (fault tests' ground truth).
 EMIT_LOG_ENV = "KDMCP_SIM_EMIT_LOG"
 
@@ -64,6 +70,7 @@ class ConsoleIO:
         self._outbuf = bytearray()
         self.outmask = DEFAULT_OUTMASK
         self._in_command = False
+        self.command_failed = False  # the command running printed kd's error for it
         self._captured: list[str] | None = None
         self.log = SessionLog()  # .logopen's file: it gets what the console shows
         # Tests of "nothing lost" compare what the engine stored with what was really written.
@@ -83,6 +90,8 @@ class ConsoleIO:
 
         A command's output is normal output: with bit 1 cleared by ``.outmask-`` it is not shown.
         """
+        if self._in_command and KD_ERROR_RE.search(text):
+            self.command_failed = True  # the rest of its line does not run (interpreter.py)
         if self._in_command and not self.outmask & NORMAL_OUTPUT:
             return
         if self._captured is not None:

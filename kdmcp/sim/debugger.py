@@ -125,6 +125,7 @@ class SimDebugger(TargetRun):
 
     def execute(self, command: str) -> None:
         self._in_command = True
+        self.command_failed = False
         try:
             self._execute(command)
         finally:

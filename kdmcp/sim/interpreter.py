@@ -42,7 +42,7 @@ from kdmcp.command.nodes import (
 from kdmcp.command.syntax import read_list
 from kdmcp.command.tables import leaf_effect
 
-__all__ = ["MAX_LOOP", "EvalError", "Host", "Interpreter", "evaluate", "masm_number"]
+__all__ = ["MAX_LOOP", "EvalError", "Host", "Interpreter", "LineEnded", "evaluate", "masm_number"]
 
 MAX_LOOP = 100_000  # iterations of one loop before the simulator stops it (kd would go on)
 
@@ -51,12 +51,17 @@ class EvalError(Exception):
     """An expression the simulator cannot evaluate; the text is where it failed."""
 
 
+class LineEnded(Exception):
+    """A command printed kd's error: the rest of the line (outside a ``.catch``) does not run."""
+
+
 class Host(Protocol):
     """What the interpreter needs of the debugger it runs in."""
 
     kernel: bool
     thread: int
     temps: dict[int, int]
+    command_failed: bool  # the last command printed kd's error for it
 
     def execute(self, command: str) -> None: ...
     def out(self, text: str) -> None: ...
@@ -77,6 +82,8 @@ class Interpreter:
             yield from self.run(read_list(line, KD_LEXING))
         except EvalError as exc:
             self.host.out(f"Couldn't resolve error at '{exc}'\n")
+        except LineEnded:
+            return  # "an error will terminate the entire debugger command program" (.catch)
 
     def run(self, nodes: tuple[Node, ...]) -> Iterator[None]:
         for node in nodes:
@@ -86,9 +93,21 @@ class Interpreter:
         host = self.host
         if isinstance(node, (Command, PathCommand)):
             host.execute(node.text)
+            if host.command_failed:
+                raise LineEnded(node.text)
             yield
         elif isinstance(node, AliasLine):
             return  # kd prints nothing for "as"; aliases are not simulated
+        elif isinstance(node, Block) and node.keyword == "catch":
+            # "If a command within a .catch block generates an error, the error message is displayed,
+            # all remaining commands within the braces are ignored, and execution resumes with the
+            # first command after the closing brace" (.catch)
+            try:
+                yield from self.run(node.body)
+            except LineEnded:
+                pass
+            except EvalError as exc:
+                host.out(f"Couldn't resolve error at '{exc}'\n")
         elif isinstance(node, Block):
             yield from self.run(node.body)
         elif isinstance(node, IfChain):

@@ -8,6 +8,10 @@ an immediate command (``command_sent``), or the ``q`` its stop types (nothing to
 the end of the stream). An immediate command's completion marker is what kd would
 have printed for kd-mcp's ``.echo`` -- the prompt, the echoed ``.echo`` line, the marker -- and it is
 added right before the next prompt of the log, so a command is complete exactly at that prompt.
+A run line (commands, then a run command: kdmcp/engine/run_line.py) is sent as kd-mcp sends it,
+with ``.echo <marker>`` before its run command: kd prints that marker's line once the commands are
+done, and the log cannot say where that is, so facts.json does (``run_lines``: the step, and text
+of the last line the commands printed, read in the log); the marker's line is added after it.
 Everything the log holds is fed byte for byte; only those marker lines are added.
 """
 
@@ -23,6 +27,7 @@ from typing import Any
 from kdmcp.engine.commands import command_kind, is_step
 from kdmcp.engine.events import DebuggerEvent
 from kdmcp.engine.machine import SessionMachine
+from kdmcp.engine.run_line import split_run_line
 
 SESSIONS = Path(__file__).resolve().parents[2] / "fixtures" / "sessions"
 MARKER_PREFIX = b"KDMCPREPLAYN"
@@ -37,6 +42,7 @@ class Step:
     prompt: str
     command: str | None
     kind: str  # "go", "step", "immediate", "quit", or "none"
+    commands_end: str | None = None  # a run line's: text of the last line its commands printed
 
 
 @dataclass
@@ -46,6 +52,7 @@ class Replay:
     prompts: list[str | None] = field(default_factory=list)  # the prompt the machine saw at each step
     states: list[str] = field(default_factory=list)  # its state at each step's prompt
     early: list[int] = field(default_factory=list)  # steps whose command completed before its prompt
+    run_lines: list[int] = field(default_factory=list)  # run lines whose marker made the target's output start
     completed: list[int] = field(default_factory=list)  # steps whose command completed at the next prompt
     events: list[DebuggerEvent] = field(default_factory=list)
     final_state: str = ""
@@ -73,6 +80,8 @@ def steps_of(facts: dict[str, Any]) -> list[Step]:
             go = effect in ("go", "reboot")
             kind = ("step" if is_step(command) else "go") if go else "quit" if effect == "quit" else "immediate"
             steps.append(Step(prompt, command, kind))
+    for index, text in facts.get("run_lines", []):
+        steps[index].commands_end = text
     return steps
 
 
@@ -120,7 +129,18 @@ def replay(log: bytes, steps: list[Step], split: Split) -> Replay:
         pending = None
         out.prompts.append(m.prompt.text if m.prompt is not None else None)
         out.states.append(m.state.value)
-        if step.kind in ("go", "step"):
+        if step.kind in ("go", "step") and split_run_line(step.command or "") is not None:
+            assert step.command is not None and step.commands_end is not None, f"step {i}: no run_lines fact"
+            line = m.run_line_sent(MARKER_PREFIX + b"RUN" + str(i).encode(), step=step.kind == "step",
+                                   command=step.command)
+            echo_end = log.index(b"\n", end) + 1
+            cut = log.index(b"\n", log.index(step.commands_end.encode(), echo_end)) + 1  # the commands' last line
+            feed(log[pos:cut])
+            feed(line.marker + (b"\r\n" if log[cut - 2 : cut] == b"\r\n" else b"\n"))
+            pos = cut
+            if line.hit is not None:
+                out.run_lines.append(i)
+        elif step.kind in ("go", "step"):
             assert step.command is not None
             eol = b"\r\n" if log[end + len(step.command.encode()) :].startswith(b"\r\n") else b"\n"
             m.go_sent(step.command.encode() + eol, step=step.kind == "step", command=step.command)
@@ -148,6 +168,11 @@ def _exceptions(r: Replay, chance: bool | None, stopped: bool | None = None) -> 
                if e.first_chance is chance and (stopped is None or e.stopped is stopped))
 
 
+def _line_commands(r: Replay, facts: dict[str, Any]) -> int:
+    """Run lines whose marker the machine saw and whose commands' last line is no DbgPrint."""
+    return sum(1 for index, text in facts.get("run_lines", []) if index in r.run_lines and text not in r.dbgprint())
+
+
 def _bugchecks(r: Replay) -> int:
     """Bugchecks not followed by a break_in event (kd's own break after one is the bugcheck's)."""
     kinds = r.kinds()
@@ -168,6 +193,8 @@ KINDS: dict[str, tuple[str, Callable[[Replay, dict[str, Any]], int]]] = {
     "command_output": ("a breakpoint's or event filter's command-string output: the stop's, not DbgPrint",
                        lambda r, f: f["present"].get("command_output", 0)
                        - r.dbgprint().count(f.get("command_output_marker", "\0"))),
+    "line_commands": ("commands typed before a run command on its line (`.echo X; bl; g`): their output "
+                      "the command's, not DbgPrint", lambda r, f: _line_commands(r, f)),
     "startup": ("a debugger's start-up lines: the start's, not DbgPrint",
                 lambda r, f: sum(1 for e in _events(r, "connected") if e.note is None)),
     "reboot": ("reboot (`Shutdown occurred`)", lambda r, f: len(_events(r, "reboot"))),

@@ -75,6 +75,9 @@ class FakeKd:
     def is_alive(self) -> bool:
         return self._alive
 
+    def input_pending(self) -> int | None:
+        return 0  # every line is answered as it is written: nothing waits unread
+
     def exit_status(self) -> int | None:
         return None if self._alive else 0
 

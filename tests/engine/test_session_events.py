@@ -78,3 +78,46 @@ def test_a_bugcheck_stays_the_reason_and_g_only_breaks_again(make_session):
     assert [e.kind for e in events] == ["bugcheck"] and events[0].stopped and events[0].code == "0x000000d1"
     assert s.prompt is not None and s.prompt.text == "1: kd> "
     assert _run_to_stop(s) == []  # kd's break again: still the bugcheck, no break_in
+
+
+BL_ROW = "     0 e Disable Clear  fffff800`62c3a1e0     0001 (0001) nt!NtCreateFile"
+
+
+def test_commands_before_g_are_the_commands_answer_and_what_the_target_prints_is_dbgprint(make_session):
+    # kd prints the commands' output, then runs the target: a marker between them says where one ends
+    s = make_session()
+    seq = s.last_event_seq
+    r = s.execute("bp nt!NtCreateFile; bl; g")
+    assert r.kind == "go" and r.output.splitlines() == [BL_ROW], r.output
+    whole = s.read_output(r.output_offset, r.output_end - r.output_offset).decode()
+    assert BL_ROW in whole and "KDMCP" not in whole.split(BL_ROW)[1]  # the range ends before the marker
+    assert s.wait_for(lambda: s.state == SessionState.broken, 10.0), s.state
+    events = s.events_since(seq)
+    prints = [e.text for e in events if e.kind == "dbgprint"]
+    assert prints == ["myfault: IOCTL 0x83362000 received\r\n"], prints  # the target's, after the marker
+    assert events[-1].kind == "breakpoint" and events[-1].stopped
+
+
+@DEFAULT_BACKEND_ONLY
+def test_an_error_before_g_ends_the_line_and_the_target_never_runs(make_session):
+    # "If .catch is not used, an error will terminate the entire debugger command program" (.catch)
+    s = make_session()
+    seq = s.last_event_seq
+    r = s.execute("r foo; g")
+    assert r.state == SessionState.broken and r.output.strip() == "^ Bad register error in 'r foo'", r.output
+    assert s.events_since(seq) == []
+    caught = s.execute(".catch { r foo; r rip }; .echo after")  # .catch goes on after its block
+    assert "Bad register error" in caught.output and "rip=" not in caught.output and "after" in caught.output
+
+
+@DEFAULT_BACKEND_ONLY
+def test_commands_before_a_step_then_the_step_event(make_session):
+    s = make_session()
+    s.execute("bp nt!NtCreateFile")
+    s.go()
+    assert s.wait_for(lambda: s.state == SessionState.broken, 10.0)
+    seq = s.last_event_seq
+    r = s.execute(".echo stepping; p")
+    assert r.output.strip() == "stepping"
+    assert s.wait_for(lambda: s.state == SessionState.broken, 10.0)
+    assert [(e.kind, e.text.splitlines()[0]) for e in s.events_since(seq)] == [("step", "nt!NtCreateFile+0x5:")]

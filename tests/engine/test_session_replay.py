@@ -51,6 +51,8 @@ def _check(name: str, r: Replay) -> None:
     assert r.early == [], name
     finished = [i for i, s in enumerate(steps[:-1]) if s.kind == "immediate"]
     assert r.completed == finished, name
+    # every run line's commands end at their marker, where the target's output starts
+    assert r.run_lines == [index for index, _ in facts.get("run_lines", [])], name
     events = [e for e in r.events if e.kind != "dbgprint"]
     assert dict(Counter(e.kind for e in events)) == facts["counts"], name
     sequence = [e.kind for e in events if e.kind not in ("module_load", "module_unload", "exception")]

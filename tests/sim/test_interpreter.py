@@ -153,6 +153,26 @@ def test_an_unresolvable_condition_ends_the_line(kd: Recording) -> None:
 
 
 @pytest.mark.parametrize(
+    ("line", "ran"),
+    [
+        ("r foo; k", ["r foo"]),  # "       ^ Bad register error in 'r foo'"
+        ("r foo; g", ["r foo"]),  # the target never runs
+        ("zz; r", ["zz"]),  # "       ^ Syntax error in 'zz'"
+        (".catch { r foo; k }; lm", ["r foo", "lm"]),
+        (".block { r foo; k }; lm", ["r foo"]),
+    ],
+)
+def test_an_error_ends_the_line_but_a_catch_block(kd: Recording, line: str, ran: list[str]) -> None:
+    """ "If a command within a .catch block generates an error, the error message is displayed, all
+    remaining commands within the braces are ignored, and execution resumes with the first command
+    after the closing brace. If .catch is not used, an error will terminate the entire debugger
+    command program" (.catch)."""
+    kd.line(line)
+    assert kd.ran == ran and kd.state == "broken"
+    assert any(" error in '" in text for text in kd.printed)
+
+
+@pytest.mark.parametrize(
     ("text", "value"),
     [("1", 1), ("10", 16), ("0n10", 10), ("0x10", 16), ("0y101", 5), ("0t17", 15), ("1 == 1", 1), ("2 > 3", 0),
      ("1 and 0", 0), ("(1 + 2) * 3", 9), ("fffff800`00000000", 0xFFFFF80000000000), ("not 0", 1), ("@$t3", 7)],
