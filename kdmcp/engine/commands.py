@@ -69,10 +69,13 @@ def _without_cut_echo(raw: bytes, echo: bytes, after: bytes) -> bytes | None:
     followed the command's output). Only a tail seen proves the head is echo, not output that
     starts like it.
     """
-    for cut in range(len(echo) - 1, 0, -1):
-        head, tail = echo[:cut], echo[cut:]
-        if not raw.startswith(head):
-            continue
+    # Only cuts within the prefix ``raw`` shares with the echo can match: most outputs share none.
+    shared = 0
+    longest = min(len(echo) - 1, len(raw))
+    while shared < longest and raw[shared] == echo[shared]:
+        shared += 1
+    for cut in range(shared, 0, -1):
+        tail = echo[cut:]
         if raw.endswith(tail) and len(raw) >= len(echo):
             end = len(raw) - len(tail)
             line_start = raw.rfind(b"\n", 0, end) + 1
