@@ -49,10 +49,11 @@ from mcp_types import (
     InputRequiredResult,
 )
 from mcp_types.version import is_version_at_least
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import Field, ValidationError
 
 from kdmcp.command import PROFILE_ALLOWS, Profile, Verdict, check
 from kdmcp.errors import PolicyDenied
+from kdmcp.validation import LazyModel
 
 if TYPE_CHECKING:
     from kdmcp.server.app import KdMcpApp
@@ -96,7 +97,7 @@ INPUT_ROUND_VERSION = "2026-07-28"
 Answer = Literal["accept", "decline", "cancel"]
 
 
-class Approval(BaseModel):
+class Approval(LazyModel):
     """The form the person fills in: one choice."""
 
     allow_once: bool = Field(title="Allow once", description="run this exact command this one time", strict=True)
