@@ -15,7 +15,8 @@ from __future__ import annotations
 import re
 from typing import Literal
 
-from kdmcp.command import RunEffect, run_effect
+from kdmcp import command as reader
+from kdmcp.command import RunEffect
 from kdmcp.command.tables import is_step
 from kdmcp.parse.prompt import PROMPT_PATTERN
 
@@ -38,7 +39,7 @@ _KIND: dict[RunEffect, CommandKind] = {
 
 def command_kind(line: str) -> CommandKind:
     """The strongest behaviour of any command the line runs (quit > reboot > go > immediate)."""
-    return _KIND[run_effect(line)]
+    return _KIND[reader.run_effect(line)]  # the policy module, imported on the first line read
 
 
 def validate(line: str) -> str | None:
