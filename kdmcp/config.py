@@ -30,7 +30,7 @@ from kdmcp.argvalues import check_host, check_path, check_symbol_path
 from kdmcp.errors import ConfigError
 from kdmcp.regular_file import others_can_read
 from kdmcp.statefile import KdnetKey
-from kdmcp.validation import validation_problems
+from kdmcp.validation import LazyModel, validation_problems
 from kdmcp.yaml_document import read_yaml_document
 
 __all__ = [
@@ -57,7 +57,7 @@ _CONNECTION_NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
 _SECTIONS = ("debuggers", "timeouts", "connections", "triage")
 
 
-class _Section(BaseModel):
+class _Section(LazyModel):
     """Common settings: unknown keys are errors, no type coercion, inputs never quoted in errors."""
 
     model_config = ConfigDict(

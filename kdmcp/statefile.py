@@ -35,13 +35,13 @@ from pathlib import Path
 from typing import Annotated, Any, Final, Literal
 
 import platformdirs
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, PlainSerializer, ValidationError, field_validator
+from pydantic import BeforeValidator, ConfigDict, Field, PlainSerializer, ValidationError, field_validator
 
 from kdmcp.argvalues import check_host, check_ip_address, check_kdnet_key, check_port
 from kdmcp.errors import InvalidArgument, StateFileError
 from kdmcp.regular_file import others_can_read
 from kdmcp.secret import Secret
-from kdmcp.validation import validation_problems
+from kdmcp.validation import LazyModel, validation_problems
 from kdmcp.yaml_document import KEYLIKE_RE, read_yaml_document
 
 __all__ = [
@@ -119,7 +119,7 @@ def _kind(value: object) -> str:
     return type(value).__name__
 
 
-class KdSessionState(BaseModel):
+class KdSessionState(LazyModel):
     """One ``winrm-kd-session-v1`` record. Unknown fields are ignored (the companion may add some)."""
 
     # hide_input_in_errors: a ValidationError raised by direct construction must not quote the key.

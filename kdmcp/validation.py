@@ -10,9 +10,21 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ConfigDict, ValidationError
 
-__all__ = ["place", "validation_problems"]
+__all__ = ["LazyModel", "place", "validation_problems"]
+
+
+class LazyModel(BaseModel):
+    """A pydantic model whose validator, serializer and schema are built when first used, not when
+    its class is defined (``defer_build``).
+
+    kd-mcp defines some two hundred models (results, records, config); building every one at import
+    was most of the server's own start-up, before the first ``tools/list`` (docs/performance.md,
+    "Cold start"), though a session uses a few. Validation and output are the same either way.
+    """
+
+    model_config = ConfigDict(defer_build=True)
 
 Location = tuple[int | str, ...]
 _BRANCH = re.compile(r"(?:constrained-)?(?:int|str|float|bool|bytes|list\[.*\]|dict\[.*\])$|function-[a-z]+\[")

@@ -35,7 +35,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import ConfigDict
 
 from kdmcp.command.allowlist import config_entries
 from kdmcp.command.classes import PROFILE_ALLOWS, SEVERITY, CommandClass, Profile, RunEffect, strongest
@@ -53,6 +53,7 @@ from kdmcp.command.tables import (
     DEFAULT_NETWORK_ROOTS,
 )
 from kdmcp.command.walker import Finding, Walker
+from kdmcp.validation import LazyModel
 
 __all__ = [
     "DEFAULT_NETWORK_ROOTS",
@@ -83,7 +84,7 @@ _SHOWN_PIECE = 160  # characters of a piece quoted in a verdict message
 _PLAIN_LINE_RE = re.compile(r"[\t !#%-?A-\[\]-~]*")
 
 
-class Verdict(BaseModel):
+class Verdict(LazyModel):
     """The answer of :func:`check`: allowed or not, and why, in the caller's terms."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")

@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import ConfigDict
 
 from kdmcp.command.allowlist import path_list_refusal
 from kdmcp.command.classes import PROFILE_ALLOWS, CommandClass, RunEffect
@@ -55,6 +55,7 @@ from kdmcp.command.tables import (
     leaf_effect,
     under_allowed_root,
 )
+from kdmcp.validation import LazyModel
 
 _STANDARD = PROFILE_ALLOWS["standard"]
 
@@ -65,7 +66,7 @@ MAX_NESTED = 2000  # bodies and command strings followed per line and reading (t
 _MAX_EXPANSIONS = MAX_EXPANSIONS
 
 
-class Finding(BaseModel):
+class Finding(LazyModel):
     """One command kd would run (or text it would read as one), its class and its run effect."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")

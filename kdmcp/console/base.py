@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import sys
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
@@ -144,6 +144,21 @@ def _inherited(name: str) -> bool:
     return upper in CHILD_ENV_NAMES or upper.startswith(CHILD_ENV_PREFIXES)
 
 
+@runtime_checkable
+class Delivering(Protocol):
+    """A console whose reader thread can hand each chunk to the engine itself (``deliver_to``).
+
+    Where reads block on a thread anyway (pipes), the engine then stores and scans each chunk on
+    that thread and wakes a waiting caller once its answer is complete, as mcp-windbg's reader
+    does: no queue between the reader and a caller that would read the chunk again.
+    """
+
+    def deliver_to(self, sink: Callable[[bytes], None]) -> None:
+        """From now on give every chunk to ``sink`` (what was queued first), then ``b""`` at end of
+        stream; ``read`` and ``wait_readable`` then see nothing but the end."""
+        ...
+
+
 class OutputQueue:
     """Turns a reader thread's chunks into ``Console.read(max_bytes, timeout)``.
 
@@ -151,6 +166,7 @@ class OutputQueue:
     fills and kd waits too, so memory stays at ``limit`` whatever the output size. An
     unbounded queue let 100 MB of output pile up 60 MB here before the pump caught up.
     ``close()`` releases a reader waiting for room once nobody will read any more.
+    ``deliver_to`` hands the chunks to a sink instead, on the reader's thread.
     """
 
     def __init__(self, limit: int = OUTPUT_BUFFER_LIMIT) -> None:
@@ -159,18 +175,38 @@ class OutputQueue:
         self._limit = limit
         self._eof = False
         self._closed = False
+        self._sink: Callable[[bytes], None] | None = None
+
+    def deliver_to(self, sink: Callable[[bytes], None]) -> None:
+        """Hand every chunk to ``sink`` from now on (``Delivering``); what is queued goes first, under
+        the lock, so a ``put`` waiting for it cannot overtake it."""
+        with self._cond:
+            if self._buf:
+                data, self._buf = bytes(self._buf), bytearray()
+                sink(data)
+            self._sink = sink
+            if self._eof:
+                sink(b"")
+            self._cond.notify_all()
 
     def put(self, chunk: bytes) -> None:
-        with self._cond:
-            self._cond.wait_for(lambda: len(self._buf) < self._limit or self._closed)
-            if not self._closed:
-                self._buf += chunk
-                self._cond.notify_all()
+        if self._sink is None:
+            with self._cond:
+                self._cond.wait_for(lambda: len(self._buf) < self._limit or self._closed or self._sink is not None)
+                if self._sink is None:
+                    if not self._closed:
+                        self._buf += chunk
+                        self._cond.notify_all()
+                    return
+        self._sink(chunk)  # set once, by deliver_to, which has delivered what was queued before
 
     def put_eof(self) -> None:
         with self._cond:
             self._eof = True
             self._cond.notify_all()
+            sink = self._sink
+        if sink is not None:
+            sink(b"")
 
     def close(self) -> None:
         with self._cond:

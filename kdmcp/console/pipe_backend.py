@@ -13,7 +13,8 @@ lacks is a console's Ctrl+C, so ``interrupt()`` sends the console break out of b
   ``kdmcp.console.ctrl_helper``, which attaches to that console.
 
 Reading runs on a daemon thread that blocks in ``os.read`` and hands chunks over a bounded queue
-(:class:`~kdmcp.console.base.OutputQueue`, shared with the wexpect backend):
+(:class:`~kdmcp.console.base.OutputQueue`, shared with the wexpect backend), or, once the engine
+asks (``deliver_to``), straight to the engine on that thread:
 Windows pipes cannot be ``select``-ed, and a reader that never stops also keeps kd from
 blocking on a full pipe while the target floods DbgPrint.
 """
@@ -26,6 +27,7 @@ import signal
 import subprocess
 import sys
 import threading
+from collections.abc import Callable
 from typing import IO, Any
 
 from kdmcp.console import ctrl_helper, lifetime, win32
@@ -119,6 +121,11 @@ class PipeConsole:
 
     def wait_readable(self, timeout: float) -> bool:
         return self._output.wait_readable(timeout)
+
+    def deliver_to(self, sink: Callable[[bytes], None]) -> None:
+        """The reader thread hands each chunk to ``sink`` (``base.Delivering``): the engine stores
+        it there and wakes the caller whose answer it completes, one thread switch per answer."""
+        self._output.deliver_to(sink)
 
     def write(self, data: bytes) -> None:
         """Write all of ``data``; a raw pipe write may be partial, so loop until done."""

@@ -15,7 +15,8 @@ from __future__ import annotations
 import re
 from typing import Literal
 
-from kdmcp.command import RunEffect, run_effect
+from kdmcp import command as reader
+from kdmcp.command import RunEffect
 from kdmcp.command.tables import is_step
 from kdmcp.parse.prompt import PROMPT_PATTERN
 
@@ -38,7 +39,7 @@ _KIND: dict[RunEffect, CommandKind] = {
 
 def command_kind(line: str) -> CommandKind:
     """The strongest behaviour of any command the line runs (quit > reboot > go > immediate)."""
-    return _KIND[run_effect(line)]
+    return _KIND[reader.run_effect(line)]  # the policy module, imported on the first line read
 
 
 def validate(line: str) -> str | None:
@@ -69,10 +70,13 @@ def _without_cut_echo(raw: bytes, echo: bytes, after: bytes) -> bytes | None:
     followed the command's output). Only a tail seen proves the head is echo, not output that
     starts like it.
     """
-    for cut in range(len(echo) - 1, 0, -1):
-        head, tail = echo[:cut], echo[cut:]
-        if not raw.startswith(head):
-            continue
+    # Only cuts within the prefix ``raw`` shares with the echo can match: most outputs share none.
+    shared = 0
+    longest = min(len(echo) - 1, len(raw))
+    while shared < longest and raw[shared] == echo[shared]:
+        shared += 1
+    for cut in range(shared, 0, -1):
+        tail = echo[cut:]
         if raw.endswith(tail) and len(raw) >= len(echo):
             end = len(raw) - len(tail)
             line_start = raw.rfind(b"\n", 0, end) + 1

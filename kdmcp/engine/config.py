@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel
-
 from kdmcp.console import BackendName
 from kdmcp.engine.output_store import DEFAULT_MEMORY_BYTES
+from kdmcp.validation import LazyModel
 
 __all__ = ["SessionConfig"]
 
 
-class SessionConfig(BaseModel):
+class SessionConfig(LazyModel):
     """Timeouts and limits of one session (seconds unless named otherwise)."""
 
     startup_timeout: float = 30.0

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, Field
+from pydantic import Field
 
 from kdmcp.session_state import SessionState
+from kdmcp.validation import LazyModel
 
 __all__ = ["EVENT_TEXT_LIMIT", "DebuggerEvent", "EventKind", "SessionState"]
 
@@ -39,7 +40,7 @@ EventKind = Literal[
 EVENT_TEXT_LIMIT = 4096
 
 
-class DebuggerEvent(BaseModel):
+class DebuggerEvent(LazyModel):
     """Something the target or debugger did, with where its text sits in the session output."""
 
     seq: int

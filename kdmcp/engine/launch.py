@@ -18,7 +18,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Literal, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import ConfigDict, Field, ValidationError, field_validator
 
 from kdmcp.argvalues import (
     ArgvValueError,
@@ -36,6 +36,7 @@ from kdmcp.argvalues import (
 from kdmcp.engine.kinds import SessionKind
 from kdmcp.errors import InvalidArgument
 from kdmcp.secret import Secret, redact
+from kdmcp.validation import LazyModel
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -43,7 +44,7 @@ R = TypeVar("R")
 Flavor = Literal["kd", "cdb"]
 
 
-class _Target(BaseModel):
+class _Target(LazyModel):
     model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True, extra="forbid")
 
 

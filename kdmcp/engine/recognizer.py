@@ -112,6 +112,8 @@ _KEYWORDS = (
     b"Unable to insert breakpoint",
     b" failed",
 )
+# The same test in one scan: any keyword in a chunk (28 ``in`` tests cost ~19 µs on an ``r``).
+_KEYWORD_RE = re.compile(b"|".join(re.escape(keyword) for keyword in _KEYWORDS))
 # A ModLoad line that follows output without its line end (a debug string with no newline, then
 # cdb's "ModLoad: ..."; video-editor-cdb-logopen): found anywhere in a line.
 _MIDLINE_MODLOAD_RE = re.compile(rb"(?<=[^\r\n])(?P<line>ModLoad: (?P<mbase>" + _A + rb")\s+(?P<mend>" + _A
@@ -264,10 +266,7 @@ class StreamRecognizer:
         return prompt
 
     def _events(self, text: bytes, base: int) -> list[EventHit]:
-        for keyword in _KEYWORDS:
-            if keyword in text:
-                break
-        else:
+        if _KEYWORD_RE.search(text) is None:
             return []
         hits = []
         for m in _EVENT_RE.finditer(text):

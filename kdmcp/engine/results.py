@@ -7,15 +7,14 @@ happened between calls (DbgPrint while the target ran) and nothing is delivered 
 
 from __future__ import annotations
 
-from pydantic import BaseModel
-
 from kdmcp.engine.commands import CommandKind
 from kdmcp.engine.events import SessionState
 from kdmcp.engine.kinds import SessionKind
 from kdmcp.parse.prompt import Prompt
+from kdmcp.validation import LazyModel
 
 
-class StartResult(BaseModel):
+class StartResult(LazyModel):
     session_id: str
     state: SessionState
     prompt: Prompt | None
@@ -25,7 +24,7 @@ class StartResult(BaseModel):
     elapsed_ms: float
 
 
-class CommandOutput(BaseModel):
+class CommandOutput(LazyModel):
     """One command's output (capped inline; ``output_offset``/``output_end`` address all of it)."""
 
     command: str
@@ -39,7 +38,7 @@ class CommandOutput(BaseModel):
     elapsed_ms: float
 
 
-class ContinueResult(BaseModel):
+class ContinueResult(LazyModel):
     state: SessionState
     # "running" (kd read the g and did not stop), "stopped" (it stopped again at once) or
     # "unread" (kd has not read the g: frozen or hung; the target may still be at its break)
@@ -49,14 +48,14 @@ class ContinueResult(BaseModel):
     elapsed_ms: float
 
 
-class BreakResult(BaseModel):
+class BreakResult(LazyModel):
     state: SessionState
     already_broken: bool
     prompt: Prompt | None
     elapsed_ms: float
 
 
-class StopResult(BaseModel):
+class StopResult(LazyModel):
     actions: list[str]
     state: SessionState
     exit_code: int | None
@@ -64,7 +63,7 @@ class StopResult(BaseModel):
     left: str = ""  # what the target was left doing, claimed only on the debugger's evidence
 
 
-class SessionInfo(BaseModel):
+class SessionInfo(LazyModel):
     session_id: str
     state: SessionState
     kind: SessionKind

@@ -15,6 +15,7 @@ import time
 from collections.abc import Callable
 
 from kdmcp.console import BackendName, Console, ConsoleClosed, ConsoleError, SpawnSpec, open_console
+from kdmcp.console.base import Delivering
 from kdmcp.engine.commands import command_kind, is_step, strip_echo, validate
 from kdmcp.engine.config import SessionConfig
 from kdmcp.engine.events import DebuggerEvent, SessionState
@@ -70,6 +71,7 @@ class DebuggerSession(Stopping, RunLineSession):
         self._pump: threading.Thread | None = None
         self._stop_pump = False
         self._quitting = False  # a quit was sent: the pump reads until the end instead of standing aside
+        self._delivered = False  # the console's reader thread hands us each chunk (``_deliver``): nobody reads
         self.store = OutputStore(self.config.memory_bytes, self.config.spill_dir)
         self.machine = SessionMachine(plan.secrets, self.config.event_log_size)
         self.started_at = time.time()
@@ -123,6 +125,9 @@ class DebuggerSession(Stopping, RunLineSession):
         except ConsoleError as exc:
             raise DebuggerError(self._redact(f"cannot start the debugger: {exc}"), session_id=self.session_id,
                                 state=SessionState.exited) from exc
+        if isinstance(self._console, Delivering):
+            self._delivered = True
+            self._console.deliver_to(self._deliver)
         self._pump = threading.Thread(target=self._pump_loop, name=f"kdmcp-pump-{self.session_id}", daemon=True)
         self._pump.start()
         ready = {SessionState.broken, SessionState.exited}
@@ -148,6 +153,10 @@ class DebuggerSession(Stopping, RunLineSession):
         """Drain the console whenever no caller is reading it; then record the exit."""
         console = self._console
         assert console is not None
+        if self._delivered:  # the console's reader stores every chunk: wait for the end (or a stop)
+            with self._cond:
+                while not self._stop_pump and not self._eof:
+                    self._pump_cond.wait(_PUMP_WAKE_S)
         while not self._stop_pump and not self._eof:
             wait = _PUMP_WAKE_S
             with self._cond:
@@ -204,13 +213,34 @@ class DebuggerSession(Stopping, RunLineSession):
             if data:
                 self._output_arrived()  # still under the read lock: the copies go in order
 
+    def _deliver(self, data: bytes) -> None:
+        """A chunk from the console's reader thread (``Delivering``), stored and scanned there; ``b""``:
+        the end of the stream, which the pump records. Callers waiting for their answer are woken
+        once it has come, and read nothing themselves."""
+        try:
+            with self._io_lock:
+                with self._cond:
+                    if data:
+                        self._ingest(data)
+                    else:
+                        self._eof = True
+                        self._pump_cond.notify()  # the pump records the exit
+                    self._cond.notify_all()
+                if data:
+                    self._output_arrived()
+        except Exception:  # the reader thread must go on (a store closed by a stop that did not wait)
+            _log.exception("storing output of %s failed", self.session_id)
+
     def _read_until(self, predicate: Callable[[], bool], timeout: float) -> bool:
         """``wait_for``, but this thread reads the console itself while it waits.
 
         The caller has announced itself (``_readers``), so the pump stands aside.
         Without this, every command pays a wake-up of the caller by the pump thread,
-        several times the cost of a pipe round trip.
+        several times the cost of a pipe round trip. A console that delivers its chunks
+        (``_deliver``) has its reader thread store them: then this only waits.
         """
+        if self._delivered:
+            return self.wait_for(predicate, timeout)
         deadline = time.monotonic() + max(0.0, timeout)
         while True:
             with self._cond:

@@ -24,7 +24,7 @@ from __future__ import annotations
 import re
 from typing import Literal
 
-from pydantic import BaseModel
+from kdmcp.validation import LazyModel
 
 # [remote tag] then either the kernel form "N: kd:mach> " / "lkd> " or the user form
 # "S:P:TTT:mach> " / "P:TTT> ". The trailing space is optional: some transcripts trim it.
@@ -41,7 +41,7 @@ PROMPT_PATTERN = (
 _PROMPT_RE = re.compile(PROMPT_PATTERN)
 
 
-class Prompt(BaseModel):
+class Prompt(LazyModel):
     """A parsed prompt: who the debugger's next command applies to."""
 
     text: str

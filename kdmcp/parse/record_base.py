@@ -10,7 +10,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, SerializationInfo, SerializerFunctionWrapHandler, model_serializer
+from pydantic import ConfigDict, Field, SerializationInfo, SerializerFunctionWrapHandler, model_serializer
+
+from kdmcp.validation import LazyModel
 
 # The serialisation context of a record's served form (``kdmcp/server/models.py``): what a
 # model's other fields already say is left out there (the raw text is served beside it).
@@ -23,7 +25,7 @@ def is_served(info: SerializationInfo) -> bool:
     return isinstance(context, dict) and context.get("served") is True
 
 
-class StrictModel(BaseModel):
+class StrictModel(LazyModel):
     """Base for every model here: unknown fields are a bug, not data."""
 
     model_config = ConfigDict(extra="forbid")

@@ -22,7 +22,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from kdmcp.parse._text import addr, split_lines
+from kdmcp.parse._text import addr, hex_token_addr, split_lines
 from kdmcp.parse.disasm import INSTRUCTION_RE, instruction_fields, match_label
 from kdmcp.parse.models import RegistersRecord
 from kdmcp.parse.register_names import ARM_STATUS_REGISTERS, IOPL, SEGMENT_REGISTERS
@@ -60,7 +60,7 @@ def _add_group(group: str, ctx: dict[str, Any]) -> None:
     if _HEX_GROUP_RE.fullmatch(group):
         for name, value in _HEX_PAIR_RE.findall(group):
             key = name.lower()
-            norm = addr(value)
+            norm = hex_token_addr(value)  # addr's result for a [0-9a-fA-F`]+ token, in fewer steps
             ctx["registers"][key] = norm
             if key in SEGMENT_REGISTERS:
                 ctx["segments"][key] = norm

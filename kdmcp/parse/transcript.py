@@ -17,12 +17,11 @@ from __future__ import annotations
 
 import re
 
-from pydantic import BaseModel
-
 from kdmcp.parse.dispatch import parse
 from kdmcp.parse.errors import looks_like_error_line
 from kdmcp.parse.models import Record
 from kdmcp.parse.prompt import PROMPT_PATTERN, Prompt, match_prompt
+from kdmcp.validation import LazyModel
 
 # A prompt at the start of a line, then the command up to the end of the line. Case-
 # insensitive because published transcripts contain "0: Kd>" (kd itself prints "kd>"); up
@@ -37,7 +36,7 @@ _PROMPT_LINE_RE = re.compile(
 _TIMESTAMP_MARK = "[Local "
 
 
-class Block(BaseModel):
+class Block(LazyModel):
     """One prompt line and the output that follows it."""
 
     prompt: Prompt | None = None

@@ -18,7 +18,8 @@ from typing import Any, TypeVar
 
 # The parsers and record models are built on the first command, not at start-up (kdmcp.parse's
 # lazy attributes; docs/performance.md, "Cold start").
-from kdmcp.command import DEFAULT_NETWORK_ROOTS, Profile, check, launch_flags
+from kdmcp import command as reader
+from kdmcp.command import Profile
 from kdmcp.command.allowlist import config_entries
 from kdmcp.discovery import find_debugger
 from kdmcp.engine import (
@@ -225,7 +226,7 @@ class KdMcpApp:
             self.debugger_argv(flavor_for(target)), target, symbol_path=self.options.config.symbol_path,
             initial_break=initial_break,
             # -noshell unless the caller's policy allows host commands: a second wall behind the policy.
-            extra_args=launch_flags(self.profile_for(owner)),
+            extra_args=reader.launch_flags(self.profile_for(owner)),
         )
         session = self.manager.create(plan, owner=owner)
         if self.transcript is not None:
@@ -302,9 +303,9 @@ class KdMcpApp:
         problem = validate(command)
         if problem is not None:
             raise InvalidArgument(problem, session_id=session_id)
-        roots = (*DEFAULT_NETWORK_ROOTS, *self.options.config.network_roots)
+        roots = (*reader.DEFAULT_NETWORK_ROOTS, *self.options.config.network_roots)
         profile = self.profile_for(owner)
-        verdict = check(command, profile, roots, tuple(self.options.config.allow_commands))
+        verdict = reader.check(command, profile, roots, tuple(self.options.config.allow_commands))
         if not verdict.allowed:  # refused, unless the person allows it once (docs/security.md, "Asking the human")
             settle(self, command, verdict, profile, roots, owner, session_id)
 

@@ -49,12 +49,15 @@ from mcp_types import (
     InputRequiredResult,
 )
 from mcp_types.version import is_version_at_least
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import Field, ValidationError
 
-from kdmcp.command import PROFILE_ALLOWS, Profile, Verdict, check
+from kdmcp import command as reader
+from kdmcp.command import PROFILE_ALLOWS, Profile
 from kdmcp.errors import PolicyDenied
+from kdmcp.validation import LazyModel
 
 if TYPE_CHECKING:
+    from kdmcp.command import Verdict
     from kdmcp.server.app import KdMcpApp
 
 __all__ = [
@@ -96,7 +99,7 @@ INPUT_ROUND_VERSION = "2026-07-28"
 Answer = Literal["accept", "decline", "cancel"]
 
 
-class Approval(BaseModel):
+class Approval(LazyModel):
     """The form the person fills in: one choice."""
 
     allow_once: bool = Field(title="Allow once", description="run this exact command this one time", strict=True)
@@ -157,7 +160,7 @@ def _askable(command: str, verdict: Verdict, profile: Profile, roots: tuple[str,
         return None
     allowed = {c.value for c in PROFILE_ALLOWS[profile]}
     denied = {f.command_class.value for f in verdict.findings} - allowed
-    if not denied or not denied <= ASKABLE or not check(command, "full", roots).allowed:
+    if not denied or not denied <= ASKABLE or not reader.check(command, "full", roots).allowed:
         return None
     return verdict.denied_class.value
 

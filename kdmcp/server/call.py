@@ -29,7 +29,7 @@ from kdmcp.server.asking import FormAsker, asking_channel, asking_with, serve_in
 from kdmcp.server.mcp_server import KdMcpServer, owner_of
 from kdmcp.server.registry import TOOLS, Tool
 from kdmcp.server.render import from_exception, ok_result
-from kdmcp.server.schema import compact_schema, served_annotations
+from kdmcp.server.schema import compact_schema, load_surface, served_annotations, store_surface, surface_fingerprint
 from kdmcp.validation import validation_problems
 
 log = logging.getLogger(__name__)
@@ -263,25 +263,84 @@ def _served(entry: Tool) -> ServedTool:
     tools — 73 % of the surface once; and a published schema makes every client validate every
     result. The results' fields are documented from the models instead (``Tool.result_model``).
     """
-    served = ServedTool.from_function(entry.fn, name=entry.name, description=inspect.cleandoc(entry.fn.__doc__ or ""),
+    served = ServedTool.from_function(entry.fn, name=entry.name, description=_description(entry),
                                       context_kwarg="call", annotations=served_annotations(entry.annotations),
                                       structured_output=False)
     served.parameters = compact_schema(served.parameters)
+    served.fn = _answer(entry)
+    served.is_async = True
+    return served
 
+
+def _description(entry: Tool) -> str:
+    return inspect.cleandoc(entry.fn.__doc__ or "")
+
+
+def _answer(entry: Tool) -> Callable[..., Awaitable[CallToolResult | InputRequiredResult]]:
     async def answer(call: Context[Any, Any], **arguments: Any) -> CallToolResult | InputRequiredResult:
         return await serve_call(call, entry.fn, arguments)
 
-    served.fn = answer
-    served.is_async = True
-    return served
+    return answer
+
+
+@functools.cache
+def _built(name: str) -> ServedTool:
+    return _served(TOOLS[name])
+
+
+def argument_model(name: str) -> Any:
+    """The SDK's argument metadata of tool ``name`` (``FuncMetadata``: its model validates a call's
+    arguments), built on first use."""
+    return _built(name).fn_metadata
+
+
+class _LazyTool(ServedTool):
+    """A tool listed from its cached schema (``schema.load_surface``): ``tools/list`` serves the same bytes,
+    and its argument model is built (``_served``) when it is first called."""
+
+    @property
+    def output_schema(self) -> dict[str, Any] | None:
+        return None  # as _served's: structured_output=False
+
+    async def run(self, arguments: dict[str, Any], context: Context[Any, Any],
+                  convert_result: bool = False) -> Any:
+        return await _built(self.name).run(arguments, context, convert_result=convert_result)
+
+
+def lazy_tools(schemas: dict[str, Any]) -> tuple[ServedTool, ...] | None:
+    """The tools listed from cached ``schemas`` (tool name -> ``{"parameters": ...}``); None if a
+    tool is missing from them."""
+    if not all(isinstance(schemas.get(name), dict) and "parameters" in schemas[name] for name in TOOLS):
+        return None
+    return tuple(
+        _LazyTool.model_construct(
+            fn=_answer(entry), name=entry.name, title=None, description=_description(entry),
+            parameters=schemas[entry.name]["parameters"], fn_metadata=None, is_async=True, context_kwarg="call",
+            resolved_params={}, resolver_plans={}, annotations=served_annotations(entry.annotations), icons=None,
+            meta=None,
+        )
+        for entry in TOOLS.values()
+    )
+
+
+def built_tools() -> tuple[ServedTool, ...]:
+    return tuple(_built(entry.name) for entry in TOOLS.values())
 
 
 @functools.cache
 def served_tools() -> tuple[ServedTool, ...]:
     """The SDK's tool objects, built once per process.
 
-    Building them (an argument model and schemas per tool) cost 60-90 ms on every server; they
+    Building them (an argument model and schemas per tool) cost ~190 ms on every cold start; they
     hold the module-level functions and their schemas only (each call finds its app through its
-    context), so every server of the process can share them.
+    context), so every server of the process can share them. Their schemas are kept between starts
+    (``schema.load_surface``): a start that finds them lists the tools from them, and builds a tool's
+    argument model on its first call.
     """
-    return tuple(_served(entry) for entry in TOOLS.values())
+    key = surface_fingerprint()
+    cached = load_surface(key)
+    tools = lazy_tools(cached) if cached is not None else None
+    if tools is None:
+        tools = built_tools()
+        store_surface(key, {tool.name: {"parameters": tool.parameters} for tool in tools})
+    return tools

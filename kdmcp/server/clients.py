@@ -17,12 +17,12 @@ from pathlib import Path
 from typing import Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import ConfigDict, Field, ValidationError
 
 from kdmcp.errors import ConfigError
 from kdmcp.secret import Secret
 from kdmcp.server.registry import ALL_GROUPS, tools_for
-from kdmcp.validation import validation_problems
+from kdmcp.validation import LazyModel, validation_problems
 
 ENV_TOKEN = "KDMCP_LISTEN_TOKEN"  # noqa: S105 (a variable name)
 ENV_TOKEN_FILE = "KDMCP_TOKEN_FILE"  # noqa: S105 (a variable name)
@@ -38,7 +38,7 @@ class ListenerClient:
     policy: Profile
 
 
-class _Entry(BaseModel):
+class _Entry(LazyModel):
     model_config = ConfigDict(extra="forbid", hide_input_in_errors=True)
 
     token: str = Field(min_length=MIN_TOKEN_CHARS)

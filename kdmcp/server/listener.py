@@ -27,12 +27,13 @@ from typing import TYPE_CHECKING, Any
 
 import h11
 from mcp.server.transport_security import TransportSecuritySettings
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from kdmcp.errors import ConfigError
 from kdmcp.server.clients import ClientRegistry
 from kdmcp.server.mcp_server import KdMcpServer
+from kdmcp.validation import LazyModel
 
 if TYPE_CHECKING:
     import uvicorn
@@ -49,7 +50,7 @@ MAX_REQUEST_BYTES = 1024 * 1024
 MCP_PATH = "/mcp"
 
 
-class ListenerLimits(BaseModel):
+class ListenerLimits(LazyModel):
     """How long a request may take to arrive, and how many connections and requests are served.
 
     The defaults suit MCP clients on loopback or behind ``ssh -L``: a tool call is one small

@@ -17,10 +17,12 @@ from collections.abc import Mapping
 from typing import Any
 
 import anyio
+import mcp.server.mcpserver.server as sdk_server
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.mcpserver.tools import Tool
+from mcp.server.mcpserver.utilities.logging import configure_logging as sdk_configure_logging
 from mcp.shared.exceptions import MCPError
 from mcp_types import INVALID_PARAMS, CallToolResult, GetPromptResult, InputRequiredResult
 from pydantic import ValidationError
@@ -126,6 +128,22 @@ class EarlierSessions:
         note = (f"\nThis client's sessions from an earlier connection are still live: {listed}. Name one with "
                 "session_id, or stop_kd it; unused ones are stopped after idle_stop_minutes.")
         return {**result, "instructions": (result.get("instructions") or "") + note}
+
+
+
+
+def _sdk_logging_unless_configured(level: Any) -> None:
+    """The SDK's ``configure_logging`` (run by every ``MCPServer()``), skipped where it would do
+    nothing: it builds a rich handler (importing rich: ~60-130 ms of a cold start) only to hand it
+    to ``logging.basicConfig``, which ignores it once the root logger has a handler — as it has
+    when ``kd-mcp serve`` starts (``logs.configure_logging`` runs first)."""
+    if logging.getLogger().handlers:
+        return
+    sdk_configure_logging(level)
+
+
+# The name MCPServer.__init__ calls (mcp 2.x has no setting that leaves logging alone).
+setattr(sdk_server, "configure_logging", _sdk_logging_unless_configured)  # noqa: B010
 
 
 class KdMcpServer(MCPServer[Any]):

@@ -32,6 +32,7 @@ from kdmcp.server.text import (
     symbol_summary,
     tidy,
 )
+from kdmcp.validation import LazyModel
 
 # Milliseconds as served: a tenth is what a reader can use; more digits are noise to pay for.
 Millis = Annotated[float, PlainSerializer(lambda ms: round(ms, 1), return_type=float)]
@@ -92,7 +93,7 @@ ServedRecord = Annotated[
 ]
 
 
-class Served(BaseModel):
+class Served(LazyModel):
     """A served result: its text block is its own (``render_text``, from its masked dump)."""
 
     @classmethod
@@ -169,7 +170,7 @@ def _health(data: Data) -> str:
     return "\n".join(lines)
 
 
-class ErrorResult(BaseModel):
+class ErrorResult(LazyModel):
     """An ``isError`` result: branch on ``category``, show ``message``.
 
     Not served as ``structuredContent`` (it would not match the tool's output schema): it
@@ -230,7 +231,7 @@ class StartResult(SessionResult):
 StartT = TypeVar("StartT", bound=StartResult)
 
 
-class DumpSummary(BaseModel):
+class DumpSummary(LazyModel):
     """What a dump holds, read from the debugger's own answers (vertarget, .bugcheck or .exr -1, lm)."""
 
     os: str | None = Field(default=None, description="vertarget's version line")
@@ -286,12 +287,12 @@ class CommandResult(SessionResult):
 CommandT = TypeVar("CommandT", bound=CommandResult)
 
 
-class ListCount(BaseModel):
+class ListCount(LazyModel):
     total: int
     returned: int
 
 
-class SymbolCounts(BaseModel):
+class SymbolCounts(LazyModel):
     """What ``lm`` says of symbols, over every module it listed (not only the ``limit`` returned)."""
 
     loaded: list[str] = Field(default_factory=list, description="modules with symbols loaded")
@@ -447,7 +448,7 @@ class StopResult(Served):
         return [f"exit code {data['exit_code']}"] if "exit_code" in data else []
 
 
-class SessionSummary(BaseModel):
+class SessionSummary(LazyModel):
     session_id: str
     state: SessionState
     kind: SessionKind
@@ -469,7 +470,7 @@ class SessionList(Served):
         return _sessions(data)
 
 
-class DebuggerCheck(BaseModel):
+class DebuggerCheck(LazyModel):
     name: str
     found: bool
     path: str | None = None

@@ -23,9 +23,9 @@ from typing import Annotated, Any
 
 from mcp.server.mcpserver.prompts import Prompt
 from mcp.server.mcpserver.prompts.base import PromptArgument
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import AfterValidator, ConfigDict, Field, ValidationError, model_validator
 
-from kdmcp.validation import validation_problems
+from kdmcp.validation import LazyModel, validation_problems
 
 __all__ = ["PROMPTS", "PromptArgumentError", "Recipe", "served_prompts"]
 
@@ -48,7 +48,7 @@ class PromptArgumentError(ValueError):
     """A prompt's arguments were refused: the message names each and says why, never quoting it."""
 
 
-class _Arguments(BaseModel):
+class _Arguments(LazyModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 

@@ -46,7 +46,13 @@ def ok_result(model: BaseModel, redactor: Redactor, *, structured: bool = False)
     """One text block (the model's own, ``models.Served.render_text``) from one masked dump; with
     ``structured``, also that dump as ``structuredContent``.
     The dump rides along, unsent, for the transcript (``result_data``)."""
-    data = served_data(model, redactor)
+    if not structured and type(model) is models.CommandResult and model.record is not None:
+        # kd_command's text reads only its record's kind ("unparsed"): the record, one field of
+        # the dump but most of its work, is neither dumped nor masked when it is not sent
+        data = served_data(model.model_copy(update={"record": None}), redactor)
+        data["record"] = {"kind": getattr(model.record, "kind", "text")}
+    else:
+        data = served_data(model, redactor)
     content: list[ContentBlock] = [TextContent(type="text", text=text_block(model, data))]
     result = CallToolResult(content=content, structured_content=structured_of(model, data) if structured else None)
     object.__setattr__(result, "_kdmcp_data", data)

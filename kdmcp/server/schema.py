@@ -20,6 +20,14 @@ surface) is left out, and so are the hints the spec calls meaningless for a read
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
+import json
+import logging
+import os
+import sys
+import tempfile
+from pathlib import Path
 from typing import Any
 
 from mcp_types import ToolAnnotations
@@ -61,3 +69,98 @@ def served_annotations(annotations: ToolAnnotations) -> ToolAnnotations | None:
     kept = {name: value for name, value in hints.items() if name in _SERVED_HINTS
             and _HINT_DEFAULTS.get(name) != value and not (read_only and name in _WRITE_ONLY_HINTS)}
     return ToolAnnotations(**kept) if kept else None
+
+
+# ------------------------------------------------------------------ the schemas kept between starts
+# Building the 50 tools' argument models and their JSON schemas (pydantic, through the SDK's
+# ``Tool.from_function``) cost ~190 ms of every cold start before the first ``tools/list`` could be
+# answered (docs/performance.md). The schemas depend on nothing but kd-mcp's sources and the versions
+# of the SDK and pydantic, so, as Python keeps ``.pyc`` files, the first start writes them to the user
+# cache directory and later starts read them back (~2 ms); a tool's argument model is then built on
+# its first call (``call._LazyTool``). The file is named by a fingerprint of everything the schemas
+# come from: the path, size and modification time of every file of the ``kdmcp`` package and of the
+# SDK's and pydantic's files that build them, and the versions of Python and pydantic. Any change (an
+# edit, another checkout, an upgrade) names another file, so a stale schema is never served; a
+# missing, unreadable or foreign file only costs the build. ``KDMCP_NO_SURFACE_CACHE=1`` turns it off.
+
+log = logging.getLogger(__name__)
+
+_PREFIX = "surface-"
+ENV_OFF = "KDMCP_NO_SURFACE_CACHE"
+KEEP = 16
+
+
+def _mtime(path: Path) -> float:
+    try:
+        return path.stat().st_mtime
+    except OSError:
+        return 0.0
+
+
+def _package_files() -> list[Path]:
+    """kd-mcp's own files, and the SDK's and pydantic's that decide a tool's served schema."""
+    import mcp.server.mcpserver.tools.base as sdk_tool
+    import mcp.server.mcpserver.utilities.func_metadata as sdk_metadata
+    import pydantic.json_schema
+
+    import kdmcp
+
+    files: list[Path] = []
+    for root, dirs, names in os.walk(Path(kdmcp.__file__).parent):
+        dirs[:] = sorted(d for d in dirs if d != "__pycache__")
+        files += [Path(root, name) for name in sorted(names) if not name.endswith(".pyc")]
+    return files + [Path(m.__file__ or "") for m in (sdk_tool, sdk_metadata, pydantic.json_schema)]
+
+
+def surface_fingerprint() -> str:
+    """What names the cache file: every input of the schemas, by path, size and mtime (``stat``)."""
+    import pydantic
+    import pydantic_core
+
+    digest = hashlib.sha256(f"{sys.version}|{pydantic.VERSION}|{pydantic_core.__version__}".encode())
+    for path in _package_files():
+        try:
+            st = path.stat()
+        except OSError:
+            continue
+        digest.update(f"|{path}|{st.st_size}|{st.st_mtime_ns}".encode())
+    return digest.hexdigest()[:32]
+
+
+def cache_dir() -> Path:
+    import platformdirs
+
+    return Path(platformdirs.user_cache_dir("kd-mcp"))
+
+
+def load_surface(key: str, directory: Path | None = None) -> dict[str, Any] | None:
+    """The schemas stored under ``key`` (tool name -> served fields), or None."""
+    if os.environ.get(ENV_OFF) == "1":
+        return None
+    path = (directory or cache_dir()) / f"{_PREFIX}{key}.json"
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def store_surface(key: str, schemas: dict[str, Any], directory: Path | None = None) -> None:
+    """Write ``schemas`` under ``key`` (atomically), keeping the newest ``KEEP`` files (several
+    checkouts or versions may share the cache); a cache that cannot be written is only a slower
+    next start."""
+    if os.environ.get(ENV_OFF) == "1":
+        return
+    directory = directory or cache_dir()
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=_PREFIX, suffix=".tmp", dir=directory)
+        with os.fdopen(fd, "w", encoding="utf-8") as out:
+            json.dump(schemas, out, separators=(",", ":"))
+        os.replace(tmp, directory / f"{_PREFIX}{key}.json")
+        others = [p for p in directory.glob(f"{_PREFIX}*.json") if p.name != f"{_PREFIX}{key}.json"]
+        for old in sorted(others, key=_mtime, reverse=True)[KEEP - 1 :]:
+            with contextlib.suppress(OSError):
+                old.unlink()
+    except OSError as exc:
+        log.debug("tool schemas not cached: %s", exc)

@@ -104,3 +104,53 @@ def test_a_real_child_sees_path_and_symbols_but_no_secrets(monkeypatch: pytest.M
     assert "DB_PASS" not in seen and "GITHUB_PAT" not in seen
     assert seen["_NT_SYMBOL_PATH"] == "srv*C:\\sym"
     assert "PATH" in seen
+
+
+# ------------------------------------------------------------------ OutputQueue.deliver_to
+
+
+def test_deliver_to_hands_over_what_was_queued_first_then_each_chunk_then_the_end() -> None:
+    """What the reader queued before the engine asked goes first, then every chunk as it comes, and
+    the end once, as ``b""``; reads then see only the end."""
+    from kdmcp.console.base import ConsoleClosed, OutputQueue
+
+    queue = OutputQueue()
+    queue.put(b"banner ")
+    queue.put(b"0: kd> ")
+    got: list[bytes] = []
+    queue.deliver_to(got.append)
+    queue.put(b"rax=0")
+    queue.put_eof()
+    assert got == [b"banner 0: kd> ", b"rax=0", b""]
+    assert queue.wait_readable(0)
+    with pytest.raises(ConsoleClosed):
+        queue.read(10, 0, what="test")
+
+
+def test_deliver_to_after_the_end_still_delivers_everything_and_the_end_once() -> None:
+    from kdmcp.console.base import OutputQueue
+
+    queue = OutputQueue()
+    queue.put(b"last words")
+    queue.put_eof()
+    got: list[bytes] = []
+    queue.deliver_to(got.append)
+    assert got == [b"last words", b""]
+
+
+def test_a_put_racing_deliver_to_is_delivered_after_what_was_queued() -> None:
+    """A reader putting into a full queue while the engine asks (blocked for room, or not yet there)
+    is released, and its chunk follows the queued bytes: it cannot overtake them."""
+    import threading
+
+    from kdmcp.console.base import OutputQueue
+
+    queue = OutputQueue(limit=4)
+    queue.put(b"full")
+    got: list[bytes] = []
+    waiting = threading.Thread(target=queue.put, args=(b"next",))
+    waiting.start()
+    queue.deliver_to(got.append)
+    waiting.join(5)
+    assert not waiting.is_alive()
+    assert got == [b"full", b"next"]

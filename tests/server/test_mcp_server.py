@@ -95,3 +95,24 @@ async def test_errors_carry_the_category_as_text_and_no_structured_content():
     # Nothing beyond category and message: one block.
     assert [b.text for b in bare.content] == [f"error[invalid_argument]: {read_error(bare)['message']}"]
     assert read_error(started) is None and read_error(bare)["category"] == "invalid_argument"
+
+
+def test_the_sdks_logging_setup_runs_only_where_it_would_do_something(monkeypatch):
+    """MCPServer() calls the SDK's configure_logging, whose logging.basicConfig ignores its (rich)
+    handler once the root logger has one: kd-mcp skips it there, and only there."""
+    import logging
+
+    import mcp.server.mcpserver.server as sdk_server
+
+    from kdmcp.server import mcp_server
+
+    assert sdk_server.configure_logging is mcp_server._sdk_logging_unless_configured  # type: ignore[attr-defined]
+    calls: list[str] = []
+    monkeypatch.setattr(mcp_server, "sdk_configure_logging", calls.append)
+    root = logging.getLogger()
+    monkeypatch.setattr(root, "handlers", [logging.NullHandler()])
+    mcp_server._sdk_logging_unless_configured("WARNING")
+    assert calls == []
+    monkeypatch.setattr(root, "handlers", [])
+    mcp_server._sdk_logging_unless_configured("WARNING")
+    assert calls == ["WARNING"]

@@ -1,10 +1,26 @@
-"""The served argument schemas and annotations (``kdmcp/server/schema.py``)."""
+"""The served argument schemas and annotations (``kdmcp/server/schema.py``), and the schemas kept
+between starts: the tools listed from them (``call.lazy_tools``) serve the same ``tools/list`` bytes
+as the tools built from their signatures, a stale or broken cache is never served, and a listed
+tool validates and answers when first called."""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from mcp import Client
+from mcp.server.mcpserver import MCPServer
 from mcp_types import ToolAnnotations
 
+from kdmcp.server import schema as served_schema
+from kdmcp.server.call import _LazyTool, built_tools, lazy_tools
+from kdmcp.server.mcp_server import KdMcpServer
+from kdmcp.server.registry import TOOLS
 from kdmcp.server.schema import compact_schema, served_annotations
+from tests.server.helpers import make_app, result_data
 
 
 def test_titles_and_enforced_bounds_go_and_an_optional_argument_is_its_type():
@@ -45,3 +61,78 @@ def test_hints_equal_to_the_spec_defaults_are_left_out():
                                open_world_hint=False)
     assert served_annotations(controls).model_dump(exclude_none=True) == {
         "destructive_hint": False, "idempotent_hint": True, "open_world_hint": False}
+
+
+# ----------------------------------------------------- the schemas kept between starts
+
+
+def _listing(tools: Any) -> list[str]:
+    listed = anyio.run(MCPServer(tools=list(tools)).list_tools)
+    return [tool.model_dump_json(by_alias=True, exclude_none=True) for tool in listed]
+
+
+def _schemas() -> dict[str, Any]:
+    return {tool.name: {"parameters": tool.parameters} for tool in built_tools()}
+
+
+def test_the_cached_listing_is_byte_identical_to_the_built_one(tmp_path: Path) -> None:
+    served_schema.store_surface("k1", _schemas(), tmp_path)
+    cached = served_schema.load_surface("k1", tmp_path)
+    assert cached is not None
+    lazy = lazy_tools(cached)
+    assert lazy is not None and all(isinstance(tool, _LazyTool) for tool in lazy)
+    assert _listing(lazy) == _listing(built_tools())
+
+
+def test_another_fingerprint_or_a_broken_file_is_not_used(tmp_path: Path) -> None:
+    served_schema.store_surface("k1", _schemas(), tmp_path)
+    assert served_schema.load_surface("k2", tmp_path) is None
+    (tmp_path / "surface-k3.json").write_text("{not json")
+    assert served_schema.load_surface("k3", tmp_path) is None
+
+
+def test_a_cache_missing_a_tool_is_not_used() -> None:
+    schemas = _schemas()
+    schemas.pop(next(iter(TOOLS)))
+    assert lazy_tools(schemas) is None
+
+
+def test_the_fingerprint_changes_with_a_source_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    source = tmp_path / "tool.py"
+    source.write_text("x = 1\n")
+    monkeypatch.setattr(served_schema, "_package_files", lambda: [source])
+    before = served_schema.surface_fingerprint()
+    source.write_text("x = 22\n")
+    assert served_schema.surface_fingerprint() != before
+
+
+def test_off_by_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    served_schema.store_surface("k1", {"a": 1}, tmp_path)
+    monkeypatch.setenv(served_schema.ENV_OFF, "1")
+    assert served_schema.load_surface("k1", tmp_path) is None
+
+
+def test_only_the_newest_files_are_kept(tmp_path: Path) -> None:
+    for i in range(served_schema.KEEP + 3):
+        served_schema.store_surface(f"k{i}", {"n": i}, tmp_path)
+    assert len(list(tmp_path.glob("surface-*.json"))) == served_schema.KEEP
+    newest = served_schema.KEEP + 2
+    assert json.loads((tmp_path / f"surface-k{newest}.json").read_text()) == {"n": newest}
+
+
+async def test_a_listed_tool_validates_and_answers_on_its_first_call() -> None:
+    """The argument model is built on the first call: bad arguments are still invalid_argument,
+    good ones reach the tool."""
+    lazy = lazy_tools(_schemas())
+    assert lazy is not None
+    app = make_app()
+    server = KdMcpServer(app, tools=list(lazy))
+    server.tool_names = frozenset(TOOLS)
+    try:
+        async with Client(server) as client:
+            bad = result_data(await client.call_tool("kd_command", {"command": ""}))
+            assert bad["category"] == "invalid_argument" and "command" in bad["message"]
+            none = result_data(await client.call_tool("kd_command", {"command": "r"}))
+            assert none["category"] == "unknown_session"
+    finally:
+        await anyio.to_thread.run_sync(app.shutdown)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import ConfigDict, Field, model_validator
 from typing_extensions import Self
 
 from kdmcp.engine import SessionState
@@ -18,6 +18,7 @@ from kdmcp.errors import ErrorCategory
 from kdmcp.server import models
 from kdmcp.server.args import Address
 from kdmcp.server.text import event_lines, header
+from kdmcp.validation import LazyModel
 
 __all__ = [
     "MAX_RESTORE_BYTES",
@@ -38,7 +39,7 @@ MAX_RESTORE_BYTES = 4096
 Outcome = Literal["committed", "failed", "timed_out", "cancelled"]
 
 
-class Expect(BaseModel):
+class Expect(LazyModel):
     """What a step must give for the batch to go on; without one, it must succeed."""
 
     model_config = ConfigDict(extra="forbid")
@@ -66,7 +67,7 @@ class Expect(BaseModel):
         return False if self.error is not None else self.ok if self.ok is not None else True
 
 
-class Step(BaseModel):
+class Step(LazyModel):
     """One step: ``{"tool": NAME, "arguments": {…}}`` or ``{"command": "kd text"}`` (kd_command)."""
 
     model_config = ConfigDict(extra="forbid")
@@ -98,14 +99,14 @@ class Step(BaseModel):
         return self.tool if self.tool is not None else f"`{self.command}`"
 
 
-class MemoryRange(BaseModel):
+class MemoryRange(LazyModel):
     model_config = ConfigDict(extra="forbid")
 
     address: Address
     length: int = Field(ge=1, le=MAX_RESTORE_BYTES)
 
 
-class Restore(BaseModel):
+class Restore(LazyModel):
     """What the rollback restores besides the breakpoints and the break-in: only when asked,
     as reading them costs a command each at the start of every batch."""
 
@@ -115,7 +116,7 @@ class Restore(BaseModel):
     memory: list[MemoryRange] = Field(default_factory=list, max_length=16)
 
 
-class BatchRequest(BaseModel):
+class BatchRequest(LazyModel):
     """The tool's arguments about steps, validated together before anything runs."""
 
     model_config = ConfigDict(extra="forbid")
@@ -125,12 +126,12 @@ class BatchRequest(BaseModel):
     restore: Restore = Field(default_factory=Restore)
 
 
-class StepError(BaseModel):
+class StepError(LazyModel):
     category: str
     message: str
 
 
-class StepRecord(BaseModel):
+class StepRecord(LazyModel):
     """What one step did. ``ok``: it met its ``expect`` (a step expected to fail is ok when it fails so)."""
 
     index: int = Field(description="1-based, within steps (or within always)")

@@ -30,7 +30,7 @@ from pydantic import ValidationError
 
 from kdmcp.engine import DebuggerEvent, DebuggerSession, SessionState
 from kdmcp.errors import InvalidArgument, KdMcpError, PolicyDenied
-from kdmcp.server.call import Call, invoke, served_tools
+from kdmcp.server.call import Call, argument_model, invoke, served_tools
 from kdmcp.server.registry import TOOLS, Tool, tool_groups
 from kdmcp.server.tools.batch import rollback as batch_rollback
 from kdmcp.server.tools.batch.expect import Observed, observe, summary_of, unmet
@@ -73,8 +73,8 @@ class PlannedStep:
 
 
 def _arg_models() -> dict[str, Any]:
-    """Each tool's served argument model (the SDK's, built once per process: ``call.served_tools``)."""
-    return {served.name: served.fn_metadata for served in served_tools()}
+    """Each tool's served argument model (the SDK's, built once per process: ``call.argument_model``)."""
+    return {served.name: argument_model(served.name) for served in served_tools()}
 
 
 def plan(request: BatchRequest, session_id: str, surface: frozenset[str]) -> list[PlannedStep]:

@@ -9,10 +9,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, Field
+from pydantic import Field
 
 from kdmcp.server import models
 from kdmcp.server.models import TypedResult
+from kdmcp.validation import LazyModel
 
 __all__ = [
     "DecodeErrorResult",
@@ -32,7 +33,7 @@ __all__ = [
 ]
 
 
-class ThreadRow(BaseModel):
+class ThreadRow(LazyModel):
     id: str = Field(description="pid.tid (Cid)")
     address: str | None = Field(default=None, description="kernel: the ETHREAD")
     index: int | None = Field(default=None, description="user mode: the ~ number")
@@ -48,7 +49,7 @@ class ThreadsResult(TypedResult):
     threads: list[ThreadRow] = Field(default_factory=list)
 
 
-class MemoryRow(BaseModel):
+class MemoryRow(LazyModel):
     address: str
     values: list[str] = Field(default_factory=list)
     text: str | None = Field(default=None, description="db: the character column; da/du: the string")
@@ -66,7 +67,7 @@ class MemoryResult(TypedResult):
         return [f"{bad} unreadable rows"] if bad else []
 
 
-class Instruction(BaseModel):
+class Instruction(LazyModel):
     address: str
     bytes: str | None = None
     mnemonic: str
@@ -86,7 +87,7 @@ class EvaluateResult(TypedResult):
     children: list[dict[str, Any]] = Field(default_factory=list, description="dx: the value's fields")
 
 
-class SymbolRow(BaseModel):
+class SymbolRow(LazyModel):
     address: str
     name: str
     offset: str | None = None
@@ -97,7 +98,7 @@ class LookupResult(TypedResult):
     symbols: list[SymbolRow] = Field(default_factory=list)
 
 
-class FieldNode(BaseModel):
+class FieldNode(LazyModel):
     offset: str
     name: str
     type: str | None = None

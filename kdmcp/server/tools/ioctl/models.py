@@ -11,10 +11,11 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import Field
 
 from kdmcp.server import models
 from kdmcp.server.models import TypedResult
+from kdmcp.validation import LazyModel
 
 __all__ = ["DecodeIoctlResult", "IoctlMapResult", "MappedIoctl", "UnresolvedSite", "decode_ioctl_text"]
 
@@ -46,7 +47,7 @@ def decode_ioctl_text(data: dict[str, Any]) -> str:
     return f"[decoded]\n{data['code']}{name} = {data['ctl_code']}"
 
 
-class MappedIoctl(BaseModel):
+class MappedIoctl(LazyModel):
     code: str
     name: str | None = None
     ctl_code: str
@@ -57,7 +58,7 @@ class MappedIoctl(BaseModel):
     at: str = Field(description="the branch or jmp that routes it")
 
 
-class UnresolvedSite(BaseModel):
+class UnresolvedSite(LazyModel):
     at: str
     reason: str
 

@@ -9,10 +9,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, Field
+from pydantic import Field
 
 from kdmcp.parse.ioctl import IoctlCode
 from kdmcp.server.models import TypedResult
+from kdmcp.validation import LazyModel
 
 __all__ = [
     "DeviceObjectResult",
@@ -26,18 +27,18 @@ __all__ = [
 ]
 
 
-class Routine(BaseModel):
+class Routine(LazyModel):
     address: str
     symbol: str | None = None
 
 
-class DispatchEntry(BaseModel):
+class DispatchEntry(LazyModel):
     major: str = Field(description="IRP_MJ_DEVICE_CONTROL")
     address: str
     symbol: str | None = None
 
 
-class DeviceRef(BaseModel):
+class DeviceRef(LazyModel):
     address: str
     name: str | None = None
     driver: str | None = None
@@ -63,7 +64,7 @@ class DriverObjectResult(TypedResult):
         return lines
 
 
-class StackEntry(BaseModel):
+class StackEntry(LazyModel):
     device: str
     driver: str
     name: str | None = None
@@ -98,7 +99,7 @@ class DeviceObjectResult(TypedResult):
         return lines
 
 
-class IrpLocation(BaseModel):
+class IrpLocation(LazyModel):
     current: bool = False
     major: str = Field(description="IRP_MJ_DEVICE_CONTROL, or N/A for an unused location")
     major_code: int | None = None

@@ -10,9 +10,10 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import Field
 
 from kdmcp.server.models import TypedResult
+from kdmcp.validation import LazyModel
 
 __all__ = ["HandleRow", "HandlesResult", "ListEntry", "StopReason", "WalkListResult"]
 
@@ -21,7 +22,7 @@ __all__ = ["HandleRow", "HandlesResult", "ListEntry", "StopReason", "WalkListRes
 StopReason = Literal["complete", "limit", "loop", "unreadable", "null"]
 
 
-class ListEntry(BaseModel):
+class ListEntry(LazyModel):
     index: int
     entry: str = Field(description="the structure's address (the node minus the link field's offset)")
     fields: dict[str, str] = Field(default_factory=dict, description="chosen field -> value as dt printed it")
@@ -64,7 +65,7 @@ class WalkListResult(TypedResult):
         return lines
 
 
-class HandleRow(BaseModel):
+class HandleRow(LazyModel):
     handle: str = Field(description="the handle value")
     type: str | None = Field(default=None, description="the object's type (Event, File, Key, Process…)")
     access: str | None = Field(default=None, description="GrantedAccess")

@@ -9,9 +9,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, Field
+from pydantic import Field
 
 from kdmcp.server.models import TypedResult
+from kdmcp.validation import LazyModel
 
 __all__ = [
     "PoolBlockRow",
@@ -24,7 +25,7 @@ __all__ = [
 ]
 
 
-class PoolBlockRow(BaseModel):
+class PoolBlockRow(LazyModel):
     """A pool block as ``!pool`` or ``!poolfind`` prints it."""
 
     address: str = Field(description="the block (its pool header)")
@@ -85,7 +86,7 @@ class PoolFindResult(TypedResult):
         return lines
 
 
-class PoolUsageRow(BaseModel):
+class PoolUsageRow(LazyModel):
     """One tag's row of ``!poolused``: allocations and bytes in nonpaged and paged pool."""
 
     tag: str
@@ -122,7 +123,7 @@ class PoolUsageResult(TypedResult):
         return lines
 
 
-class PteLevelRow(BaseModel):
+class PteLevelRow(LazyModel):
     """One paging level of ``!pte``: where its entry is, what it contains, and its flags decoded."""
 
     level: str = Field(description="PXE, PPE, PDE or PTE")

@@ -9,10 +9,11 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import Field
 
 from kdmcp.server.models import TypedResult
 from kdmcp.server.text import count, ids
+from kdmcp.validation import LazyModel
 
 __all__ = ["BreakpointKind", "BreakpointRow", "BreakpointsResult", "ClearResult", "Location", "LocationResult",
            "RunToResult", "SetBreakpointResult", "StepResult", "Stop", "WaitResult"]
@@ -22,7 +23,7 @@ StopReason = Literal["breakpoint", "exception", "bugcheck", "break_in", "step", 
                      "module_unload", "process_exit", "thread_exit"]
 
 
-class BreakpointRow(BaseModel):
+class BreakpointRow(LazyModel):
     """One breakpoint as ``bl`` lists it, with what kd-mcp knows of how it was set."""
 
     id: int
@@ -40,7 +41,7 @@ class BreakpointRow(BaseModel):
     thread: str | None = Field(default=None, description="user mode: bl's process:thread filter, e.g. 0:****")
 
 
-class Location(BaseModel):
+class Location(LazyModel):
     """Where the target is stopped: who (processor, thread, process) and at which instruction."""
 
     ip: str = Field(description="the instruction pointer")
@@ -53,7 +54,7 @@ class Location(BaseModel):
     thread_index: int | None = Field(default=None, description="user mode: the thread's ~ number")
 
 
-class Stop(BaseModel):
+class Stop(LazyModel):
     """Why the target stopped: the event kd printed for it."""
 
     reason: StopReason
