@@ -11,7 +11,8 @@ a home-made scheduler:
 - worker loss: when a worker dies (its host rebooted, its process killed), the scheduler
   reschedules the tasks it held on the other workers; a dump that takes
   ``distributed.scheduler.allowed-failures`` workers down with it (default 3) ends as
-  ``KilledWorker`` -- recorded here as that dump's failure, the run goes on;
+  ``KilledWorker`` -- recorded here as that dump's failure (``worker_lost``: a rerun tries it
+  again, the host may have been short of memory), the run goes on;
 - retries: a task that raised (a share that blinked) is run again up to ``retries`` times;
   ``triage_dump`` itself never raises for a dump's own failure, so this is for the machinery.
 
@@ -152,14 +153,15 @@ def _worker_address(default: str | None) -> str | None:
 
 def _lost(path: str, name: str, error: str) -> DumpRecord:
     """A dump whose task never came back (its workers died running it, or it raised past its
-    retries): a failed record of its own, hashed here when this host can read the file."""
+    retries): a failed record of its own, ``worker_lost`` (the error names what Dask said),
+    hashed here when this host can read the file."""
     try:
         size, sha = os.stat(path).st_size, file_sha256(path)
     except OSError:  # the key the run gave it too (kdmcp/triage/run.py)
         size, sha = 0, unreadable_key(path)
     one_line = " ".join(error.split())[:300]
-    return DumpRecord(name=name, path=path, sha256=sha, size=size, status="failed", category="debugger_error",
-                      error=one_line, bucket_key="failed:debugger_error", stack_hash="", seconds=0.0)
+    return DumpRecord(name=name, path=path, sha256=sha, size=size, status="failed", category="worker_lost",
+                      error=one_line, bucket_key="failed:worker_lost", stack_hash="", seconds=0.0)
 
 
 @contextlib.contextmanager

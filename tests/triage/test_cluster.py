@@ -237,6 +237,6 @@ def test_a_dump_that_kills_every_worker_it_runs_on_is_a_failure_of_its_own(corpu
     records = {r.name: r for r in store.records()}
     assert len(records) == 7
     lost = records.pop("poison.dmp")
-    assert (lost.status, lost.category) == ("failed", "debugger_error") and "KilledWorker" in (lost.error or "")
+    assert (lost.status, lost.category) == ("failed", "worker_lost") and "KilledWorker" in (lost.error or "")
     assert lost.sha256 == file_sha256(str(poison))
     assert all(r.status == "ok" or r.category in ("truncated", "not_a_dump") for r in records.values())

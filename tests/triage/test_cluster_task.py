@@ -54,7 +54,7 @@ def test_a_lost_task_is_a_failed_record_of_its_dump(tmp_path: Path) -> None:
     dump = tmp_path / "poison.dmp"
     dump.write_bytes(b"MDMP" + bytes(60))
     record = _lost(str(dump), "poison.dmp", "KilledWorker:  Attempted to run task\n on 2 workers")
-    assert (record.status, record.category, record.bucket_key) == ("failed", "debugger_error", "failed:debugger_error")
+    assert (record.status, record.category, record.bucket_key) == ("failed", "worker_lost", "failed:worker_lost")
     assert record.sha256 == file_sha256(str(dump)) and record.size == 64
     assert record.error == "KilledWorker: Attempted to run task on 2 workers"
     unseen = _lost(str(tmp_path / "gone.dmp"), "gone.dmp", "KilledWorker")
