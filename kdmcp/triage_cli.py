@@ -83,10 +83,10 @@ def _table(console: Console, summary: TriageSummary) -> None:
     from rich.markup import escape
     from rich.table import Table
 
-    from kdmcp.triage.buckets import names_shown, summary_notes
+    from kdmcp.server.text import count
+    from kdmcp.server.tools.triage.text import names_shown, summary_notes, summary_title
 
-    table = Table(title=f"{summary.dumps} dumps, {summary.bucketed} bucketed"
-                  + (f", {summary.done_before} done before" if summary.done_before else ""))
+    table = Table(title=escape(summary_title(summary)))
     table.add_column("dumps", justify="right")
     table.add_column("bucket")
     table.add_column("stop")
@@ -96,7 +96,7 @@ def _table(console: Console, summary: TriageSummary) -> None:
         table.add_row(str(bucket.count), escape(bucket.key), escape(bucket.stop or ""),
                       escape("\n".join(bucket.frames)), escape(names_shown(bucket)))
     if summary.more_buckets:
-        table.add_row(str(summary.more_dumps), f"({summary.more_buckets} smaller buckets)", "", "", "")
+        table.add_row(str(summary.more_dumps), f"({count(summary.more_buckets, 'smaller bucket')})", "", "", "")
     console.print(table)
     for line in summary_notes(summary):
         console.print(escape(line))

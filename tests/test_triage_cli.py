@@ -26,7 +26,8 @@ def _run(tmp: Path, *args: str) -> subprocess.CompletedProcess[str]:
 def test_the_table_then_json_from_the_same_records(tmp_path: Path) -> None:
     table = _run(tmp_path, "--simulate", str(DUMPS / "null_read_av.dmp"), str(DUMPS / "kernel-header-only.dmp"))
     assert table.returncode == 0, table.stderr
-    assert "2 dumps, 2 bucketed" in table.stdout and "NULL_POINTER_READ_c0000005_crashme.exe!Unknown" in table.stdout
+    assert "2 dumps: 2 in 2 buckets" in table.stdout
+    assert "NULL_POINTER_READ_c0000005_crashme.exe!Unknown" in table.stdout
     assert f"records: {tmp_path / 'triage.jsonl'}" in table.stdout  # the default --out, in the current folder
     again = _run(tmp_path, "--simulate", str(DUMPS / "null_read_av.dmp"), str(DUMPS / "kernel-header-only.dmp"),
                  "--json")

@@ -24,7 +24,8 @@ from kdmcp.server.models import Served
 from kdmcp.server.registry import starts, tool
 from kdmcp.server.text import Data
 from kdmcp.server.tools.triage.running import DEFAULT_RUN, records_file, run_triage
-from kdmcp.triage.buckets import TriageSummary, summary_text
+from kdmcp.server.tools.triage.text import summary_text
+from kdmcp.triage.buckets import TriageSummary
 from kdmcp.triage.models import DumpRecord
 from kdmcp.triage.record_files import RecordFiles
 
