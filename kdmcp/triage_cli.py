@@ -48,12 +48,13 @@ def run(parsed: argparse.Namespace, options: ServerOptions) -> int:
     from kdmcp.errors import InvalidArgument
     from kdmcp.server import KdMcpApp
     from kdmcp.server.tools.triage.running import MAX_JOBS, run_triage
+    from kdmcp.triage.finding import MAX_DUMPS
     from kdmcp.triage.models import DumpRecord
 
-    for flag in ("jobs", "limit"):
+    for flag, most in (("jobs", MAX_JOBS), ("limit", MAX_DUMPS)):
         value = getattr(parsed, flag)
-        if value is not None and not 1 <= value <= (MAX_JOBS if flag == "jobs" else 100_000):
-            raise InvalidArgument(f"--{flag}: from 1 to {MAX_JOBS if flag == 'jobs' else 100_000}")
+        if value is not None and not 1 <= value <= most:
+            raise InvalidArgument(f"--{flag}: from 1 to {most}")
     app = KdMcpApp(options)
     errors = Console(stderr=True)
     cancel = threading.Event()

@@ -38,6 +38,8 @@ def test_the_table_then_json_from_the_same_records(tmp_path: Path) -> None:
 @pytest.mark.parametrize(("args", "code", "says"), [
     (["--simulate", "nowhere"], 3, "invalid_argument: paths: no such file or directory: nowhere"),
     (["--simulate", str(DUMPS), "--jobs", "0"], 2, "invalid_argument: --jobs: from 1 to 64"),
+    # no port: distributed would raise from a thread it leaves running, and the command never end
+    (["--simulate", str(DUMPS), "--scheduler", "tcp://sched"], 2, "invalid_argument: scheduler: an address such"),
     (["--simulate", "--config", "{tmp}/roots.yaml", str(DUMPS)], 2, "policy_denied: path: outside the directories"),
 ])
 def test_every_failure_is_one_error_line(tmp_path: Path, args: list[str], code: int, says: str) -> None:

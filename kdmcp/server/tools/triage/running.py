@@ -25,6 +25,7 @@ from pathlib import Path
 import platformdirs
 
 from kdmcp.command.policy import launch_flags
+from kdmcp.config import MAX_TRIAGE_JOBS, SCHEDULER_ADDRESS
 from kdmcp.errors import DebuggerError, InvalidArgument
 from kdmcp.server.app import KdMcpApp
 from kdmcp.triage.buckets import TriageSummary
@@ -35,7 +36,7 @@ from kdmcp.triage.run import Progress, triage_run
 __all__ = ["DEFAULT_RUN", "MAX_JOBS", "RUN_NAME", "records_file", "run_triage", "spec_for"]
 
 DEFAULT_RUN = "triage"
-MAX_JOBS = 64
+MAX_JOBS = MAX_TRIAGE_JOBS
 RUN_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
 
 
@@ -70,6 +71,8 @@ def run_triage(app: KdMcpApp, owner: str | None, paths: Sequence[str], *, out: s
                limit: int | None = None, jobs: int | None = None, scheduler: str | None = None,
                cancel: threading.Event | None = None, progress: Progress | None = None) -> TriageSummary:
     """Triage ``paths`` for ``owner`` into the JSONL ``out`` (a path: the caller chose it)."""
+    if scheduler is not None and not SCHEDULER_ADDRESS.fullmatch(scheduler):
+        raise InvalidArgument("scheduler: an address such as tcp://host:8786 (a scheme, a host, a port)")
     config = app.options.config
     chosen = jobs or config.triage.jobs
     count = min(chosen, MAX_JOBS) if chosen else default_jobs(config.max_sessions)
