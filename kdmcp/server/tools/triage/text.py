@@ -20,8 +20,9 @@ def summary_title(summary: TriageSummary) -> str:
     return f"{count(summary.dumps, 'dump')}: {summary.bucketed} in {count(buckets, 'bucket')}{done}"
 
 
-def summary_text(summary: TriageSummary) -> str:
-    """The summary as a model reads it: one line per bucket, then the failures and the file."""
+def summary_text(summary: TriageSummary, output_id: str | None = None) -> str:
+    """The summary as a model reads it: one line per bucket, then the failures and the file
+    (``output_id``: the ``read_output`` id that pages it)."""
     lines = [f"[{summary_title(summary)}]"]
     for b in summary.buckets:
         stacks = f" ({b.stacks} stacks)" if b.stacks > 1 else ""
@@ -31,7 +32,7 @@ def summary_text(summary: TriageSummary) -> str:
             lines.append(f"  {detail}")
     if summary.more_buckets:
         lines.append(f"+{count(summary.more_buckets, 'smaller bucket')} ({count(summary.more_dumps, 'dump')})")
-    return "\n".join(lines + summary_notes(summary))
+    return "\n".join(lines + summary_notes(summary, output_id))
 
 
 def names_shown(bucket: Bucket) -> str:
@@ -40,7 +41,7 @@ def names_shown(bucket: Bucket) -> str:
     return ", ".join(bucket.names) + more
 
 
-def summary_notes(summary: TriageSummary) -> list[str]:
+def summary_notes(summary: TriageSummary, output_id: str | None = None) -> list[str]:
     """The lines after the buckets (the text block's and the CLI's): failures, what is left, the file."""
     lines = []
     if summary.failed:
@@ -50,5 +51,5 @@ def summary_notes(summary: TriageSummary) -> list[str]:
     if summary.same_content:
         repeats = "repeats" if summary.same_content == 1 else "repeat"
         lines.append(f"{count(summary.same_content, 'file')} {repeats} another's content (one record a content)")
-    lines.append(f"records: {summary.records}")
+    lines.append(f"records: {summary.records}" + (f" (read_output output_id={output_id})" if output_id else ""))
     return lines

@@ -22,6 +22,8 @@ def test_the_text_lists_buckets_largest_first_then_the_failures_and_the_file() -
         "failed: 1 truncated",
         "records: /out/run.jsonl",
     ]
+    assert summary_text(buckets.summarise([], "/r.jsonl"), "tr1:0-0").endswith("records: /r.jsonl (read_output "
+                                                                                "output_id=tr1:0-0)")
 
 
 def test_one_and_none_read_right() -> None:

@@ -23,6 +23,7 @@ from kdmcp.server import KdMcpApp, ServerOptions
 from kdmcp.server.call import Call
 from kdmcp.server.render import ok_result
 from kdmcp.server.tools.output.reads import read_output
+from kdmcp.server.tools.triage.running import records_file
 from kdmcp.server.tools.triage.tool import TriageResult, triage_dumps
 from kdmcp.triage.buckets import summarise
 from kdmcp.triage.models import DumpRecord
@@ -107,13 +108,14 @@ def test_a_clients_records_are_its_own(tmp_path: Path) -> None:
     app = make_app(triage={"records_dir": str(tmp_path / "r")})
     try:
         mine = triage_dumps(Call(app, "alice"), [str(USER[0])], out="mine")
-        assert Path(mine.records).parent.name.startswith("client-")
+        assert mine.records == "mine.jsonl"  # the server's path is not the client's to see
+        assert Path(records_file(app, "alice", "mine")).parent.name.startswith("client-")
         page = read_output(Call(app, "alice"), output_id=mine.output_id)
         assert page.eof and json.loads(page.text)["name"] == USER[0].name
         with pytest.raises(UnknownSession):
             read_output(Call(app, "bob"), output_id=mine.output_id)
         theirs = triage_dumps(Call(app, "bob"), [str(USER[0])], out="mine")
-        assert theirs.records != mine.records and theirs.done_before == 0  # bob's own file, not alice's
+        assert theirs.done_before == 0 and Path(records_file(app, "bob", "mine")).exists()  # bob's own file
     finally:
         app.shutdown()
 
