@@ -41,7 +41,7 @@ def cluster() -> Iterator[tuple[LocalCluster, Client]]:
 
 @pytest.fixture
 def corpus(tmp_path: Path) -> tuple[list[tuple[str, str]], list[CorpusEntry]]:
-    entries = build_corpus(tmp_path / "dumps", 24, seed=32, bad=3)
+    entries = build_corpus(tmp_path / "dumps", 16, seed=32, bad=3)
     return [(str(tmp_path / "dumps" / e.name), e.name) for e in entries], entries
 
 

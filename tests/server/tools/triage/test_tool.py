@@ -44,7 +44,7 @@ def _corpus(folder: Path, count: int) -> int:
 
 
 async def test_triage_dumps_over_stdio_reports_each_dump_and_pages_its_records(tmp_path: Path) -> None:
-    total = _corpus(tmp_path / "dumps", 24)
+    total = _corpus(tmp_path / "dumps", 12)
     config = tmp_path / "kdmcp.yaml"
     config.write_text(f"triage:\n  records_dir: {tmp_path / 'records'}\n  jobs: 2\n")
     argv = server_argv("--simulate", "--config", str(config))
