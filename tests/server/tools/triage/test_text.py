@@ -4,17 +4,11 @@ from __future__ import annotations
 
 from kdmcp.server.tools.triage.text import summary_notes, summary_text
 from kdmcp.triage import buckets
-from kdmcp.triage.models import ExceptionStop
-from tests.triage.helpers import record
+from tests.triage.helpers import record, small_run
 
 
 def test_the_text_lists_buckets_largest_first_then_the_failures_and_the_file() -> None:
-    records = [record(f"a{n}.dmp", f"{n:064x}", "A", stack_hash=f"{n % 2:016x}") for n in range(5)]
-    violation = ExceptionStop(code="0xc0000005", description="Access violation")
-    records += [record("b.dmp", "b" * 64, "B", exception=violation,
-                       frames=["ntdll!KiUserExceptionDispatcher", "app!Parse+0x12"])]
-    records += [record("c.dmp", "c" * 64, "failed:truncated", status="failed", category="truncated")]
-    text = summary_text(buckets.summarise(records, "/out/run.jsonl"))
+    text = summary_text(buckets.summarise(small_run(), "/out/run.jsonl"))
     assert text.splitlines() == [
         "[7 dumps: 6 in 2 buckets]",
         "5 A (2 stacks): a0.dmp, a1.dmp, a2.dmp +2",
