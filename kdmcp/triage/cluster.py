@@ -216,6 +216,7 @@ def run_cluster(address: str | object, items: list[tuple[str, str]], spec: Triag
         watcher = threading.Thread(target=_watch, args=(client, futures, event, cancel, finished), daemon=True,
                                    name="kdmcp-triage-cancel")
         watcher.start()
+        completed = False
         try:
             for future in as_completed(futures, loop=client.loop):
                 if cancel.is_set():
@@ -233,10 +234,13 @@ def run_cluster(address: str | object, items: list[tuple[str, str]], spec: Triag
                     future.release()
                 if record is not None:  # None: the task saw the cancel
                     on_record(record)
+            completed = True
         finally:
             finished.set()
             watcher.join()
-            if cancel.is_set():  # (again: it may have been set as the watcher ended)
+            # cancelled (again: it may have been set as the watcher ended), or left by an exception
+            # (Ctrl+C in the CLI, a store that cannot write): nothing goes on running for this run
+            if cancel.is_set() or not completed:
                 _stop(client, futures, event)
 
 

@@ -190,6 +190,27 @@ def test_cancel_stops_the_debuggers_running_on_the_workers(cluster, corpus, tmp_
     assert until(lambda: not debuggers_on(folder), 30)  # and no queued dump started one after the cancel
 
 
+def test_a_run_left_by_an_exception_stops_its_debuggers(cluster, corpus, tmp_path: Path) -> None:
+    """on_record raises (a full disk; Ctrl+C in the CLI comes the same way): the run ends with it,
+    and the debugger still running a dump (cdb hangs here, kd answers) is stopped, not left for 600 s."""
+    _cluster, client = cluster
+    client.wait_for_workers(2, timeout=BOUND_S)
+    items, entries = corpus
+    kernel = next(item for item, e in zip(items, entries, strict=True) if e.kind == "kernel")
+    users = [item for item, e in zip(items, entries, strict=True) if e.kind == "user"][:2]
+    spec = sim_spec(timeout_s=600).model_copy(update={"debuggers": {**sim_spec().debuggers,
+                                                                     "cdb": fake_debugger(tmp_path, "hang")}})
+    folder = str(tmp_path / "dumps")
+
+    def full_disk(record: DumpRecord) -> None:
+        raise OSError(28, "No space left on device")
+
+    with pytest.raises(OSError, match="No space"):
+        run_cluster(client, [*users[:1], kernel, *users[1:]], spec, full_disk, threading.Event())
+    assert until(lambda: not debuggers_on(folder), 30)
+    assert _scheduler_drained(client)
+
+
 def test_cancel_before_start_submits_nothing(cluster, corpus) -> None:
     _cluster, client = cluster
     items, _entries = corpus
