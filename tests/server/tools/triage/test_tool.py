@@ -8,6 +8,7 @@ import json
 import os
 import stat
 import sys
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -18,12 +19,12 @@ import pytest
 from mcp import Client, StdioServerParameters
 
 from kdmcp.config import Config
-from kdmcp.errors import UnknownSession
+from kdmcp.errors import SessionBusy, UnknownSession
 from kdmcp.server import KdMcpApp, ServerOptions
 from kdmcp.server.call import Call
 from kdmcp.server.render import ok_result
 from kdmcp.server.tools.output.reads import read_output
-from kdmcp.server.tools.triage.running import records_file
+from kdmcp.server.tools.triage.running import records_file, run_triage
 from kdmcp.server.tools.triage.tool import TriageResult, triage_dumps
 from kdmcp.triage.buckets import summarise
 from kdmcp.triage.models import DumpRecord
@@ -116,6 +117,30 @@ def test_a_clients_records_are_its_own(tmp_path: Path) -> None:
             read_output(Call(app, "bob"), output_id=mine.output_id)
         theirs = triage_dumps(Call(app, "bob"), [str(USER[0])], out="mine")
         assert theirs.done_before == 0 and Path(records_file(app, "bob", "mine")).exists()  # bob's own file
+    finally:
+        app.shutdown()
+
+
+def test_one_run_a_records_file_at_a_time(tmp_path: Path) -> None:
+    app = make_app(triage={"records_dir": str(tmp_path / "r")})
+    started, release = threading.Event(), threading.Event()
+
+    def hold(done: int, total: int, record: DumpRecord) -> None:
+        started.set()
+        release.wait(30)
+
+    first = threading.Thread(target=run_triage, args=(app, None, [str(USER[0])]),
+                             kwargs={"out": records_file(app, None, "lab"), "progress": hold})
+    first.start()
+    try:
+        assert started.wait(30)
+        with pytest.raises(SessionBusy):
+            triage_dumps(Call(app, None), [str(USER[1])], out="lab")
+    finally:
+        release.set()
+        first.join(30)
+    try:
+        assert triage_dumps(Call(app, None), [str(USER[0])], out="lab").done_before == 1  # the file is free again
     finally:
         app.shutdown()
 
