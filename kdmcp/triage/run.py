@@ -79,7 +79,8 @@ def triage_run(paths: Sequence[str], spec: TriageSpec, *, out: str, glob: str | 
         if scheduler is not None:
             # Dask is imported only when a run uses it (kdmcp/triage/cluster.py, docs/triage-cluster.md)
             cluster = importlib.import_module("kdmcp.triage.cluster")
-            cluster.run_cluster(scheduler, [(dump.path, dump.name) for dump, _ in todo], spec, on_record, cancel)
+            cluster.run_cluster(scheduler, [(dump.path, dump.name) for dump, _ in todo], spec, on_record, cancel,
+                                hashes={dump.path: sha256 for dump, sha256 in todo})
         else:
             run_local(todo, spec, on_record, cancel, jobs)
     summary = summarise((r for r in store.records() if r.sha256 in requested), store.path,
