@@ -25,6 +25,7 @@ from collections.abc import Iterable, Iterator
 
 from pydantic import ValidationError
 
+from kdmcp.errors import InvalidArgument
 from kdmcp.triage.models import RETRIED_CATEGORIES, DumpRecord
 
 __all__ = ["ResultStore"]
@@ -52,15 +53,21 @@ class ResultStore:
             return None
         end = 0
         with f:
+            head = f.read(len(_RECORD_START))
+            f.seek(0)
+            if head and head != _RECORD_START:
+                # `--out notes.txt`, `--out crash.dmp`: not a records file; cutting its "torn tail" would destroy it
+                raise InvalidArgument(f"out: {self.path} is not a triage records file (JSON lines of records)")
             for line in f:
                 record = _parse(line)
                 if record is None:
                     self.dropped += 1
-                    continue
-                self._note(record)
-                end = f.tell()
+                else:
+                    self._note(record)
+                if line.endswith(b"\n"):
+                    end = f.tell()  # whole lines stay (a bad one in the middle is skipped, not cut)
             size = f.tell()
-        return end if end != size and self.dropped else None
+        return end if end != size else None
 
     def _note(self, record: DumpRecord) -> None:
         self._done.add(record.sha256)
@@ -125,6 +132,10 @@ class ResultStore:
                 record = _parse(line)
                 if record is not None:
                     yield record
+
+
+# Every record's line starts so: ``name`` is DumpRecord's first field, and never None.
+_RECORD_START = b'{"name":'
 
 
 def _parse(line: bytes) -> DumpRecord | None:

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
+from kdmcp.errors import InvalidArgument
 from kdmcp.triage.store import ResultStore
 from tests.triage.helpers import record
 
@@ -71,3 +74,14 @@ def test_a_failure_a_rerun_retries_is_not_done_and_is_forgotten_alone(tmp_path: 
     assert again.add(record("slow.dmp", "2" * 64))
     assert [r.name for r in ResultStore(str(path)).records()] == ["ok.dmp", "junk.dmp", "slow.dmp"]
     assert [p.name for p in tmp_path.iterdir()] == ["run.jsonl"]  # the rewrite left nothing beside it
+
+
+def test_a_file_that_is_no_records_file_is_refused_untouched(tmp_path: Path) -> None:
+    for name, content in (("notes.txt", b"my notes, no newline at the end"), ("crash.dmp", b"MDMP\x93\xa7\n\x00")):
+        path = tmp_path / name
+        path.write_bytes(content)
+        with pytest.raises(InvalidArgument, match="not a triage records file"):
+            ResultStore(str(path))
+        assert path.read_bytes() == content
+    (tmp_path / "empty.jsonl").write_bytes(b"")
+    assert ResultStore(str(tmp_path / "empty.jsonl")).done() == set()
