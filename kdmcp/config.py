@@ -93,6 +93,13 @@ class Timeouts(_Section):
     stop: float = Field(default=10.0, gt=0)  # resume + quit before the process is killed
 
 
+# A Dask scheduler's address as distributed takes it: a scheme, a host and a port (the port is
+# not optional: distributed raises "missing port number" from a thread it then leaves running,
+# and the process never exits), or an inproc:// name.
+SCHEDULER_ADDRESS = re.compile(r"(?:tcp|tls|ucx)://(?:[A-Za-z0-9._-]+|\[[0-9A-Fa-f:.]+\]):\d{1,5}|inproc://[A-Za-z0-9._:/-]+")
+MAX_TRIAGE_JOBS = 64  # debuggers at once in a local triage run (the config's and --jobs' bound)
+
+
 class TriageSettings(_Section):
     """Fleet triage (docs/triage.md): where it runs and where the tool keeps its records."""
 
@@ -100,7 +107,7 @@ class TriageSettings(_Section):
     # (docs/triage-cluster.md); a CLI --scheduler wins.
     scheduler: str | None = None
     # Debuggers at once in a local run (default: the cores, at most max_sessions, bounded by memory).
-    jobs: int | None = Field(default=None, ge=1, le=256)
+    jobs: int | None = Field(default=None, ge=1, le=MAX_TRIAGE_JOBS)
     # Where triage_dumps writes its JSONL files (default: the user state directory's triage/).
     records_dir: str | None = None
     # Seconds per dump for the whole read set (!analyze -v with a cold symbol cache takes tens of
@@ -110,8 +117,8 @@ class TriageSettings(_Section):
     @field_validator("scheduler")
     @classmethod
     def _plain_address(cls, value: str | None) -> str | None:
-        """A scheduler address: ``tcp://host:port`` (or tls://, inproc://), one token."""
-        if value is not None and not re.fullmatch(r"(tcp|tls|inproc|ucx)://[A-Za-z0-9._:\[\]/-]+", value):
+        """A scheduler address: ``tcp://host:port`` (or tls://, ucx://, inproc://), one token."""
+        if value is not None and not SCHEDULER_ADDRESS.fullmatch(value):
             raise ValueError("triage.scheduler must be an address such as tcp://host:8786")
         return value
 

@@ -48,12 +48,13 @@ def run(parsed: argparse.Namespace, options: ServerOptions) -> int:
     from kdmcp.errors import InvalidArgument
     from kdmcp.server import KdMcpApp
     from kdmcp.server.tools.triage.running import MAX_JOBS, run_triage
+    from kdmcp.triage.finding import MAX_DUMPS
     from kdmcp.triage.models import DumpRecord
 
-    for flag in ("jobs", "limit"):
+    for flag, most in (("jobs", MAX_JOBS), ("limit", MAX_DUMPS)):
         value = getattr(parsed, flag)
-        if value is not None and not 1 <= value <= (MAX_JOBS if flag == "jobs" else 100_000):
-            raise InvalidArgument(f"--{flag}: from 1 to {MAX_JOBS if flag == 'jobs' else 100_000}")
+        if value is not None and not 1 <= value <= most:
+            raise InvalidArgument(f"--{flag}: from 1 to {most}")
     app = KdMcpApp(options)
     errors = Console(stderr=True)
     cancel = threading.Event()
@@ -83,10 +84,10 @@ def _table(console: Console, summary: TriageSummary) -> None:
     from rich.markup import escape
     from rich.table import Table
 
-    from kdmcp.triage.buckets import names_shown, summary_notes
+    from kdmcp.server.text import count
+    from kdmcp.server.tools.triage.text import names_shown, summary_notes, summary_title
 
-    table = Table(title=f"{summary.dumps} dumps, {summary.bucketed} bucketed"
-                  + (f", {summary.done_before} done before" if summary.done_before else ""))
+    table = Table(title=escape(summary_title(summary)))
     table.add_column("dumps", justify="right")
     table.add_column("bucket")
     table.add_column("stop")
@@ -96,7 +97,7 @@ def _table(console: Console, summary: TriageSummary) -> None:
         table.add_row(str(bucket.count), escape(bucket.key), escape(bucket.stop or ""),
                       escape("\n".join(bucket.frames)), escape(names_shown(bucket)))
     if summary.more_buckets:
-        table.add_row(str(summary.more_dumps), f"({summary.more_buckets} smaller buckets)", "", "", "")
+        table.add_row(str(summary.more_dumps), f"({count(summary.more_buckets, 'smaller bucket')})", "", "", "")
     console.print(table)
     for line in summary_notes(summary):
         console.print(escape(line))

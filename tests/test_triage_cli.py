@@ -1,9 +1,10 @@
-"""``kd-mcp triage``: the bucket table, --json for scripts, and every failure one error line."""
+"""``kd-mcp triage``: the progress bar and the bucket table, --json for scripts, and every failure one error line."""
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -16,17 +17,22 @@ ROOT = Path(__file__).resolve().parents[1]
 DUMPS = ROOT / "fixtures" / "dumps"
 
 
-def _run(tmp: Path, *args: str) -> subprocess.CompletedProcess[str]:
+def _run(tmp: Path, *args: str, **more_env: str) -> subprocess.CompletedProcess[str]:
     env = {name: value for name, value in os.environ.items() if not name.startswith("KDMCP_")}
-    env |= {"XDG_CONFIG_HOME": str(tmp), "COLUMNS": "160", "PYTHONPATH": str(ROOT)}
+    env |= {"XDG_CONFIG_HOME": str(tmp), "COLUMNS": "160", "PYTHONPATH": str(ROOT), **more_env}
     return subprocess.run([sys.executable, "-m", "kdmcp", "triage", *args], cwd=tmp, env=env, capture_output=True,
                           text=True, timeout=120, stdin=subprocess.DEVNULL, check=False)
 
 
 def test_the_table_then_json_from_the_same_records(tmp_path: Path) -> None:
-    table = _run(tmp_path, "--simulate", str(DUMPS / "null_read_av.dmp"), str(DUMPS / "kernel-header-only.dmp"))
+    # rich draws its bar where stderr is a terminal: TTY_COMPATIBLE says it is one (NO_COLOR: plain text)
+    table = _run(tmp_path, "--simulate", str(DUMPS / "null_read_av.dmp"), str(DUMPS / "kernel-header-only.dmp"),
+                 TTY_COMPATIBLE="1", NO_COLOR="1")
     assert table.returncode == 0, table.stderr
-    assert "2 dumps, 2 bucketed" in table.stdout and "NULL_POINTER_READ_c0000005_crashme.exe!Unknown" in table.stdout
+    frames = table.stderr.replace("\r", "\n")  # redrawn in place, 10 times a second, and once at the end:
+    assert re.search(r"triage .* 2/2 .* (null_read_av|kernel-header-only)\.dmp: ", frames), frames[-500:]
+    assert "2 dumps: 2 in 2 buckets" in table.stdout
+    assert "NULL_POINTER_READ_c0000005_crashme.exe!Unknown" in table.stdout
     assert f"records: {tmp_path / 'triage.jsonl'}" in table.stdout  # the default --out, in the current folder
     again = _run(tmp_path, "--simulate", str(DUMPS / "null_read_av.dmp"), str(DUMPS / "kernel-header-only.dmp"),
                  "--json")
@@ -37,6 +43,8 @@ def test_the_table_then_json_from_the_same_records(tmp_path: Path) -> None:
 @pytest.mark.parametrize(("args", "code", "says"), [
     (["--simulate", "nowhere"], 3, "invalid_argument: paths: no such file or directory: nowhere"),
     (["--simulate", str(DUMPS), "--jobs", "0"], 2, "invalid_argument: --jobs: from 1 to 64"),
+    # no port: distributed would raise from a thread it leaves running, and the command never end
+    (["--simulate", str(DUMPS), "--scheduler", "tcp://sched"], 2, "invalid_argument: scheduler: an address such"),
     (["--simulate", "--config", "{tmp}/roots.yaml", str(DUMPS)], 2, "policy_denied: path: outside the directories"),
 ])
 def test_every_failure_is_one_error_line(tmp_path: Path, args: list[str], code: int, says: str) -> None:

@@ -36,14 +36,11 @@ __all__ = [
     "bucket_key",
     "culprit",
     "frame_text",
-    "names_shown",
     "normalised",
     "past_machinery",
     "stack_hash",
     "stop_text",
     "summarise",
-    "summary_notes",
-    "summary_text",
 ]
 
 # Frames every crash of a kind has on top: kd's bugcheck path and the user-mode exception
@@ -183,37 +180,3 @@ def summarise(records: Iterable[DumpRecord], records_path: str, *, done_before: 
         buckets=shown, more_buckets=len(left), more_dumps=sum(len(members) for _, members in left),
         done_before=done_before, same_content=same_content, records=records_path,
     )
-
-
-def summary_text(summary: TriageSummary) -> str:
-    """The summary as a model reads it: one line per bucket, then the failures and the file."""
-    lines = [f"[{summary.dumps} dumps: {summary.bucketed} in {len(summary.buckets) + summary.more_buckets} buckets"
-             + (f", {summary.done_before} done before" if summary.done_before else "") + "]"]
-    for b in summary.buckets:
-        stacks = f" ({b.stacks} stacks)" if b.stacks > 1 else ""
-        lines.append(f"{b.count} {b.key}{stacks}: {names_shown(b)}")
-        detail = "; ".join(p for p in (b.stop, " < ".join(b.frames)) if p)
-        if detail:
-            lines.append(f"  {detail}")
-    if summary.more_buckets:
-        lines.append(f"+{summary.more_buckets} smaller buckets ({summary.more_dumps} dumps)")
-    return "\n".join(lines + summary_notes(summary))
-
-
-def names_shown(bucket: Bucket) -> str:
-    """``a.dmp, b.dmp, c.dmp +6``: the names listed and how many more the bucket holds."""
-    more = f" +{bucket.count - len(bucket.names)}" if bucket.count > len(bucket.names) else ""
-    return ", ".join(bucket.names) + more
-
-
-def summary_notes(summary: TriageSummary) -> list[str]:
-    """The lines after the buckets (the text block's and the CLI's): failures, what is left, the file."""
-    lines = []
-    if summary.failed:
-        lines.append("failed: " + ", ".join(f"{n} {category}" for category, n in summary.failed.items()))
-    if summary.not_done:
-        lines.append(f"{summary.not_done} dumps not done (cancelled): the same records file resumes them")
-    if summary.same_content:
-        lines.append(f"{summary.same_content} files repeat another's content (one record each content)")
-    lines.append(f"records: {summary.records}")
-    return lines

@@ -11,7 +11,8 @@ a home-made scheduler:
 - worker loss: when a worker dies (its host rebooted, its process killed), the scheduler
   reschedules the tasks it held on the other workers; a dump that takes
   ``distributed.scheduler.allowed-failures`` workers down with it (default 3) ends as
-  ``KilledWorker`` -- recorded here as that dump's failure, the run goes on;
+  ``KilledWorker`` -- recorded here as that dump's failure (``worker_lost``: a rerun tries it
+  again, the host may have been short of memory), the run goes on;
 - retries: a task that raised (a share that blinked) is run again up to ``retries`` times;
   ``triage_dump`` itself never raises for a dump's own failure, so this is for the machinery.
 
@@ -46,7 +47,7 @@ import os
 import tempfile
 import threading
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 from kdmcp.argvalues import check_path, check_symbol_path
@@ -64,22 +65,24 @@ _WORKER_POLL_S = 1.0  # each Event.wait of a running task's watcher (a long poll
 
 
 def triage_on_worker(path: str, name: str, spec: TriageSpec, data: bytes | None = None,
-                     cancel_event: str | None = None) -> DumpRecord | None:
+                     cancel_event: str | None = None, sha256: str | None = None) -> DumpRecord | None:
     """The task a Dask worker runs: :func:`triage_dump` on ``path`` (on a share), or on ``data``
     written to a temporary file of the worker's own (sent with the task), which is removed after.
     ``cancel_event``: the run's Dask ``Event``; once it is set the debugger is stopped and the task
-    returns None (no record). Top-level, so Dask pickles it by reference (the workers import kd-mcp)."""
+    returns None (no record). ``sha256``: the hash the run took (the record's key, as the run
+    counts it), so the worker does not read a dump of gigabytes off the share once more to hash it.
+    Top-level, so Dask pickles it by reference (the workers import kd-mcp)."""
     spec = worker_spec(spec)
     with _cancel_watch(cancel_event) as debuggers:
         try:
             if data is None:
-                record = triage_dump(path, spec, name, debuggers=debuggers)
+                record = triage_dump(path, spec, name, sha256=sha256, debuggers=debuggers)
             else:
                 with tempfile.TemporaryDirectory(prefix="kdmcp-triage-") as tmp:
                     local = os.path.join(tmp, os.path.basename(path.replace("\\", "/")) or "dump.dmp")
                     with open(local, "wb") as f:
                         f.write(data)
-                    record = triage_dump(local, spec, name, debuggers=debuggers)
+                    record = triage_dump(local, spec, name, sha256=sha256, debuggers=debuggers)
                 record = record.model_copy(update={"path": path})
         except Cancelled:
             return None
@@ -152,14 +155,15 @@ def _worker_address(default: str | None) -> str | None:
 
 def _lost(path: str, name: str, error: str) -> DumpRecord:
     """A dump whose task never came back (its workers died running it, or it raised past its
-    retries): a failed record of its own, hashed here when this host can read the file."""
+    retries): a failed record of its own, ``worker_lost`` (the error names what Dask said),
+    hashed here when this host can read the file."""
     try:
         size, sha = os.stat(path).st_size, file_sha256(path)
     except OSError:  # the key the run gave it too (kdmcp/triage/run.py)
         size, sha = 0, unreadable_key(path)
     one_line = " ".join(error.split())[:300]
-    return DumpRecord(name=name, path=path, sha256=sha, size=size, status="failed", category="debugger_error",
-                      error=one_line, bucket_key="failed:debugger_error", stack_hash="", seconds=0.0)
+    return DumpRecord(name=name, path=path, sha256=sha, size=size, status="failed", category="worker_lost",
+                      error=one_line, bucket_key="failed:worker_lost", stack_hash="", seconds=0.0)
 
 
 @contextlib.contextmanager
@@ -192,11 +196,13 @@ def _payload(path: str, send_max_bytes: int) -> bytes | None:
 
 def run_cluster(address: str | object, items: list[tuple[str, str]], spec: TriageSpec,
                 on_record: Callable[[DumpRecord], None], cancel: threading.Event, *,
-                retries: int = DEFAULT_RETRIES, send_max_bytes: int = 0) -> None:
+                retries: int = DEFAULT_RETRIES, send_max_bytes: int = 0,
+                hashes: Mapping[str, str] | None = None) -> None:
     """Triage ``items`` ((path, name) pairs) on the Dask cluster at ``address`` ('tcp://host:8786',
     a ``distributed.LocalCluster`` or ``Client``), handing each record to ``on_record`` as it
     completes; returns when every dump has a record, or when ``cancel`` is set (the outstanding
-    futures cancelled). ``send_max_bytes``: dumps no larger are shipped with their task."""
+    futures cancelled). ``send_max_bytes``: dumps no larger are shipped with their task.
+    ``hashes``: path -> the content hash the run took (else the worker hashes the file)."""
     if not items or cancel.is_set():
         return
     from distributed import as_completed
@@ -206,7 +212,7 @@ def run_cluster(address: str | object, items: list[tuple[str, str]], spec: Triag
     with _client(address) as client:
         futures: list[Future[DumpRecord | None]] = [
             client.submit(triage_on_worker, path, name, spec, _payload(path, send_max_bytes), event,
-                          pure=False, retries=retries)
+                          (hashes or {}).get(path), pure=False, retries=retries)
             for path, name in items
         ]
         where = {f.key: item for f, item in zip(futures, items, strict=True)}
@@ -214,6 +220,7 @@ def run_cluster(address: str | object, items: list[tuple[str, str]], spec: Triag
         watcher = threading.Thread(target=_watch, args=(client, futures, event, cancel, finished), daemon=True,
                                    name="kdmcp-triage-cancel")
         watcher.start()
+        completed = False
         try:
             for future in as_completed(futures, loop=client.loop):
                 if cancel.is_set():
@@ -231,10 +238,13 @@ def run_cluster(address: str | object, items: list[tuple[str, str]], spec: Triag
                     future.release()
                 if record is not None:  # None: the task saw the cancel
                     on_record(record)
+            completed = True
         finally:
             finished.set()
             watcher.join()
-            if cancel.is_set():  # (again: it may have been set as the watcher ended)
+            # cancelled (again: it may have been set as the watcher ended), or left by an exception
+            # (Ctrl+C in the CLI, a store that cannot write): nothing goes on running for this run
+            if cancel.is_set() or not completed:
                 _stop(client, futures, event)
 
 

@@ -40,6 +40,23 @@ def _matches(name: str, pattern: str) -> bool:
     return fnmatch.fnmatch(name.lower(), pattern.lower())
 
 
+def _too_many(visited: int, given: str) -> InvalidArgument | None:
+    if visited <= MAX_VISITED:
+        return None
+    return InvalidArgument(f"paths: more than {MAX_VISITED:,} files under {given}: name the dumps' own folders, "
+                           "or a pattern")
+
+
+def _bounded(base: str, given: str) -> None:
+    """Refuse a ``**`` pattern whose tree is past ``MAX_VISITED`` entries before ``glob`` walks it
+    (``/**/*.dmp`` would walk the whole disk: ``glob`` has no bound of its own)."""
+    visited = 0
+    for _directory, subdirs, files in os.walk(base):
+        visited += len(subdirs) + len(files)
+        if error := _too_many(visited, given):
+            raise error
+
+
 def find_dumps(paths: Sequence[str], *, glob: str | None = None, limit: int | None = None,
                roots: Sequence[str] = ()) -> list[Found]:
     """The files under ``paths``, each once, in a stable order, at most ``limit``."""
@@ -62,6 +79,8 @@ def find_dumps(paths: Sequence[str], *, glob: str | None = None, limit: int | No
             base = os.path.dirname(given.split("*", 1)[0].split("?", 1)[0].split("[", 1)[0]) or "."
             if roots:
                 inside_roots(base, roots)  # a pattern whose fixed part lies outside: refused, not probed
+            if "**" in given:
+                _bounded(base, given)
             for match in sorted(globbing.glob(given, recursive=True)):
                 if os.path.isfile(match):
                     take(match, os.path.relpath(match, base))
@@ -71,9 +90,8 @@ def find_dumps(paths: Sequence[str], *, glob: str | None = None, limit: int | No
             visited = 0
             for directory, subdirs, files in os.walk(checked):
                 visited += len(subdirs) + len(files)
-                if visited > MAX_VISITED:
-                    raise InvalidArgument(f"paths: more than {MAX_VISITED:,} files under {given}: name the dumps' "
-                                          "own folders, or a pattern")
+                if error := _too_many(visited, given):
+                    raise error
                 subdirs.sort()
                 for file in sorted(files):
                     if _matches(file, pattern):

@@ -11,8 +11,8 @@ from typing import Literal, get_args
 
 from pydantic import BaseModel, Field
 
-__all__ = ["FAILURE_CATEGORIES", "BugcheckStop", "DumpRecord", "ExceptionStop", "FailureCategory", "Flavor",
-           "TriageSpec"]
+__all__ = ["FAILURE_CATEGORIES", "RETRIED_CATEGORIES", "BugcheckStop", "DumpRecord", "ExceptionStop",
+           "FailureCategory", "Flavor", "TriageSpec"]
 
 Flavor = Literal["kd", "cdb"]
 
@@ -24,8 +24,15 @@ FailureCategory = Literal[
     "truncated",  # a dump shorter than its header says (a partial copy)
     "debugger_timeout",  # the debugger did not finish the read set within the spec's timeout
     "debugger_error",  # the debugger would not start, refused the dump, or died
+    "worker_lost",  # on Dask: every worker that ran it died (KilledWorker), or its task raised past its retries
 ]
 FAILURE_CATEGORIES: tuple[FailureCategory, ...] = get_args(FailureCategory)
+# The failures a rerun with the same records file tries again: they say something about the
+# machine at the time (a hung mount, a busy host, a missing debugger, a lost worker), which a
+# rerun may find fixed. The others are the bytes' own, and the content hash names the bytes: the
+# same file is not a dump, or is cut short, every time.
+RETRIED_CATEGORIES: frozenset[FailureCategory] = frozenset(
+    {"unreadable", "debugger_timeout", "debugger_error", "worker_lost"})
 
 
 class TriageSpec(BaseModel, frozen=True):
@@ -42,7 +49,7 @@ class TriageSpec(BaseModel, frozen=True):
 class BugcheckStop(BaseModel):
     """A kernel dump's stop: ``.bugcheck``'s code and its four arguments (``!analyze``'s name)."""
 
-    code: str  # as kd prints it, lower case without leading zeros: "d1"
+    code: str  # lower case, 0x and no leading zeros: "0xd1" (kd prints "Bugcheck code 000000D1")
     name: str | None = None  # "DRIVER_IRQL_NOT_LESS_OR_EQUAL"
     args: list[str] = Field(default_factory=list)
 

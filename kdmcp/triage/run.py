@@ -1,7 +1,8 @@
 """A triage run, the one implementation behind the ``triage_dumps`` tool and ``kd-mcp triage``.
 
-find the dumps -> hash each (the resume and dedupe key) -> skip what the JSONL holds already ->
-hand the rest to a runner (the local pool, or a Dask cluster when a scheduler is named) -> each
+find the dumps -> hash each (the resume and dedupe key) -> skip what the JSONL holds already,
+but for failures a rerun retries (``RETRIED_CATEGORIES``: their records dropped, the dumps done
+again) -> hand the rest to a runner (the local pool, or a Dask cluster when a scheduler is named) -> each
 record into the store as it completes, with a progress call -> the summary of every dump the
 request named, from the store (a resumed run's summary covers the dumps done before too).
 """
@@ -40,6 +41,7 @@ def triage_run(paths: Sequence[str], spec: TriageSpec, *, out: str, glob: str | 
     store = ResultStore(out)
     done = store.done()
     requested: set[str] = set()
+    retried: set[str] = set()  # the hashes of records to drop: failures this run does again
     todo: list[tuple[Found, str]] = []
     same_content = done_before = 0
     for dump in dumps:
@@ -55,8 +57,12 @@ def triage_run(paths: Sequence[str], spec: TriageSpec, *, out: str, glob: str | 
         requested.add(sha256)
         if sha256 in done:
             done_before += 1
-        else:
-            todo.append((dump, sha256))
+            continue
+        todo.append((dump, sha256))
+        # a failure to retry; or the file could not be read last time, its record under its path's key
+        retried.update(key for key in (sha256, unreadable_key(dump.path)) if key in store)
+    if retried and not cancel.is_set():
+        store.forget(retried)
     lock = threading.Lock()
     added = 0
 
@@ -73,7 +79,8 @@ def triage_run(paths: Sequence[str], spec: TriageSpec, *, out: str, glob: str | 
         if scheduler is not None:
             # Dask is imported only when a run uses it (kdmcp/triage/cluster.py, docs/triage-cluster.md)
             cluster = importlib.import_module("kdmcp.triage.cluster")
-            cluster.run_cluster(scheduler, [(dump.path, dump.name) for dump, _ in todo], spec, on_record, cancel)
+            cluster.run_cluster(scheduler, [(dump.path, dump.name) for dump, _ in todo], spec, on_record, cancel,
+                                hashes={dump.path: sha256 for dump, sha256 in todo})
         else:
             run_local(todo, spec, on_record, cancel, jobs)
     summary = summarise((r for r in store.records() if r.sha256 in requested), store.path,

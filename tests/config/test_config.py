@@ -177,6 +177,8 @@ def test_tilde_and_absolute_paths(tmp_path: Path) -> None:
         ("symbol_path: 3\n", "symbol_path: Input should be a valid string"),
         ("debuggers: kd.exe\n", "debuggers: Input should be a valid dictionary"),
         ("timeouts: []\n", "timeouts: Input should be a valid dictionary"),
+        ("triage:\n  scheduler: tcp://sched\n", "triage.scheduler must be an address such as tcp://host:8786"),
+        ("triage:\n  jobs: 65\n", "triage.jobs: Input should be less than or equal to 64"),
     ],
 )
 def test_bad_values_name_the_key(tmp_path: Path, text: str, expected: str) -> None:

@@ -13,7 +13,7 @@ from distributed import Client, LocalCluster
 from kdmcp.triage.models import DumpRecord
 from kdmcp.triage.store import ResultStore
 
-BOUND_S = 120.0  # the bound of every wait in these tests (a run of 24 dumps on two workers takes ~15 s)
+BOUND_S = 120.0  # the bound of every wait in these tests (a run of 16 dumps on two workers takes ~10 s)
 
 
 @contextlib.contextmanager

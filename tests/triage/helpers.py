@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 from kdmcp.engine import simulator_command
-from kdmcp.triage.models import DumpRecord, TriageSpec
+from kdmcp.triage.models import DumpRecord, ExceptionStop, TriageSpec
 
 DUMPS = Path(__file__).resolve().parents[2] / "fixtures" / "dumps"
 KERNEL = DUMPS / "kernel-header-only.dmp"
@@ -51,3 +51,12 @@ def record(name: str, sha: str, key: str = "B", **more: object) -> DumpRecord:
     """A made-up record for the fast tier (store, buckets, rendering)."""
     return DumpRecord.model_validate({"name": name, "path": f"/d/{name}", "sha256": sha, "size": 10, "status": "ok",
                                       "bucket_key": key, "stack_hash": "0" * 16, "seconds": 0.1, **more})
+
+
+def small_run() -> list[DumpRecord]:
+    """Seven records: bucket A of 5 (two stacks), B of 1 (an access violation past the dispatcher), one truncated."""
+    records = [record(f"a{n}.dmp", f"{n:064x}", "A", stack_hash=f"{n % 2:016x}") for n in range(5)]
+    violation = ExceptionStop(code="0xc0000005", description="Access violation")
+    records += [record("b.dmp", "b" * 64, "B", exception=violation,
+                       frames=["ntdll!KiUserExceptionDispatcher", "app!Parse+0x12"])]
+    return [*records, record("c.dmp", "c" * 64, "failed:truncated", status="failed", category="truncated")]

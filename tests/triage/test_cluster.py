@@ -41,7 +41,7 @@ def cluster() -> Iterator[tuple[LocalCluster, Client]]:
 
 @pytest.fixture
 def corpus(tmp_path: Path) -> tuple[list[tuple[str, str]], list[CorpusEntry]]:
-    entries = build_corpus(tmp_path / "dumps", 24, seed=32, bad=3)
+    entries = build_corpus(tmp_path / "dumps", 16, seed=32, bad=3)
     return [(str(tmp_path / "dumps" / e.name), e.name) for e in entries], entries
 
 
@@ -190,6 +190,27 @@ def test_cancel_stops_the_debuggers_running_on_the_workers(cluster, corpus, tmp_
     assert until(lambda: not debuggers_on(folder), 30)  # and no queued dump started one after the cancel
 
 
+def test_a_run_left_by_an_exception_stops_its_debuggers(cluster, corpus, tmp_path: Path) -> None:
+    """on_record raises (a full disk; Ctrl+C in the CLI comes the same way): the run ends with it,
+    and the debugger still running a dump (cdb hangs here, kd answers) is stopped, not left for 600 s."""
+    _cluster, client = cluster
+    client.wait_for_workers(2, timeout=BOUND_S)
+    items, entries = corpus
+    kernel = next(item for item, e in zip(items, entries, strict=True) if e.kind == "kernel")
+    users = [item for item, e in zip(items, entries, strict=True) if e.kind == "user"][:2]
+    spec = sim_spec(timeout_s=600).model_copy(update={"debuggers": {**sim_spec().debuggers,
+                                                                     "cdb": fake_debugger(tmp_path, "hang")}})
+    folder = str(tmp_path / "dumps")
+
+    def full_disk(record: DumpRecord) -> None:
+        raise OSError(28, "No space left on device")
+
+    with pytest.raises(OSError, match="No space"):
+        run_cluster(client, [*users[:1], kernel, *users[1:]], spec, full_disk, threading.Event())
+    assert until(lambda: not debuggers_on(folder), 30)
+    assert _scheduler_drained(client)
+
+
 def test_cancel_before_start_submits_nothing(cluster, corpus) -> None:
     _cluster, client = cluster
     items, _entries = corpus
@@ -237,6 +258,6 @@ def test_a_dump_that_kills_every_worker_it_runs_on_is_a_failure_of_its_own(corpu
     records = {r.name: r for r in store.records()}
     assert len(records) == 7
     lost = records.pop("poison.dmp")
-    assert (lost.status, lost.category) == ("failed", "debugger_error") and "KilledWorker" in (lost.error or "")
+    assert (lost.status, lost.category) == ("failed", "worker_lost") and "KilledWorker" in (lost.error or "")
     assert lost.sha256 == file_sha256(str(poison))
     assert all(r.status == "ok" or r.category in ("truncated", "not_a_dump") for r in records.values())

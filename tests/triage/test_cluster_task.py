@@ -50,11 +50,19 @@ def test_a_dump_sent_with_its_task_is_triaged_from_a_temporary_file_removed_afte
     assert set(glob.glob(os.path.join(tempfile.gettempdir(), "kdmcp-triage-*"))) <= before
 
 
+def test_the_task_keys_its_record_by_the_hash_the_run_took(tmp_path: Path) -> None:
+    """(The worker does not read the dump again to hash it: a kernel dump of gigabytes on a share.)"""
+    dump = tmp_path / "a.dmp"
+    dump.write_bytes(b"not a dump at all\n")
+    record = triage_on_worker(str(dump), "a.dmp", sim_spec(), sha256="0" * 64)
+    assert record is not None and (record.sha256, record.category) == ("0" * 64, "not_a_dump")
+
+
 def test_a_lost_task_is_a_failed_record_of_its_dump(tmp_path: Path) -> None:
     dump = tmp_path / "poison.dmp"
     dump.write_bytes(b"MDMP" + bytes(60))
     record = _lost(str(dump), "poison.dmp", "KilledWorker:  Attempted to run task\n on 2 workers")
-    assert (record.status, record.category, record.bucket_key) == ("failed", "debugger_error", "failed:debugger_error")
+    assert (record.status, record.category, record.bucket_key) == ("failed", "worker_lost", "failed:worker_lost")
     assert record.sha256 == file_sha256(str(dump)) and record.size == 64
     assert record.error == "KilledWorker: Attempted to run task on 2 workers"
     unseen = _lost(str(tmp_path / "gone.dmp"), "gone.dmp", "KilledWorker")

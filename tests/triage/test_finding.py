@@ -66,3 +66,7 @@ def test_a_walk_past_max_visited_entries_is_refused(tmp_path: Path, monkeypatch:
     with pytest.raises(InvalidArgument) as wide:
         find_dumps([str(tmp_path / "d")])
     assert "more than 5 files under" in wide.value.message
+    with pytest.raises(InvalidArgument) as pattern:  # glob itself has no bound: /**/*.dmp would walk the disk
+        find_dumps([str(tmp_path / "d" / "**" / "*.dmp")])
+    assert "more than 5 files under" in pattern.value.message
+    assert len(find_dumps([str(tmp_path / "d" / "*.dmp")])) <= 5  # no ** : one level, as glob walks it

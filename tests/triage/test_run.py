@@ -97,9 +97,20 @@ def test_a_killed_cli_run_resumes_past_its_torn_last_line(tmp_path: Path) -> Non
     assert all(line.startswith("{") and line.endswith("}") for line in out.read_text().splitlines())
 
 
-def test_kernel_and_user_runs_use_their_own_debugger(tmp_path: Path) -> None:
+def test_a_rerun_retries_the_failures_of_the_machine_and_keeps_those_of_the_file(tmp_path: Path) -> None:
+    """No kd configured: the kernel dump fails (debugger_error), the user one is cdb's. Rerun with
+    kd there: the kernel dump is done again and its record replaced; the junk file stays not_a_dump."""
+    junk = tmp_path / "junk.dmp"
+    junk.write_text("not a dump")
+    paths, out = [str(KERNEL), str(USER[0]), str(junk)], str(tmp_path / "r.jsonl")
     spec = sim_spec().model_copy(update={"debuggers": {"cdb": sim_spec().debuggers["cdb"]}})
-    summary = triage_run([str(KERNEL), str(USER[0])], spec, out=str(tmp_path / "r.jsonl"))
-    assert summary.bucketed == 1 and summary.failed == {"debugger_error": 1}
-    failed = next(r for r in ResultStore(summary.records).records() if r.status == "failed")
+    summary = triage_run(paths, spec, out=out)
+    assert summary.bucketed == 1 and summary.failed == {"debugger_error": 1, "not_a_dump": 1}
+    failed = next(r for r in ResultStore(summary.records).records() if r.category == "debugger_error")
     assert failed.kind == "kernel" and "no kd" in (failed.error or "")
+    seen: list[str] = []
+    again = triage_run(paths, sim_spec(), out=out, progress=lambda done, total, record: seen.append(record.name))
+    assert seen == [KERNEL.name] and again.done_before == 2
+    assert again.bucketed == 2 and again.failed == {"not_a_dump": 1}
+    assert [(r.name, r.status) for r in ResultStore(out).records()] == [
+        (USER[0].name, "ok"), ("junk.dmp", "failed"), (KERNEL.name, "ok")]

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
+from kdmcp.errors import InvalidArgument
 from kdmcp.triage.store import ResultStore
 from tests.triage.helpers import record
 
@@ -55,3 +58,30 @@ def test_a_bad_line_in_the_middle_is_skipped_not_cut(tmp_path: Path) -> None:
     store = ResultStore(str(path))
     assert store.done() == {"1" * 64, "2" * 64} and store.dropped == 1
     assert len(path.read_text().splitlines()) == 3
+
+
+def test_a_failure_a_rerun_retries_is_not_done_and_is_forgotten_alone(tmp_path: Path) -> None:
+    path = tmp_path / "run.jsonl"
+    first = ResultStore(str(path))
+    first.add(record("ok.dmp", "1" * 64))
+    first.add(record("slow.dmp", "2" * 64, "failed:debugger_timeout", status="failed", category="debugger_timeout"))
+    first.add(record("junk.dmp", "3" * 64, "failed:not_a_dump", status="failed", category="not_a_dump"))
+    assert not first.add(record("slow-again.dmp", "2" * 64))  # in one run, still one record a hash
+    again = ResultStore(str(path))
+    assert again.done() == {"1" * 64, "3" * 64} and "2" * 64 in again and len(again) == 3
+    assert again.forget(["2" * 64, "3" * 64, "4" * 64]) == 1  # only the retried failure goes
+    assert [r.name for r in again.records()] == ["ok.dmp", "junk.dmp"] and "2" * 64 not in again
+    assert again.add(record("slow.dmp", "2" * 64))
+    assert [r.name for r in ResultStore(str(path)).records()] == ["ok.dmp", "junk.dmp", "slow.dmp"]
+    assert [p.name for p in tmp_path.iterdir()] == ["run.jsonl"]  # the rewrite left nothing beside it
+
+
+def test_a_file_that_is_no_records_file_is_refused_untouched(tmp_path: Path) -> None:
+    for name, content in (("notes.txt", b"my notes, no newline at the end"), ("crash.dmp", b"MDMP\x93\xa7\n\x00")):
+        path = tmp_path / name
+        path.write_bytes(content)
+        with pytest.raises(InvalidArgument, match="not a triage records file"):
+            ResultStore(str(path))
+        assert path.read_bytes() == content
+    (tmp_path / "empty.jsonl").write_bytes(b"")
+    assert ResultStore(str(tmp_path / "empty.jsonl")).done() == set()

@@ -24,7 +24,8 @@ from kdmcp.server.models import Served
 from kdmcp.server.registry import starts, tool
 from kdmcp.server.text import Data
 from kdmcp.server.tools.triage.running import DEFAULT_RUN, records_file, run_triage
-from kdmcp.triage.buckets import TriageSummary, summary_text
+from kdmcp.server.tools.triage.text import summary_text
+from kdmcp.triage.buckets import TriageSummary
 from kdmcp.triage.models import DumpRecord
 from kdmcp.triage.record_files import RecordFiles
 
@@ -40,8 +41,7 @@ class TriageResult(TriageSummary, Served):
 
     @classmethod
     def render_text(cls, data: Data) -> str:
-        text = summary_text(TriageSummary.model_validate(data))
-        return f"{text}\nread_output output_id={data['output_id']} pages them"
+        return summary_text(TriageSummary.model_validate(data), data["output_id"])
 
 
 @tool("session", starts("Triage many crash dumps"))
@@ -61,4 +61,6 @@ def triage_dumps(
                          cancel=call.cancel, progress=progress)
     size = os.path.getsize(path) if os.path.exists(path) else 0
     file_id = call.app.state_of(RecordFiles).add(path, call.owner)
+    if call.owner is not None:  # a listener client reads the file by its output_id: the server's path is not its
+        summary.records = os.path.basename(path)
     return TriageResult(**summary.model_dump(), output_id=f"{file_id}:0-{size}")

@@ -8,6 +8,7 @@ import json
 import os
 import stat
 import sys
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -18,11 +19,12 @@ import pytest
 from mcp import Client, StdioServerParameters
 
 from kdmcp.config import Config
-from kdmcp.errors import UnknownSession
+from kdmcp.errors import SessionBusy, UnknownSession
 from kdmcp.server import KdMcpApp, ServerOptions
 from kdmcp.server.call import Call
 from kdmcp.server.render import ok_result
 from kdmcp.server.tools.output.reads import read_output
+from kdmcp.server.tools.triage.running import records_file, run_triage
 from kdmcp.server.tools.triage.tool import TriageResult, triage_dumps
 from kdmcp.triage.buckets import summarise
 from kdmcp.triage.models import DumpRecord
@@ -43,7 +45,7 @@ def _corpus(folder: Path, count: int) -> int:
 
 
 async def test_triage_dumps_over_stdio_reports_each_dump_and_pages_its_records(tmp_path: Path) -> None:
-    total = _corpus(tmp_path / "dumps", 24)
+    total = _corpus(tmp_path / "dumps", 12)
     config = tmp_path / "kdmcp.yaml"
     config.write_text(f"triage:\n  records_dir: {tmp_path / 'records'}\n  jobs: 2\n")
     argv = server_argv("--simulate", "--config", str(config))
@@ -107,13 +109,38 @@ def test_a_clients_records_are_its_own(tmp_path: Path) -> None:
     app = make_app(triage={"records_dir": str(tmp_path / "r")})
     try:
         mine = triage_dumps(Call(app, "alice"), [str(USER[0])], out="mine")
-        assert Path(mine.records).parent.name.startswith("client-")
+        assert mine.records == "mine.jsonl"  # the server's path is not the client's to see
+        assert Path(records_file(app, "alice", "mine")).parent.name.startswith("client-")
         page = read_output(Call(app, "alice"), output_id=mine.output_id)
         assert page.eof and json.loads(page.text)["name"] == USER[0].name
         with pytest.raises(UnknownSession):
             read_output(Call(app, "bob"), output_id=mine.output_id)
         theirs = triage_dumps(Call(app, "bob"), [str(USER[0])], out="mine")
-        assert theirs.records != mine.records and theirs.done_before == 0  # bob's own file, not alice's
+        assert theirs.done_before == 0 and Path(records_file(app, "bob", "mine")).exists()  # bob's own file
+    finally:
+        app.shutdown()
+
+
+def test_one_run_a_records_file_at_a_time(tmp_path: Path) -> None:
+    app = make_app(triage={"records_dir": str(tmp_path / "r")})
+    started, release = threading.Event(), threading.Event()
+
+    def hold(done: int, total: int, record: DumpRecord) -> None:
+        started.set()
+        release.wait(30)
+
+    first = threading.Thread(target=run_triage, args=(app, None, [str(USER[0])]),
+                             kwargs={"out": records_file(app, None, "lab"), "progress": hold})
+    first.start()
+    try:
+        assert started.wait(30)
+        with pytest.raises(SessionBusy):
+            triage_dumps(Call(app, None), [str(USER[1])], out="lab")
+    finally:
+        release.set()
+        first.join(30)
+    try:
+        assert triage_dumps(Call(app, None), [str(USER[0])], out="lab").done_before == 1  # the file is free again
     finally:
         app.shutdown()
 
