@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from kdmcp.triage.run_lock import run_lock
+
 pytestmark = pytest.mark.process  # runs the CLI (tests/tiers.py)
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -51,5 +53,16 @@ def test_every_failure_is_one_error_line(tmp_path: Path, args: list[str], code: 
     (tmp_path / "roots.yaml").write_text(f"dump_roots: [{json.dumps(str(tmp_path))}]\n")
     done = _run(tmp_path, *[a.replace("{tmp}", str(tmp_path)) for a in args])
     errors = [line for line in done.stderr.splitlines() if line.startswith("kd-mcp: error:")]
-    assert done.returncode == code and len(errors) == 1 and says in errors[0], done.stderr
+    assert done.returncode == code and len(errors) == 1 and says.replace("{tmp}", str(tmp_path)) in errors[0], \
+        done.stderr
     assert "Traceback" not in done.stderr and done.stdout == ""
+
+
+def test_a_second_process_on_the_same_out_is_busy_at_once(tmp_path: Path) -> None:
+    out = tmp_path / "fleet.jsonl"
+    with run_lock(str(out)):  # this process's run holds it; the CLI is another process
+        done = _run(tmp_path, "--simulate", str(DUMPS / "null_read_av.dmp"), "--out", str(out))
+    errors = [line for line in done.stderr.splitlines() if line.startswith("kd-mcp: error:")]
+    assert done.returncode == 3 and len(errors) == 1, done.stderr
+    assert f"busy: out: {out} is being written by another triage run" in errors[0]
+    assert not out.exists() and not (tmp_path / "fleet.jsonl.lock").exists()  # nothing written, nothing left

@@ -1,15 +1,17 @@
 """A triage run, the one implementation behind the ``triage_dumps`` tool and ``kd-mcp triage``.
 
-find the dumps -> hash each (the resume and dedupe key) -> skip what the JSONL holds already,
-but for failures a rerun retries (``RETRIED_CATEGORIES``: their records dropped, the dumps done
-again) -> hand the rest to a runner (the local pool, or a Dask cluster when a scheduler is named) -> each
-record into the store as it completes, with a progress call -> the summary of every dump the
-request named, from the store (a resumed run's summary covers the dumps done before too).
+lock the records file for the run (``run_lock``: one run a file, across processes) -> find the
+dumps -> hash each (the resume and dedupe key) -> skip what the JSONL holds already, but for failures a
+rerun retries (``RETRIED_CATEGORIES``: their records dropped, the dumps done again) -> hand the
+rest to a runner (the local pool, or a Dask cluster when a scheduler is named) -> each record
+into the store as it completes, with a progress call -> the summary of every dump the request
+named, from the store (a resumed run's summary covers the dumps done before too).
 """
 
 from __future__ import annotations
 
 import importlib
+import os
 import threading
 from collections.abc import Callable, Sequence
 
@@ -18,6 +20,7 @@ from kdmcp.triage.finding import Found, find_dumps
 from kdmcp.triage.local import run_local
 from kdmcp.triage.models import DumpRecord, TriageSpec
 from kdmcp.triage.one import file_sha256, unreadable_key
+from kdmcp.triage.run_lock import run_lock
 from kdmcp.triage.store import ResultStore
 
 __all__ = ["Progress", "triage_run"]
@@ -37,6 +40,15 @@ def triage_run(paths: Sequence[str], spec: TriageSpec, *, out: str, glob: str | 
     them already (``paths``, ``glob``, ``limit`` and ``roots`` are then not read again).
     """
     cancel = cancel or threading.Event()
+    os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)
+    with run_lock(out):
+        return _run(paths, spec, out=out, glob=glob, limit=limit, jobs=jobs, scheduler=scheduler, roots=roots,
+                    cancel=cancel, progress=progress, found=found)
+
+
+def _run(paths: Sequence[str], spec: TriageSpec, *, out: str, glob: str | None, limit: int | None, jobs: int,
+         scheduler: object | None, roots: Sequence[str], cancel: threading.Event, progress: Progress | None,
+         found: Sequence[Found] | None) -> TriageSummary:
     dumps = list(found) if found is not None else find_dumps(paths, glob=glob, limit=limit, roots=roots)
     store = ResultStore(out)
     done = store.done()
