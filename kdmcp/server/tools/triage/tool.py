@@ -19,6 +19,7 @@ from typing import Annotated
 
 from pydantic import Field
 
+from kdmcp.errors import SessionBusy
 from kdmcp.server.call import Call
 from kdmcp.server.models import Served
 from kdmcp.server.registry import starts, tool
@@ -57,8 +58,15 @@ def triage_dumps(
     def progress(done: int, total: int, record: DumpRecord) -> None:
         call.count(done, total, f"{record.name}: {record.bucket_key}")
 
-    summary = run_triage(call.app, call.owner, [os.path.abspath(p) for p in paths], out=path,
-                         cancel=call.cancel, progress=progress)
+    try:
+        summary = run_triage(call.app, call.owner, [os.path.abspath(p) for p in paths], out=path,
+                             cancel=call.cancel, progress=progress)
+    except SessionBusy as exc:
+        if call.owner is None:
+            raise
+        # a listener client names its run; the server's paths are not its to know (its result says the same)
+        raise SessionBusy(f"out: {os.path.basename(path)} is being written by another triage run; wait for it, "
+                          "or name another") from exc
     size = os.path.getsize(path) if os.path.exists(path) else 0
     file_id = call.app.state_of(RecordFiles).add(path, call.owner)
     if call.owner is not None:  # a listener client reads the file by its output_id: the server's path is not its

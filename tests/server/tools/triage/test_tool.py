@@ -29,6 +29,7 @@ from kdmcp.server.tools.triage.tool import TriageResult, triage_dumps
 from kdmcp.triage.buckets import summarise
 from kdmcp.triage.models import DumpRecord
 from kdmcp.triage.one import triage_dump
+from kdmcp.triage.run_lock import run_lock
 from tests.server.helpers import in_memory, make_app, server_argv, text_of
 from tests.triage.helpers import KERNEL, USER, distinct_copies, sim_spec
 
@@ -134,13 +135,25 @@ def test_one_run_a_records_file_at_a_time(tmp_path: Path) -> None:
     first.start()
     try:
         assert started.wait(30)
-        with pytest.raises(SessionBusy):
+        with pytest.raises(SessionBusy, match=f"out: {records_file(app, None, 'lab')} is being written"):
             triage_dumps(Call(app, None), [str(USER[1])], out="lab")
     finally:
         release.set()
         first.join(30)
     try:
         assert triage_dumps(Call(app, None), [str(USER[0])], out="lab").done_before == 1  # the file is free again
+    finally:
+        app.shutdown()
+
+
+def test_a_listener_client_busy_on_its_run_is_told_its_name_not_the_server_path(tmp_path: Path) -> None:
+    app = make_app(triage={"records_dir": str(tmp_path / "r")})
+    held = records_file(app, "alice", "lab")
+    os.makedirs(os.path.dirname(held))
+    try:
+        with run_lock(held), pytest.raises(SessionBusy) as busy:  # another process's run on alice's file
+            triage_dumps(Call(app, "alice"), [str(USER[0])], out="lab")
+        assert busy.value.message.startswith("out: lab.jsonl is being written") and str(tmp_path) not in str(busy.value)
     finally:
         app.shutdown()
 
