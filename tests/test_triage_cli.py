@@ -11,7 +11,9 @@ from pathlib import Path
 
 import pytest
 
+from kdmcp.triage.models import DumpRecord
 from kdmcp.triage.run_lock import run_lock
+from kdmcp.triage_cli import describe
 
 pytestmark = pytest.mark.process  # runs the CLI (tests/tiers.py)
 
@@ -66,3 +68,11 @@ def test_a_second_process_on_the_same_out_is_busy_at_once(tmp_path: Path) -> Non
     assert done.returncode == 3 and len(errors) == 1, done.stderr
     assert f"busy: out: {out} is being written by another triage run" in errors[0]
     assert not out.exists() and not (tmp_path / "fleet.jsonl.lock").exists()  # nothing written, nothing left
+
+
+def test_the_bar_says_hashing_before_any_dump_is_triaged() -> None:
+    # rich redraws 10 times a second: a small run's hashing is over before a frame, so the text is checked here
+    assert describe(3, 1000, None) == "hashing 3/1000"
+    record = DumpRecord(name="a.dmp", path="/d/a.dmp", sha256="0" * 64, size=1, status="ok",
+                        bucket_key="0xd1 x!y", stack_hash="0" * 16, seconds=1.0)
+    assert describe(1, 999, record) == "a.dmp: 0xd1 x!y"

@@ -1,7 +1,8 @@
 """A triage run, the one implementation behind the ``triage_dumps`` tool and ``kd-mcp triage``.
 
 lock the records file for the run (``run_lock``: one run a file, across processes) -> find the
-dumps -> hash each (the resume and dedupe key) -> skip what the JSONL holds already, but for failures a
+dumps -> hash each (the resume and dedupe key), with a progress call per dump (a fleet of
+multi-GB dumps takes minutes to hash) -> skip what the JSONL holds already, but for failures a
 rerun retries (``RETRIED_CATEGORIES``: their records dropped, the dumps done again) -> hand the
 rest to a runner (the local pool, or a Dask cluster when a scheduler is named) -> each record
 into the store as it completes, with a progress call -> the summary of every dump the request
@@ -25,8 +26,9 @@ from kdmcp.triage.store import ResultStore
 
 __all__ = ["Progress", "triage_run"]
 
-# done (records added by this run), total (dumps this run triages), the record just added
-Progress = Callable[[int, int, DumpRecord], None]
+# done (records added by this run), total (dumps this run triages), the record just added; while the
+# dumps are hashed, before any is triaged: done (dumps hashed), total (dumps found), None
+Progress = Callable[[int, int, DumpRecord | None], None]
 
 
 def triage_run(paths: Sequence[str], spec: TriageSpec, *, out: str, glob: str | None = None,
@@ -56,13 +58,15 @@ def _run(paths: Sequence[str], spec: TriageSpec, *, out: str, glob: str | None, 
     retried: set[str] = set()  # the hashes of records to drop: failures this run does again
     todo: list[tuple[Found, str]] = []
     same_content = done_before = 0
-    for dump in dumps:
+    for hashed, dump in enumerate(dumps, 1):
         if cancel.is_set():
             break
         try:
             sha256 = file_sha256(dump.path)
         except OSError:
             sha256 = unreadable_key(dump.path)  # triage_dump records it as unreadable, under this key
+        if progress is not None:
+            progress(hashed, len(dumps), None)
         if sha256 in requested:
             same_content += 1
             continue

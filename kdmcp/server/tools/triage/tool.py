@@ -3,13 +3,15 @@
 One call for a batch an agent could not hold call by call (1,000 dumps, three calls each). The
 answer is the buckets (largest first, names capped, totals kept: a few KB for any run) and an
 ``output_id`` whose pages (``read_output``) are the per-dump records, one JSON line each. A
-progress notification per dump; a cancel stops the debuggers and keeps what is done (the same
-``out`` resumes). How many debuggers run at once is the server's to say (``triage.jobs``, at
-most ``max_sessions`` by default), not the model's: they are processes on this host. The
-surface budget (16 KB for every tool) leaves the tool two arguments: a directory takes its
-``*.dmp`` files, a pattern in ``paths`` (``/dumps/**/*.mdmp``) any others; the CLI has
-``--glob`` and ``--limit``. Only dumps are opened, and only the fixed read set runs on them
-(kdmcp/triage/one.py), so every policy allows it; ``dump_roots`` applies as for ``open_dump``.
+progress notification per dump, and before that one per dump hashed (``hashing k/N``: every dump
+is hashed, the resume key, before any is triaged: minutes for a fleet of multi-GB dumps); a
+cancel stops the debuggers and keeps what is done (the same ``out`` resumes). How many debuggers
+run at once is the server's to say (``triage.jobs``, at most ``max_sessions`` by default), not
+the model's: they are processes on this host. The surface budget (16 KB for every tool) leaves
+the tool two arguments: a directory takes its ``*.dmp`` files, a pattern in ``paths``
+(``/dumps/**/*.mdmp``) any others; the CLI has ``--glob`` and ``--limit``. Only dumps are opened,
+and only the fixed read set runs on them (kdmcp/triage/one.py), so every policy allows it;
+``dump_roots`` applies as for ``open_dump``.
 """
 
 from __future__ import annotations
@@ -55,8 +57,11 @@ def triage_dumps(
     """Bucket crash dumps; the same out resumes."""
     path = records_file(call.app, call.owner, out or DEFAULT_RUN)
 
-    def progress(done: int, total: int, record: DumpRecord) -> None:
-        call.count(done, total, f"{record.name}: {record.bucket_key}")
+    def progress(done: int, total: int, record: DumpRecord | None) -> None:
+        if record is None:  # hashing, before any dump is triaged: below 1, where the dumps' count starts (MCP:
+            call.count(done / (total + 1), None, f"hashing {done}/{total}")  # a progress only ever increases)
+        else:
+            call.count(done, total, f"{record.name}: {record.bucket_key}")
 
     try:
         summary = run_triage(call.app, call.owner, [os.path.abspath(p) for p in paths], out=path,

@@ -68,6 +68,11 @@ async def test_triage_dumps_over_stdio_reports_each_dump_and_pages_its_records(t
         assert data["records"] == str(tmp_path / "records" / "lab.jsonl")
         assert len(result.model_dump_json(by_alias=True, exclude_none=True)) < 8192
         # one notification per dump, counting up to the total
+        # first one per dump hashed, under 1 (MCP: a progress only increases), the total not yet known
+        hashing, seen[:] = seen[:total], seen[total:]
+        assert [m for _, _, m in hashing] == [f"hashing {n}/{total}" for n in range(1, total + 1)]
+        assert {t for _, t, _ in hashing} == {None} and all(0 < p < 1 for p, _, _ in hashing)
+        assert [p for p, _, _ in hashing] == sorted({p for p, _, _ in hashing})  # increasing
         assert [p for p, _, _ in seen] == [float(n) for n in range(1, total + 1)]
         assert {t for _, t, _ in seen} == {float(total)} and all(m and ": " in m for _, _, m in seen)
         text = text_of(result)
@@ -92,7 +97,8 @@ async def test_triage_dumps_over_stdio_reports_each_dump_and_pages_its_records(t
             again = await client.call_tool("triage_dumps", {"paths": [str(tmp_path / "dumps")], "out": "lab"},
                                            progress_callback=on_progress)
         assert again.structured_content is not None and again.structured_content["done_before"] == total
-        assert again.structured_content["buckets"] == data["buckets"] and seen == []
+        assert again.structured_content["buckets"] == data["buckets"]
+        assert [m for _, _, m in seen] == [f"hashing {n}/{total}" for n in range(1, total + 1)]  # nothing triaged
 
 
 async def test_triage_refuses_paths_outside_dump_roots_and_names_that_are_paths(tmp_path: Path) -> None:
@@ -126,7 +132,7 @@ def test_one_run_a_records_file_at_a_time(tmp_path: Path) -> None:
     app = make_app(triage={"records_dir": str(tmp_path / "r")})
     started, release = threading.Event(), threading.Event()
 
-    def hold(done: int, total: int, record: DumpRecord) -> None:
+    def hold(done: int, total: int, record: DumpRecord | None) -> None:
         started.set()
         release.wait(30)
 
