@@ -11,6 +11,7 @@ and every message go to stderr, the table or the JSON to stdout; whatever fails 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import threading
 from typing import TYPE_CHECKING
@@ -55,6 +56,8 @@ def run(parsed: argparse.Namespace, options: ServerOptions) -> int:
         value = getattr(parsed, flag)
         if value is not None and not 1 <= value <= most:
             raise InvalidArgument(f"--{flag}: from 1 to {most}")
+    if os.path.isdir(parsed.out):  # else the error would be the OS's "Is a directory", naming no option
+        raise InvalidArgument(f"--out: {parsed.out} is a directory; name a file (the records are one JSONL)")
     app = KdMcpApp(options)
     errors = Console(stderr=True)
     cancel = threading.Event()

@@ -50,6 +50,7 @@ def test_the_table_then_json_from_the_same_records(tmp_path: Path) -> None:
     # no port: distributed would raise from a thread it leaves running, and the command never end
     (["--simulate", str(DUMPS), "--scheduler", "tcp://sched"], 2, "invalid_argument: scheduler: an address such"),
     (["--simulate", "--config", "{tmp}/roots.yaml", str(DUMPS)], 2, "policy_denied: path: outside the directories"),
+    (["--simulate", str(DUMPS), "--out", "{tmp}"], 2, "invalid_argument: --out: {tmp} is a directory"),
 ])
 def test_every_failure_is_one_error_line(tmp_path: Path, args: list[str], code: int, says: str) -> None:
     (tmp_path / "roots.yaml").write_text(f"dump_roots: [{json.dumps(str(tmp_path))}]\n")

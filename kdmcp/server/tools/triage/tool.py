@@ -21,7 +21,7 @@ from typing import Annotated
 
 from pydantic import Field
 
-from kdmcp.errors import SessionBusy
+from kdmcp.errors import InvalidArgument, SessionBusy
 from kdmcp.server.call import Call
 from kdmcp.server.models import Served
 from kdmcp.server.registry import starts, tool
@@ -56,6 +56,8 @@ def triage_dumps(
 ) -> TriageResult:
     """Bucket crash dumps; the same out resumes."""
     path = records_file(call.app, call.owner, out or DEFAULT_RUN)
+    if os.path.isdir(path):  # else the error would be the OS's "Is a directory", naming no argument
+        raise InvalidArgument(f"out: {out or DEFAULT_RUN!r} names a directory in the records directory; name another")
 
     def progress(done: int, total: int, record: DumpRecord | None) -> None:
         if record is None:  # hashing, before any dump is triaged: below 1, where the dumps' count starts (MCP:

@@ -19,7 +19,7 @@ import pytest
 from mcp import Client, StdioServerParameters
 
 from kdmcp.config import Config
-from kdmcp.errors import SessionBusy, UnknownSession
+from kdmcp.errors import InvalidArgument, SessionBusy, UnknownSession
 from kdmcp.server import KdMcpApp, ServerOptions
 from kdmcp.server.call import Call
 from kdmcp.server.render import ok_result
@@ -160,6 +160,16 @@ def test_a_listener_client_busy_on_its_run_is_told_its_name_not_the_server_path(
         with run_lock(held), pytest.raises(SessionBusy) as busy:  # another process's run on alice's file
             triage_dumps(Call(app, "alice"), [str(USER[0])], out="lab")
         assert busy.value.message.startswith("out: lab.jsonl is being written") and str(tmp_path) not in str(busy.value)
+    finally:
+        app.shutdown()
+
+
+def test_an_out_that_is_a_directory_is_refused_by_its_argument(tmp_path: Path) -> None:
+    app = make_app(triage={"records_dir": str(tmp_path / "r")})
+    os.makedirs(records_file(app, None, "lab"))
+    try:
+        with pytest.raises(InvalidArgument, match=r"^out: 'lab' names a directory"):
+            triage_dumps(Call(app, None), [str(USER[0])], out="lab")
     finally:
         app.shutdown()
 
