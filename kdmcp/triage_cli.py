@@ -11,6 +11,7 @@ and every message go to stderr, the table or the JSON to stdout; whatever fails 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import threading
 from typing import TYPE_CHECKING
@@ -20,8 +21,9 @@ if TYPE_CHECKING:
 
     from kdmcp.server import ServerOptions
     from kdmcp.triage.buckets import TriageSummary
+    from kdmcp.triage.models import DumpRecord
 
-__all__ = ["DEFAULT_OUT", "add_arguments", "run"]
+__all__ = ["DEFAULT_OUT", "add_arguments", "describe", "run"]
 
 DEFAULT_OUT = "triage.jsonl"
 
@@ -49,12 +51,13 @@ def run(parsed: argparse.Namespace, options: ServerOptions) -> int:
     from kdmcp.server import KdMcpApp
     from kdmcp.server.tools.triage.running import MAX_JOBS, run_triage
     from kdmcp.triage.finding import MAX_DUMPS
-    from kdmcp.triage.models import DumpRecord
 
     for flag, most in (("jobs", MAX_JOBS), ("limit", MAX_DUMPS)):
         value = getattr(parsed, flag)
         if value is not None and not 1 <= value <= most:
             raise InvalidArgument(f"--{flag}: from 1 to {most}")
+    if os.path.isdir(parsed.out):  # else the error would be the OS's "Is a directory", naming no option
+        raise InvalidArgument(f"--out: {parsed.out} is a directory; name a file (the records are one JSONL)")
     app = KdMcpApp(options)
     errors = Console(stderr=True)
     cancel = threading.Event()
@@ -62,9 +65,8 @@ def run(parsed: argparse.Namespace, options: ServerOptions) -> int:
                   TextColumn("{task.description}"), console=errors, transient=True) as bar:
         task = bar.add_task("finding dumps", total=None)
 
-        def progress(done: int, total: int, record: DumpRecord) -> None:
-            what = record.bucket_key if record.status == "ok" else record.category or "failed"
-            bar.update(task, completed=done, total=total, description=f"{record.name}: {what}"[:60])
+        def progress(done: int, total: int, record: DumpRecord | None) -> None:
+            bar.update(task, completed=done, total=total, description=describe(done, total, record))
 
         try:
             summary = run_triage(app, None, parsed.paths, out=parsed.out, glob=parsed.glob, limit=parsed.limit,
@@ -77,6 +79,15 @@ def run(parsed: argparse.Namespace, options: ServerOptions) -> int:
     else:
         _table(Console(), summary)
     return 0
+
+
+def describe(done: int, total: int, record: DumpRecord | None) -> str:
+    """The progress bar's text: ``hashing k/N`` while the dumps are hashed (before any is triaged:
+    minutes for a fleet of multi-GB dumps, which would show nothing), then each dump's bucket."""
+    if record is None:
+        return f"hashing {done}/{total}"
+    what = record.bucket_key if record.status == "ok" else record.category or "failed"
+    return f"{record.name}: {what}"[:60]
 
 
 def _table(console: Console, summary: TriageSummary) -> None:

@@ -69,13 +69,13 @@ def _every_second(ctx: Context[Any, Any], call: Call) -> Callable[[], Awaitable[
 
     handle = loop.call_later(PROGRESS_EVERY_S, tick)
 
-    async def send_count(done: int, total: int, text: str) -> None:
+    async def send_count(done: float, total: float | None, text: str) -> None:
         try:
             await ctx.report_progress(done, total, call.app.redactor.text(text))
         except Exception as exc:
             log.debug("progress not sent: %s", exc)
 
-    def count(done: int, total: int, text: str) -> None:  # from the work's threads
+    def count(done: float, total: float | None, text: str) -> None:  # from the work's threads
         def schedule() -> None:
             task = loop.create_task(send_count(done, total, text))
             sending.add(task)
@@ -110,15 +110,16 @@ class Call:
         self.progress_total: float | None = None
         self._lock = threading.Lock()
         self._cancellers: list[Callable[[], object]] = []
-        self._counter: Callable[[int, int, str], None] | None = None
+        self._counter: Callable[[float, float | None, str], None] | None = None
 
     def progress(self, text: str, total_s: float | None = None) -> None:
         """Report ``text (Ns)`` to the client every second while the work runs (``total_s``: its bound)."""
         self.progress_text, self.progress_total = text, total_s
 
-    def count(self, done: int, total: int, text: str) -> None:
+    def count(self, done: float, total: float | None, text: str) -> None:
         """Report ``done`` of ``total`` items to the client now (a batch's, one notification per
-        item; callable from any thread). The per-second report stops: one scale per call."""
+        item; callable from any thread; ``done`` only ever increases, as MCP's progress must; ``total``
+        None while not yet known). The per-second report stops: one scale per call."""
         self.progress_text = None
         counter = self._counter
         if counter is not None:

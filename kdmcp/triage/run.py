@@ -1,15 +1,18 @@
 """A triage run, the one implementation behind the ``triage_dumps`` tool and ``kd-mcp triage``.
 
-find the dumps -> hash each (the resume and dedupe key) -> skip what the JSONL holds already,
-but for failures a rerun retries (``RETRIED_CATEGORIES``: their records dropped, the dumps done
-again) -> hand the rest to a runner (the local pool, or a Dask cluster when a scheduler is named) -> each
-record into the store as it completes, with a progress call -> the summary of every dump the
-request named, from the store (a resumed run's summary covers the dumps done before too).
+lock the records file for the run (``run_lock``: one run a file, across processes) -> find the
+dumps -> hash each (the resume and dedupe key), with a progress call per dump (a fleet of
+multi-GB dumps takes minutes to hash) -> skip what the JSONL holds already, but for failures a
+rerun retries (``RETRIED_CATEGORIES``: their records dropped, the dumps done again) -> hand the
+rest to a runner (the local pool, or a Dask cluster when a scheduler is named) -> each record
+into the store as it completes, with a progress call -> the summary of every dump the request
+named, from the store (a resumed run's summary covers the dumps done before too).
 """
 
 from __future__ import annotations
 
 import importlib
+import os
 import threading
 from collections.abc import Callable, Sequence
 
@@ -18,12 +21,14 @@ from kdmcp.triage.finding import Found, find_dumps
 from kdmcp.triage.local import run_local
 from kdmcp.triage.models import DumpRecord, TriageSpec
 from kdmcp.triage.one import file_sha256, unreadable_key
+from kdmcp.triage.run_lock import run_lock
 from kdmcp.triage.store import ResultStore
 
 __all__ = ["Progress", "triage_run"]
 
-# done (records added by this run), total (dumps this run triages), the record just added
-Progress = Callable[[int, int, DumpRecord], None]
+# done (records added by this run), total (dumps this run triages), the record just added; while the
+# dumps are hashed, before any is triaged: done (dumps hashed), total (dumps found), None
+Progress = Callable[[int, int, DumpRecord | None], None]
 
 
 def triage_run(paths: Sequence[str], spec: TriageSpec, *, out: str, glob: str | None = None,
@@ -37,6 +42,15 @@ def triage_run(paths: Sequence[str], spec: TriageSpec, *, out: str, glob: str | 
     them already (``paths``, ``glob``, ``limit`` and ``roots`` are then not read again).
     """
     cancel = cancel or threading.Event()
+    os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)
+    with run_lock(out):
+        return _run(paths, spec, out=out, glob=glob, limit=limit, jobs=jobs, scheduler=scheduler, roots=roots,
+                    cancel=cancel, progress=progress, found=found)
+
+
+def _run(paths: Sequence[str], spec: TriageSpec, *, out: str, glob: str | None, limit: int | None, jobs: int,
+         scheduler: object | None, roots: Sequence[str], cancel: threading.Event, progress: Progress | None,
+         found: Sequence[Found] | None) -> TriageSummary:
     dumps = list(found) if found is not None else find_dumps(paths, glob=glob, limit=limit, roots=roots)
     store = ResultStore(out)
     done = store.done()
@@ -44,13 +58,15 @@ def triage_run(paths: Sequence[str], spec: TriageSpec, *, out: str, glob: str | 
     retried: set[str] = set()  # the hashes of records to drop: failures this run does again
     todo: list[tuple[Found, str]] = []
     same_content = done_before = 0
-    for dump in dumps:
+    for hashed, dump in enumerate(dumps, 1):
         if cancel.is_set():
             break
         try:
             sha256 = file_sha256(dump.path)
         except OSError:
             sha256 = unreadable_key(dump.path)  # triage_dump records it as unreadable, under this key
+        if progress is not None:
+            progress(hashed, len(dumps), None)
         if sha256 in requested:
             same_content += 1
             continue

@@ -34,15 +34,35 @@ def _corpus(folder: Path, count: int) -> list[Path]:
 def test_a_run_records_every_dump_and_buckets_them(tmp_path: Path) -> None:
     dumps = _corpus(tmp_path / "d", 8)
     seen: list[tuple[int, int]] = []
+    hashed: list[tuple[int, int]] = []
+
+    def progress(done: int, total: int, record: DumpRecord | None) -> None:
+        if record is None:
+            assert not seen, "a dump hashed after the first was triaged"
+        (hashed if record is None else seen).append((done, total))
+
     summary = triage_run([str(tmp_path / "d")], sim_spec(), out=str(tmp_path / "run.jsonl"), jobs=2,
-                         progress=lambda done, total, record: seen.append((done, total)))
+                         progress=progress)
     assert summary.dumps == len(dumps) + 2 and summary.same_content == 1
     assert summary.failed == {"not_a_dump": 1, "truncated": 1}
     assert sum(b.count for b in summary.buckets) + summary.more_dumps == summary.bucketed == len(dumps)
     assert sorted(seen) == [(n, len(dumps) + 2) for n in range(1, len(dumps) + 3)]
+    assert hashed == [(n, len(dumps) + 3) for n in range(1, len(dumps) + 4)]  # every file found, the copy too
     kernel = next(b for b in summary.buckets if b.key == "AV_myfault!unknown_function")
     assert kernel.count == 2 and kernel.frames[0] == "myfault+0x1981"  # 8 copies of 7 fixtures: the kernel one twice
     assert len(list(ResultStore(summary.records).records())) == summary.dumps
+
+
+def test_a_rerun_with_everything_done_still_shows_the_hashing(tmp_path: Path) -> None:
+    junk = [tmp_path / f"junk{n}.dmp" for n in range(3)]
+    for n, path in enumerate(junk):
+        path.write_text(f"not a dump {n}")
+    out = str(tmp_path / "r.jsonl")
+    triage_run([str(p) for p in junk], sim_spec(), out=out)
+    seen: list[tuple[int, int, DumpRecord | None]] = []
+    again = triage_run([str(p) for p in junk], sim_spec(), out=out,
+                       progress=lambda done, total, record: seen.append((done, total, record)))
+    assert again.done_before == 3 and seen == [(1, 3, None), (2, 3, None), (3, 3, None)]
 
 
 def test_a_cancelled_run_resumes_and_counts_nothing_twice(tmp_path: Path) -> None:
@@ -50,8 +70,8 @@ def test_a_cancelled_run_resumes_and_counts_nothing_twice(tmp_path: Path) -> Non
     out = str(tmp_path / "run.jsonl")
     cancel = threading.Event()
 
-    def stop_after_three(done: int, total: int, record: DumpRecord) -> None:
-        if done >= 3:
+    def stop_after_three(done: int, total: int, record: DumpRecord | None) -> None:
+        if record is not None and done >= 3:
             cancel.set()
 
     first = triage_run([str(tmp_path / "d")], sim_spec(), out=out, jobs=1, cancel=cancel, progress=stop_after_three)
@@ -109,8 +129,9 @@ def test_a_rerun_retries_the_failures_of_the_machine_and_keeps_those_of_the_file
     failed = next(r for r in ResultStore(summary.records).records() if r.category == "debugger_error")
     assert failed.kind == "kernel" and "no kd" in (failed.error or "")
     seen: list[str] = []
-    again = triage_run(paths, sim_spec(), out=out, progress=lambda done, total, record: seen.append(record.name))
-    assert seen == [KERNEL.name] and again.done_before == 2
+    again = triage_run(paths, sim_spec(), out=out,
+                       progress=lambda done, total, record: seen.append(record.name if record else "#"))
+    assert seen == ["#"] * 3 + [KERNEL.name] and again.done_before == 2  # three dumps hashed, one triaged
     assert again.bucketed == 2 and again.failed == {"not_a_dump": 1}
     assert [(r.name, r.status) for r in ResultStore(out).records()] == [
         (USER[0].name, "ok"), ("junk.dmp", "failed"), (KERNEL.name, "ok")]

@@ -15,19 +15,17 @@ under the HTTP listener: a client names no path the server would write to, and r
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
-import os
 import re
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
 import platformdirs
 
 from kdmcp.command.policy import launch_flags
 from kdmcp.config import MAX_TRIAGE_JOBS, SCHEDULER_ADDRESS
-from kdmcp.errors import DebuggerError, InvalidArgument, SessionBusy
+from kdmcp.errors import DebuggerError, InvalidArgument
 from kdmcp.server.app import KdMcpApp
 from kdmcp.triage.buckets import TriageSummary
 from kdmcp.triage.local import default_jobs
@@ -68,27 +66,6 @@ def records_file(app: KdMcpApp, owner: str | None, name: str) -> str:
     return str(base / f"{name.removesuffix('.jsonl')}.jsonl")
 
 
-class _OpenFiles:
-    """The records files this app's runs are writing: one run a file at a time (two would both
-    triage every dump, and a retry's rewrite would drop the other's lines)."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._paths: set[str] = set()
-
-    @contextlib.contextmanager
-    def holding(self, path: str) -> Iterator[None]:
-        with self._lock:
-            if path in self._paths:
-                raise SessionBusy("out: a run on this records file is under way; wait for it, or name another")
-            self._paths.add(path)
-        try:
-            yield
-        finally:
-            with self._lock:
-                self._paths.discard(path)
-
-
 def run_triage(app: KdMcpApp, owner: str | None, paths: Sequence[str], *, out: str, glob: str | None = None,
                limit: int | None = None, jobs: int | None = None, scheduler: str | None = None,
                cancel: threading.Event | None = None, progress: Progress | None = None) -> TriageSummary:
@@ -98,8 +75,7 @@ def run_triage(app: KdMcpApp, owner: str | None, paths: Sequence[str], *, out: s
     config = app.options.config
     chosen = jobs or config.triage.jobs
     count = min(chosen, MAX_JOBS) if chosen else default_jobs(config.max_sessions)
-    os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)
-    with app.state_of(_OpenFiles).holding(os.path.realpath(out)):
-        return triage_run(paths, spec_for(app, owner), out=out, glob=glob, limit=limit, jobs=count,
-                          scheduler=scheduler or config.triage.scheduler, roots=config.dump_roots, cancel=cancel,
-                          progress=progress)
+    # one run a records file, in this server or any other process: triage_run holds its OS lock (busy if not)
+    return triage_run(paths, spec_for(app, owner), out=out, glob=glob, limit=limit, jobs=count,
+                      scheduler=scheduler or config.triage.scheduler, roots=config.dump_roots, cancel=cancel,
+                      progress=progress)

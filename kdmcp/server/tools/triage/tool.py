@@ -3,13 +3,15 @@
 One call for a batch an agent could not hold call by call (1,000 dumps, three calls each). The
 answer is the buckets (largest first, names capped, totals kept: a few KB for any run) and an
 ``output_id`` whose pages (``read_output``) are the per-dump records, one JSON line each. A
-progress notification per dump; a cancel stops the debuggers and keeps what is done (the same
-``out`` resumes). How many debuggers run at once is the server's to say (``triage.jobs``, at
-most ``max_sessions`` by default), not the model's: they are processes on this host. The
-surface budget (16 KB for every tool) leaves the tool two arguments: a directory takes its
-``*.dmp`` files, a pattern in ``paths`` (``/dumps/**/*.mdmp``) any others; the CLI has
-``--glob`` and ``--limit``. Only dumps are opened, and only the fixed read set runs on them
-(kdmcp/triage/one.py), so every policy allows it; ``dump_roots`` applies as for ``open_dump``.
+progress notification per dump, and before that one per dump hashed (``hashing k/N``: every dump
+is hashed, the resume key, before any is triaged: minutes for a fleet of multi-GB dumps); a
+cancel stops the debuggers and keeps what is done (the same ``out`` resumes). How many debuggers
+run at once is the server's to say (``triage.jobs``, at most ``max_sessions`` by default), not
+the model's: they are processes on this host. The surface budget (16 KB for every tool) leaves
+the tool two arguments: a directory takes its ``*.dmp`` files, a pattern in ``paths``
+(``/dumps/**/*.mdmp``) any others; the CLI has ``--glob`` and ``--limit``. Only dumps are opened,
+and only the fixed read set runs on them (kdmcp/triage/one.py), so every policy allows it;
+``dump_roots`` applies as for ``open_dump``.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from typing import Annotated
 
 from pydantic import Field
 
+from kdmcp.errors import InvalidArgument, SessionBusy
 from kdmcp.server.call import Call
 from kdmcp.server.models import Served
 from kdmcp.server.registry import starts, tool
@@ -53,12 +56,24 @@ def triage_dumps(
 ) -> TriageResult:
     """Bucket crash dumps; the same out resumes."""
     path = records_file(call.app, call.owner, out or DEFAULT_RUN)
+    if os.path.isdir(path):  # else the error would be the OS's "Is a directory", naming no argument
+        raise InvalidArgument(f"out: {out or DEFAULT_RUN!r} names a directory in the records directory; name another")
 
-    def progress(done: int, total: int, record: DumpRecord) -> None:
-        call.count(done, total, f"{record.name}: {record.bucket_key}")
+    def progress(done: int, total: int, record: DumpRecord | None) -> None:
+        if record is None:  # hashing, before any dump is triaged: below 1, where the dumps' count starts (MCP:
+            call.count(done / (total + 1), None, f"hashing {done}/{total}")  # a progress only ever increases)
+        else:
+            call.count(done, total, f"{record.name}: {record.bucket_key}")
 
-    summary = run_triage(call.app, call.owner, [os.path.abspath(p) for p in paths], out=path,
-                         cancel=call.cancel, progress=progress)
+    try:
+        summary = run_triage(call.app, call.owner, [os.path.abspath(p) for p in paths], out=path,
+                             cancel=call.cancel, progress=progress)
+    except SessionBusy as exc:
+        if call.owner is None:
+            raise
+        # a listener client names its run; the server's paths are not its to know (its result says the same)
+        raise SessionBusy(f"out: {os.path.basename(path)} is being written by another triage run; wait for it, "
+                          "or name another") from exc
     size = os.path.getsize(path) if os.path.exists(path) else 0
     file_id = call.app.state_of(RecordFiles).add(path, call.owner)
     if call.owner is not None:  # a listener client reads the file by its output_id: the server's path is not its

@@ -19,7 +19,7 @@ import pytest
 from mcp import Client, StdioServerParameters
 
 from kdmcp.config import Config
-from kdmcp.errors import SessionBusy, UnknownSession
+from kdmcp.errors import InvalidArgument, SessionBusy, UnknownSession
 from kdmcp.server import KdMcpApp, ServerOptions
 from kdmcp.server.call import Call
 from kdmcp.server.render import ok_result
@@ -29,6 +29,7 @@ from kdmcp.server.tools.triage.tool import TriageResult, triage_dumps
 from kdmcp.triage.buckets import summarise
 from kdmcp.triage.models import DumpRecord
 from kdmcp.triage.one import triage_dump
+from kdmcp.triage.run_lock import run_lock
 from tests.server.helpers import in_memory, make_app, server_argv, text_of
 from tests.triage.helpers import KERNEL, USER, distinct_copies, sim_spec
 
@@ -67,6 +68,11 @@ async def test_triage_dumps_over_stdio_reports_each_dump_and_pages_its_records(t
         assert data["records"] == str(tmp_path / "records" / "lab.jsonl")
         assert len(result.model_dump_json(by_alias=True, exclude_none=True)) < 8192
         # one notification per dump, counting up to the total
+        # first one per dump hashed, under 1 (MCP: a progress only increases), the total not yet known
+        hashing, seen[:] = seen[:total], seen[total:]
+        assert [m for _, _, m in hashing] == [f"hashing {n}/{total}" for n in range(1, total + 1)]
+        assert {t for _, t, _ in hashing} == {None} and all(0 < p < 1 for p, _, _ in hashing)
+        assert [p for p, _, _ in hashing] == sorted({p for p, _, _ in hashing})  # increasing
         assert [p for p, _, _ in seen] == [float(n) for n in range(1, total + 1)]
         assert {t for _, t, _ in seen} == {float(total)} and all(m and ": " in m for _, _, m in seen)
         text = text_of(result)
@@ -91,7 +97,8 @@ async def test_triage_dumps_over_stdio_reports_each_dump_and_pages_its_records(t
             again = await client.call_tool("triage_dumps", {"paths": [str(tmp_path / "dumps")], "out": "lab"},
                                            progress_callback=on_progress)
         assert again.structured_content is not None and again.structured_content["done_before"] == total
-        assert again.structured_content["buckets"] == data["buckets"] and seen == []
+        assert again.structured_content["buckets"] == data["buckets"]
+        assert [m for _, _, m in seen] == [f"hashing {n}/{total}" for n in range(1, total + 1)]  # nothing triaged
 
 
 async def test_triage_refuses_paths_outside_dump_roots_and_names_that_are_paths(tmp_path: Path) -> None:
@@ -125,7 +132,7 @@ def test_one_run_a_records_file_at_a_time(tmp_path: Path) -> None:
     app = make_app(triage={"records_dir": str(tmp_path / "r")})
     started, release = threading.Event(), threading.Event()
 
-    def hold(done: int, total: int, record: DumpRecord) -> None:
+    def hold(done: int, total: int, record: DumpRecord | None) -> None:
         started.set()
         release.wait(30)
 
@@ -134,13 +141,35 @@ def test_one_run_a_records_file_at_a_time(tmp_path: Path) -> None:
     first.start()
     try:
         assert started.wait(30)
-        with pytest.raises(SessionBusy):
+        with pytest.raises(SessionBusy, match=f"out: {records_file(app, None, 'lab')} is being written"):
             triage_dumps(Call(app, None), [str(USER[1])], out="lab")
     finally:
         release.set()
         first.join(30)
     try:
         assert triage_dumps(Call(app, None), [str(USER[0])], out="lab").done_before == 1  # the file is free again
+    finally:
+        app.shutdown()
+
+
+def test_a_listener_client_busy_on_its_run_is_told_its_name_not_the_server_path(tmp_path: Path) -> None:
+    app = make_app(triage={"records_dir": str(tmp_path / "r")})
+    held = records_file(app, "alice", "lab")
+    os.makedirs(os.path.dirname(held))
+    try:
+        with run_lock(held), pytest.raises(SessionBusy) as busy:  # another process's run on alice's file
+            triage_dumps(Call(app, "alice"), [str(USER[0])], out="lab")
+        assert busy.value.message.startswith("out: lab.jsonl is being written") and str(tmp_path) not in str(busy.value)
+    finally:
+        app.shutdown()
+
+
+def test_an_out_that_is_a_directory_is_refused_by_its_argument(tmp_path: Path) -> None:
+    app = make_app(triage={"records_dir": str(tmp_path / "r")})
+    os.makedirs(records_file(app, None, "lab"))
+    try:
+        with pytest.raises(InvalidArgument, match=r"^out: 'lab' names a directory"):
+            triage_dumps(Call(app, None), [str(USER[0])], out="lab")
     finally:
         app.shutdown()
 
