@@ -52,7 +52,7 @@ from typing import TYPE_CHECKING, Any
 
 from kdmcp.argvalues import check_path, check_symbol_path
 from kdmcp.triage.models import DumpRecord, Flavor, TriageSpec
-from kdmcp.triage.one import Cancelled, Debuggers, file_sha256, triage_dump, unreadable_key
+from kdmcp.triage.one import Cancelled, Debuggers, failed_record, file_sha256, triage_dump, unreadable_key
 
 if TYPE_CHECKING:
     from distributed import Client, Future
@@ -153,17 +153,16 @@ def _worker_address(default: str | None) -> str | None:
         return default
 
 
-def _lost(path: str, name: str, error: str) -> DumpRecord:
+def _lost(path: str, name: str, error: str, sha256: str | None = None) -> DumpRecord:
     """A dump whose task never came back (its workers died running it, or it raised past its
-    retries): a failed record of its own, ``worker_lost`` (the error names what Dask said),
-    hashed here when this host can read the file."""
+    retries): a failed record of its own, ``worker_lost`` (the error names what Dask said), under
+    the hash the run took (``sha256``), else hashed here when this host can read the file."""
     try:
-        size, sha = os.stat(path).st_size, file_sha256(path)
+        size = os.stat(path).st_size
+        sha = sha256 or file_sha256(path)
     except OSError:  # the key the run gave it too (kdmcp/triage/run.py)
-        size, sha = 0, unreadable_key(path)
-    one_line = " ".join(error.split())[:300]
-    return DumpRecord(name=name, path=path, sha256=sha, size=size, status="failed", category="worker_lost",
-                      error=one_line, bucket_key="failed:worker_lost", stack_hash="", seconds=0.0)
+        size, sha = 0, sha256 or unreadable_key(path)
+    return failed_record({"name": name, "path": path, "sha256": sha, "size": size}, "worker_lost", error, 0.0)
 
 
 @contextlib.contextmanager
@@ -233,7 +232,7 @@ def run_cluster(address: str | object, items: list[tuple[str, str]], spec: Triag
                     continue
                 except Exception as exc:  # KilledWorker, or a task that raised past its retries
                     path, name = where[future.key]
-                    record = _lost(path, name, f"{type(exc).__name__}: {exc}")
+                    record = _lost(path, name, f"{type(exc).__name__}: {exc}", (hashes or {}).get(path))
                 finally:
                     future.release()
                 if record is not None:  # None: the task saw the cancel

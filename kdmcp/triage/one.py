@@ -32,7 +32,7 @@ from kdmcp.errors import CommandTimeout, DebuggerExited, KdMcpError
 from kdmcp.triage import buckets
 from kdmcp.triage.models import BugcheckStop, DumpRecord, ExceptionStop, FailureCategory, Flavor, TriageSpec
 
-__all__ = ["Cancelled", "Debuggers", "file_sha256", "triage_dump", "unreadable_key"]
+__all__ = ["Cancelled", "Debuggers", "failed_record", "file_sha256", "triage_dump", "unreadable_key"]
 
 _CHUNK = 1 << 20
 _STOP_S = 10.0  # the stop's own bound (quit, then terminate, then kill), beyond the dump's timeout
@@ -92,6 +92,13 @@ def _one_line(text: str, limit: int = 300) -> str:
     return line if len(line) <= limit else line[: limit - 1] + "…"
 
 
+def failed_record(fields: dict[str, object], category: FailureCategory, error: str, seconds: float) -> DumpRecord:
+    """A dump's failed record: ``fields`` (name, path, sha256, size, and what else was read), the
+    category's bucket, the error on one line. The one shape of a failure, here and on the cluster."""
+    return DumpRecord.model_validate({**fields, "status": "failed", "category": category, "error": _one_line(error),
+                                      "bucket_key": f"failed:{category}", "stack_hash": "", "seconds": seconds})
+
+
 def triage_dump(path: str, spec: TriageSpec, name: str | None = None, *, sha256: str | None = None,
                 debuggers: Debuggers | None = None) -> DumpRecord:
     """Triage the dump at ``path`` (``name``: how the run lists it; ``sha256``: when the caller
@@ -103,9 +110,7 @@ def triage_dump(path: str, spec: TriageSpec, name: str | None = None, *, sha256:
                                "sha256": sha256 or "", "size": 0}
 
     def failed(category: FailureCategory, error: str, **more: object) -> DumpRecord:
-        return DumpRecord.model_validate({**base, **more, "status": "failed", "category": category,
-                                          "error": _one_line(error), "bucket_key": f"failed:{category}",
-                                          "stack_hash": "", "seconds": round(time.monotonic() - t0, 3)})
+        return failed_record({**base, **more}, category, error, round(time.monotonic() - t0, 3))
 
     try:
         base["size"] = os.stat(path).st_size

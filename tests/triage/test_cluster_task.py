@@ -67,3 +67,5 @@ def test_a_lost_task_is_a_failed_record_of_its_dump(tmp_path: Path) -> None:
     assert record.error == "KilledWorker: Attempted to run task on 2 workers"
     unseen = _lost(str(tmp_path / "gone.dmp"), "gone.dmp", "KilledWorker")
     assert (unseen.sha256, unseen.size) == (unreadable_key(str(tmp_path / "gone.dmp")), 0)
+    # the hash the run took is the record's key: the dump is not read again to hash it
+    assert _lost(str(dump), "poison.dmp", "KilledWorker", "ab" * 32).sha256 == "ab" * 32
