@@ -42,7 +42,6 @@ from kdmcp.engine.launch import LaunchPlan
 from kdmcp.engine.recognizer import MarkerHit
 from kdmcp.engine.results import CommandOutput
 from kdmcp.engine.stopping import elapsed_ms
-from kdmcp.errors import CommandTimeout, DebuggerExited, NotConnected
 
 if TYPE_CHECKING:
     from kdmcp.engine.machine import PendingMarker, SessionMachine, Transition
@@ -202,6 +201,7 @@ class RunLineSession:
         def _read_until(self, predicate: Callable[[], bool], timeout: float) -> bool: ...
         def _done_reading(self) -> None: ...
         def _command_text(self, start: int, end: int, command: str, marker: bytes | None) -> tuple[str, bool]: ...
+        def _unanswered(self, timed_out: bool, timeout: float, text: str, start: int, end: int) -> NoReturn: ...
 
     def _commands_then_run(self, command: str, split: RunSplit, kind: CommandKind, timeout: float) -> CommandOutput:
         """Send ``split``'s line; return the commands' output once the target runs (or has stopped
@@ -230,23 +230,9 @@ class RunLineSession:
                 end = max(start, machine.last_prompt_offset)  # kd ended the line: its answer is the output
             text, truncated = self._command_text(start, end, line, None)
             if pending.hit is None and self.state != SessionState.broken:
-                self._not_run(text, start, end, timeout)
+                # no marker, no prompt: kd exited, is still busy (timed out), or the target went away
+                self._unanswered(self.state == SessionState.busy, timeout, text, start, end)
             return CommandOutput(
                 command=command, kind=kind, state=self.state, prompt=self.prompt, output=text,
                 truncated=truncated, output_offset=start, output_end=end, elapsed_ms=elapsed_ms(t0),
             )
-
-    def _not_run(self, text: str, start: int, end: int, timeout: float) -> NoReturn:
-        """Why the commands gave no marker and no prompt (lock held): raised as ``_immediate`` says it."""
-        if self.state == SessionState.exited:
-            raise DebuggerExited(f"the debugger exited during the command (code {self.exit_code})",
-                                 session_id=self.session_id, state=self.state, exit_code=self.exit_code)
-        if self.state == SessionState.busy:
-            raise CommandTimeout(
-                f"no prompt after {timeout:g}s: the command may still be running; "
-                "break_in cancels it, read_output shows what arrived",
-                session_id=self.session_id, state=self.state, partial_output=text, output_offset=start,
-                output_end=end,
-            )
-        raise NotConnected(f"the target went away during the command ({self.state.value})",
-                           session_id=self.session_id, state=self.state)

@@ -13,6 +13,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable
+from typing import NoReturn
 
 from kdmcp.console import BackendName, Console, ConsoleClosed, ConsoleError, SpawnSpec, open_console
 from kdmcp.console.base import Delivering
@@ -363,12 +364,7 @@ class DebuggerSession(Stopping, RunLineSession):
                 )
             end = self.store.size
             text, truncated = self._command_text(start, end, command, marker)
-            if self.state == SessionState.exited:
-                raise DebuggerExited(
-                    f"the debugger exited during the command (code {self.exit_code})",
-                    session_id=self.session_id, state=self.state, exit_code=self.exit_code,
-                )
-            if not done and machine.adopt_prompt():
+            if self.state != SessionState.exited and not done and machine.adopt_prompt():
                 # kd came back (the marker) but ended with a prompt of a shape nobody knew: it is
                 # known now, so the session is usable; the command still says what happened
                 self._cond.notify_all()
@@ -381,17 +377,25 @@ class DebuggerSession(Stopping, RunLineSession):
                     session_id=self.session_id, state=self.state, partial_output=text,
                     output_offset=start, output_end=end,
                 )
-            if not done:
-                raise CommandTimeout(
-                    f"no prompt after {timeout:g}s: the command may still be running; "
-                    "break_in cancels it, read_output shows what arrived",
-                    session_id=self.session_id, state=self.state, partial_output=text,
-                    output_offset=start, output_end=end,
-                )
-            # The target went away mid-command (reboot, transport loss).
-            machine.abandon(marker)
-            raise NotConnected(f"the target went away during the command ({self.state.value})",
-                               session_id=self.session_id, state=self.state)
+            if done and self.state != SessionState.exited:
+                machine.abandon(marker)  # the target went away mid-command (reboot, transport loss)
+            self._unanswered(not done, timeout, text, start, end)
+
+    def _unanswered(self, timed_out: bool, timeout: float, text: str, start: int, end: int) -> NoReturn:
+        """Why a command's answer did not come (lock held): the debugger exited, no prompt within
+        ``timeout`` (``timed_out``), or else the target went away. Raised with what arrived."""
+        if self.state == SessionState.exited:
+            raise DebuggerExited(f"the debugger exited during the command (code {self.exit_code})",
+                                 session_id=self.session_id, state=self.state, exit_code=self.exit_code)
+        if timed_out:
+            raise CommandTimeout(
+                f"no prompt after {timeout:g}s: the command may still be running; "
+                "break_in cancels it, read_output shows what arrived",
+                session_id=self.session_id, state=self.state, partial_output=text, output_offset=start,
+                output_end=end,
+            )
+        raise NotConnected(f"the target went away during the command ({self.state.value})",
+                           session_id=self.session_id, state=self.state)
 
     def _command_text(self, start: int, end: int, command: str, marker: bytes | None) -> tuple[str, bool]:
         """The command's output for the caller: echoes removed, capped inline (no marker: a go-class line)."""
