@@ -37,7 +37,7 @@ NEXT_STEP: dict[ErrorCategory, str] = {
     "capacity": "stop a session first",
     "target_running": "break in first",
     "not_connected": "no target answers yet: check the guest, or wait while it reconnects",
-    "busy": "a timed-out command still runs: break_in",
+    "busy": "another command or run holds it: wait, or break_in a timed-out command",
     "timeout": "the command may still be running: break_in cancels it; partial output attached",
     "debugger_exited": "its output stays readable",
     "state_file": "fix the state file or name another",
