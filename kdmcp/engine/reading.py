@@ -127,16 +127,16 @@ class Reading:
         the end of the stream, which the pump records. Callers waiting for their answer are woken
         once it has come, and read nothing themselves."""
         try:
-            with self._io_lock:
-                with self._cond:
-                    if data:
-                        self._ingest(data)
-                    else:
-                        self._eof = True
-                        self._pump_cond.notify()  # the pump records the exit
-                    self._cond.notify_all()
+            # One thread delivers, in order, and nobody else reads: no read lock (``_io_lock``) to take.
+            with self._cond:
                 if data:
-                    self._output_arrived()
+                    self._ingest(data)
+                else:
+                    self._eof = True
+                    self._pump_cond.notify()  # the pump records the exit
+                self._cond.notify_all()
+            if data:
+                self._output_arrived()
         except Exception:  # the reader thread must go on (a store closed by a stop that did not wait)
             _log.exception("storing output of %s failed", self.session_id)
 
@@ -164,9 +164,17 @@ class Reading:
             # Output already there (the pump may have stopped mid-way) returns at once.
             self._drain_once(min(remaining, _PUMP_WAKE_S), pump=False)
 
+    def _start_reading(self) -> None:
+        """This thread reads the answer to what it is about to write, so the pump stands aside
+        (lock held: announced *before* writing, so the pump cannot wake up on the answer and
+        take it first). A console that delivers has its reader thread store the answer: nothing."""
+        if not self._delivered:
+            self._readers += 1
+
     def _done_reading(self) -> None:
-        """Undo a reader's announcement (``self._readers += 1``, made under the lock *before*
-        writing, so the pump cannot wake up on the answer and take it first)."""
+        """Undo ``_start_reading``."""
+        if self._delivered:
+            return
         with self._cond:
             self._readers -= 1
             self._cond.notify_all()

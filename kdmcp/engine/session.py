@@ -16,7 +16,7 @@ from typing import NoReturn
 
 from kdmcp.console import BackendName, Console, ConsoleError, SpawnSpec, open_console
 from kdmcp.console.base import Delivering
-from kdmcp.engine.commands import command_kind, is_step, strip_echo, validate
+from kdmcp.engine.commands import checked, is_step, strip_echo
 from kdmcp.engine.config import SessionConfig
 from kdmcp.engine.events import DebuggerEvent, SessionState
 from kdmcp.engine.kinds import KINDS
@@ -68,6 +68,7 @@ class DebuggerSession(Reading, Stopping, RunLineSession):
         self._stop_pump = False
         self._quitting = False  # a quit was sent: the pump reads until the end instead of standing aside
         self._delivered = False  # the console's reader thread hands us each chunk (``_deliver``): nobody reads
+        self._echoes = True  # the console echoes what is written (a pty, a Windows console): strip_echo
         self.store = OutputStore(self.config.memory_bytes, self.config.spill_dir)
         self.machine = SessionMachine(plan.secrets, self.config.event_log_size)
         self.started_at = time.time()
@@ -121,6 +122,7 @@ class DebuggerSession(Reading, Stopping, RunLineSession):
         except ConsoleError as exc:
             raise DebuggerError(self._redact(f"cannot start the debugger: {exc}"), session_id=self.session_id,
                                 state=SessionState.exited) from exc
+        self._echoes = self._console.echoes_input
         if isinstance(self._console, Delivering):
             self._delivered = True
             self._console.deliver_to(self._deliver)
@@ -160,10 +162,9 @@ class DebuggerSession(Reading, Stopping, RunLineSession):
         nonce appears alone on a line (after an optional prompt) and a prompt follows it.
         Prompt-like text inside the output cannot end the command early.
         """
-        problem = validate(command)
+        problem, kind = checked(command)
         if problem is not None:
             raise InvalidArgument(problem, session_id=self.session_id, state=self.state)
-        kind = command_kind(command)
         if kind == "quit":
             raise InvalidArgument(
                 "q ends the session: use stop, which resumes a live kernel target first",
@@ -204,7 +205,7 @@ class DebuggerSession(Reading, Stopping, RunLineSession):
             start = self.store.size
             marker = machine.new_marker()
             pending = machine.command_sent(marker, command)
-            self._readers += 1  # this thread reads the answer; the pump stands aside
+            self._start_reading()
         try:
             self._write(command.encode("utf-8") + b"\n.echo " + marker + b"\n")
             done = self._read_until(lambda: pending.done or not machine.busy_command, timeout)
@@ -257,6 +258,9 @@ class DebuggerSession(Reading, Stopping, RunLineSession):
     def _command_text(self, start: int, end: int, command: str, marker: bytes | None) -> tuple[str, bool]:
         """The command's output for the caller: echoes removed, capped inline (no marker: a go-class line)."""
         limit = self.config.inline_output_bytes
+        if not self._echoes:  # pipes: what was written does not come back, so kd's answer is all there is
+            raw = self.store.read(start, min(end - start, limit))
+            return self._redact(raw.decode("utf-8", errors="replace")), end - start > len(raw)
         head_len = len(command.encode()) + len(marker or b"") + 32
         raw = self.store.read(start, min(end - start, limit + head_len))
         truncated = end - start > len(raw)
@@ -271,8 +275,8 @@ class DebuggerSession(Reading, Stopping, RunLineSession):
 
     def go(self, command: str = "g") -> ContinueResult:
         """Resume the target; return once it is confirmed running or has stopped again."""
-        problem = validate(command)
-        if problem is not None or command_kind(command) not in ("go", "reboot"):
+        problem, kind = checked(command)
+        if problem is not None or kind not in ("go", "reboot"):
             raise InvalidArgument(problem or f"{command!r} is not a go-class command",
                                   session_id=self.session_id, state=self.state)
         with self._command_lock:
