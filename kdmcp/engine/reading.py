@@ -21,13 +21,28 @@ from typing import TYPE_CHECKING
 
 from kdmcp.console import Console, ConsoleClosed, ConsoleError
 from kdmcp.engine.events import SessionState
-from kdmcp.engine.machine import SessionMachine
+from kdmcp.engine.machine import PendingMarker, SessionMachine
 from kdmcp.engine.output_store import OutputStore
+from kdmcp.engine.results import CommandOutput
 
 _log = logging.getLogger(__name__)
 _READ_CHUNK = 65536
 _COALESCE_FROM = 2048  # a shorter read means the debugger had nothing more queued
 _PUMP_WAKE_S = 0.25  # bounded read so the pump notices a stop request
+
+
+class Asked:
+    """A command waiting for its answer: what ``DebuggerSession._answer`` builds its result from, and
+    that result once built — by the thread that stored the bytes that completed the answer
+    (``Reading._ingest``): on pipes the console's reader thread, while the bytes and the machine's
+    state are still in its core's caches. The caller, woken on the other core, took 3-4x as long
+    to build the same result (docs/performance.md, "The engine: one ``r`` over pipes")."""
+
+    __slots__ = ("command", "marker", "pending", "result", "start", "t0")
+
+    def __init__(self, command: str, marker: bytes, pending: PendingMarker, start: int, t0: float) -> None:
+        self.command, self.marker, self.pending, self.start, self.t0 = command, marker, pending, start, t0
+        self.result: CommandOutput | None = None
 
 
 class Reading:
@@ -46,10 +61,12 @@ class Reading:
     _stop_pump: bool
     _quitting: bool
     _delivered: bool
+    _asked: Asked | None  # the command whose answer is awaited (``DebuggerSession._immediate``)
 
     if TYPE_CHECKING:
         @property
         def state(self) -> SessionState: ...
+        def _answer(self, asked: Asked) -> CommandOutput: ...
 
     def wait_for(self, predicate: Callable[[], bool], timeout: float) -> bool:
         """Wait until ``predicate()`` (evaluated under the lock) holds; False on timeout."""
@@ -193,6 +210,13 @@ class Reading:
                 _log.exception("copying %s's output to its log failed", self.session_id)
 
     def _ingest(self, data: bytes) -> None:
-        """Store a chunk and let the state machine say what it means (lock held)."""
+        """Store a chunk and let the state machine say what it means (lock held); if that completed
+        the answer a caller waits for, build the caller's result here (``Asked``)."""
         self.store.append(data)
         self.machine.feed(data)
+        asked = self._asked
+        if asked is not None and asked.pending.done and asked.result is None and asked.pending.hit is not None:
+            try:
+                asked.result = self._answer(asked)
+            except Exception:  # the caller builds it again, and gets the error itself
+                _log.debug("building the answer of %s while storing it failed", self.session_id, exc_info=True)

@@ -182,6 +182,7 @@ class StreamRecognizer:
         self.prompt: Prompt | None = None
         self.prompt_offset: int | None = None
         self._prompt_cache: dict[bytes, Prompt | None] = {}
+        self._suffix_cache: dict[bytes, int | None] = {}  # text before a marker -> where its prompt starts
         self._learned: dict[bytes, Prompt] = {}  # prompt shapes adopted after a timeout (``learn_prompt``)
 
     @property
@@ -276,6 +277,17 @@ class StreamRecognizer:
         self._prompt_cache[tail] = prompt
         return prompt
 
+    def _prompt_suffix(self, before: bytes) -> int | None:
+        """Where the prompt that ends ``before`` starts (None: it ends in none), cached as
+        ``_match_prompt`` is: on pipes every marker line starts with the same prompt."""
+        if before in self._suffix_cache:
+            return self._suffix_cache[before]
+        m = _PROMPT_SUFFIX_RE.search(before)
+        if len(self._suffix_cache) >= 64:
+            self._suffix_cache.clear()
+        at = self._suffix_cache[before] = m.start() if m is not None else None
+        return at
+
     def _events(self, text: bytes, base: int) -> list[EventHit]:
         if not _may_hold_event(text):
             return []
@@ -305,9 +317,9 @@ class StreamRecognizer:
                     if not before:
                         hits.append(MarkerHit(marker, base + line_start, base + line_end))
                         break
-                    m = _PROMPT_SUFFIX_RE.search(before)
-                    if m is not None:
-                        hits.append(MarkerHit(marker, base + line_start + m.start(), base + line_end))
+                    at = self._prompt_suffix(before)
+                    if at is not None:
+                        hits.append(MarkerHit(marker, base + line_start + at, base + line_end))
                         break
                     # Not an echo of ".echo ", whole or cut: a pty echoes the marker line as the
                     # line discipline gets to it, and kd's answer to the command before it can

@@ -23,7 +23,7 @@ from kdmcp.engine.kinds import KINDS
 from kdmcp.engine.launch import LaunchPlan
 from kdmcp.engine.machine import SessionMachine
 from kdmcp.engine.output_store import OutputStore
-from kdmcp.engine.reading import Reading
+from kdmcp.engine.reading import Asked, Reading
 from kdmcp.engine.results import BreakResult, CommandOutput, ContinueResult, StartResult
 from kdmcp.engine.run_line import RunLineSession, split_run_line
 from kdmcp.engine.stopping import GO_READ_S, Stopping, elapsed_ms
@@ -69,6 +69,7 @@ class DebuggerSession(Reading, Stopping, RunLineSession):
         self._quitting = False  # a quit was sent: the pump reads until the end instead of standing aside
         self._delivered = False  # the console's reader thread hands us each chunk (``_deliver``): nobody reads
         self._echoes = True  # the console echoes what is written (a pty, a Windows console): strip_echo
+        self._asked: Asked | None = None  # the command whose answer is awaited
         self.store = OutputStore(self.config.memory_bytes, self.config.spill_dir)
         self.machine = SessionMachine(plan.secrets, self.config.event_log_size)
         self.started_at = time.time()
@@ -205,6 +206,7 @@ class DebuggerSession(Reading, Stopping, RunLineSession):
             start = self.store.size
             marker = machine.new_marker()
             pending = machine.command_sent(marker, command)
+            asked = self._asked = Asked(command, marker, pending, start, t0)
             self._start_reading()
         try:
             self._write(command.encode("utf-8") + b"\n.echo " + marker + b"\n")
@@ -212,22 +214,19 @@ class DebuggerSession(Reading, Stopping, RunLineSession):
         finally:
             self._done_reading()
         with self._cond:
+            self._asked = None
+            if asked.result is not None:  # built as the answer was stored
+                return asked.result
             if pending.done and pending.hit is not None:
-                end = pending.hit.output_end
-                text, truncated = self._command_text(start, end, command, marker)
-                return CommandOutput(
-                    command=command, kind="immediate", state=self.state, prompt=self.prompt, output=text,
-                    truncated=truncated, output_offset=start, output_end=end,
-                    elapsed_ms=elapsed_ms(t0),
-                )
+                return self._answer(asked)
             end = self.store.size
-            text, truncated = self._command_text(start, end, command, marker)
+            text, _ = self._command_text(start, end, command, marker)
             if self.state != SessionState.exited and not done and machine.adopt_prompt():
                 # kd came back (the marker) but ended with a prompt of a shape nobody knew: it is
                 # known now, so the session is usable; the command still says what happened
                 self._cond.notify_all()
                 end = pending.hit.output_end if pending.hit is not None else end
-                text, truncated = self._command_text(start, end, command, marker)
+                text, _ = self._command_text(start, end, command, marker)
                 shape = machine.prompt.text if machine.prompt else ""
                 raise CommandTimeout(
                     f"no known prompt after {timeout:g}s: kd ended with {shape!r}, taken as its prompt from "
@@ -238,6 +237,17 @@ class DebuggerSession(Reading, Stopping, RunLineSession):
             if done and self.state != SessionState.exited:
                 machine.abandon(marker)  # the target went away mid-command (reboot, transport loss)
             self._unanswered(not done, timeout, text, start, end)
+
+    def _answer(self, asked: Asked) -> CommandOutput:
+        """A completed command's result (lock held), built where its last bytes were stored
+        (``Reading._ingest``), or else by its caller."""
+        assert asked.pending.hit is not None
+        end = asked.pending.hit.output_end
+        text, truncated = self._command_text(asked.start, end, asked.command, asked.marker)
+        return CommandOutput(
+            command=asked.command, kind="immediate", state=self.state, prompt=self.prompt, output=text,
+            truncated=truncated, output_offset=asked.start, output_end=end, elapsed_ms=elapsed_ms(asked.t0),
+        )
 
     def _unanswered(self, timed_out: bool, timeout: float, text: str, start: int, end: int) -> NoReturn:
         """Why a command's answer did not come (lock held): the debugger exited, no prompt within
