@@ -53,6 +53,7 @@ class Reading:
     machine: SessionMachine
     on_output: Callable[[], None] | None
     _console: Console | None
+    _lock: threading.RLock
     _cond: threading.Condition
     _pump_cond: threading.Condition
     _io_lock: threading.Lock
@@ -70,7 +71,7 @@ class Reading:
 
     def wait_for(self, predicate: Callable[[], bool], timeout: float) -> bool:
         """Wait until ``predicate()`` (evaluated under the lock) holds; False on timeout."""
-        with self._cond:
+        with self._lock:
             return self._cond.wait_for(predicate, timeout=max(0.0, timeout))
 
     # ---------------------------------------------------------------- pump
@@ -145,14 +146,14 @@ class Reading:
         once it has come, and read nothing themselves."""
         try:
             # One thread delivers, in order, and nobody else reads: no read lock (``_io_lock``) to take.
-            with self._cond:
+            with self._lock:
                 if data:
                     self._ingest(data)
                 else:
                     self._eof = True
                     self._pump_cond.notify()  # the pump records the exit
                 self._cond.notify_all()
-            if data:
+            if data and self.on_output is not None:
                 self._output_arrived()
         except Exception:  # the reader thread must go on (a store closed by a stop that did not wait)
             _log.exception("storing output of %s failed", self.session_id)

@@ -57,6 +57,9 @@ class DebuggerSession(Reading, Stopping, RunLineSession):
         # on _pump_cond (woken only when it has to read again). Waking the pump on every chunk
         # cost a command several thread switches while the pump had nothing to do.
         lock = threading.RLock()
+        # Taken directly on a command's path: a Condition's __enter__ and __exit__ are two Python
+        # calls more around the same lock.
+        self._lock = lock
         self._cond = threading.Condition(lock)
         self._pump_cond = threading.Condition(lock)
         self._command_lock = threading.Lock()
@@ -201,7 +204,7 @@ class DebuggerSession(Reading, Stopping, RunLineSession):
     def _immediate(self, command: str, timeout: float) -> CommandOutput:
         t0 = time.monotonic()
         machine = self.machine
-        with self._cond:
+        with self._lock:
             self._check_ready()
             start = self.store.size
             marker = machine.new_marker()
@@ -213,7 +216,7 @@ class DebuggerSession(Reading, Stopping, RunLineSession):
             done = self._read_until(lambda: pending.done or not machine.busy_command, timeout)
         finally:
             self._done_reading()
-        with self._cond:
+        with self._lock:
             self._asked = None
             if asked.result is not None:  # built as the answer was stored
                 return asked.result
