@@ -15,12 +15,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kdmcp.console import BackendName, SpawnSpec
-from kdmcp.engine import DebuggerSession, SessionConfig, SessionState, build_plan, simulator_command
+from kdmcp.engine import DebuggerSession, SessionState
 from kdmcp.engine.reading import Asked
 from kdmcp.engine.results import CommandOutput
-from tests.conftest import kdnet
-from tests.engine.test_prompt_timeout import FakeKd
+from tests.engine.test_prompt_timeout import FakeKd, _session
 
 PROMPT = "0: kd> "
 
@@ -58,22 +56,10 @@ class DeliveringKd(ChunkedKd):
         self._out.deliver_to(sink)
 
 
-def _open(kd: FakeKd) -> DebuggerSession:
-    def factory(spec: SpawnSpec, backend: BackendName) -> FakeKd:
-        return kd
-
-    plan = build_plan(simulator_command("kd", None), kdnet(), initial_break=True)
-    session = DebuggerSession("fake", plan, SessionConfig(backend="pipe", command_timeout=5.0),
-                              console_factory=factory)  # type: ignore[arg-type]
-    session.start(5.0)
-    assert session.state == SessionState.broken
-    return session
-
-
 @pytest.fixture(scope="module")
 def both() -> Iterator[tuple[DebuggerSession, DebuggerSession]]:
     """A session whose console delivers, and one whose caller reads: the same fake kd behind each."""
-    made = [_open(DeliveringKd(b"", [])), _open(ChunkedKd(b"", []))]
+    made = [_session(DeliveringKd(b"", [])), _session(ChunkedKd(b"", []))]
     yield made[0], made[1]
     for session in made:
         session.stop(timeout=2.0)
