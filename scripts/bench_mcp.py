@@ -10,6 +10,7 @@ commands agents use, and ``read_output`` throughput for large outputs. Printed, 
     python scripts/bench_mcp.py --json     # machine-readable
     python scripts/bench_mcp.py --quick    # fewer rounds, 10 MB only
     python scripts/bench_mcp.py --peer     # side by side with mcp-windbg 1.6.0
+    python scripts/bench_mcp.py --peer --engine-only   # only the engines' small command, side by side
 
 ``--peer`` installs mcp-windbg 1.6.0 from PyPI into a venv of its own (once; cached under the
 user cache directory, or ``--peer-venv DIR``), runs it on POSIX with the shims in
@@ -455,14 +456,14 @@ def _targets(ours_: dict[str, Any], ratio: dict[str, float]) -> dict[str, bool |
     }
 
 
-def measure(quick: bool, python: Path | None) -> dict[str, Any]:
+def measure(quick: bool, python: Path | None, engine_only: bool = False) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="kdmcp-bench-mcp-") as tmp:
         scenario = _scenario(Path(tmp))
         sides = [ours(scenario)] + ([peer(scenario, python)] if python else [])
-        mcp = anyio.run(measure_mcp, sides, quick)
+        mcp = {side.name: {} for side in sides} if engine_only else anyio.run(measure_mcp, sides, quick)
         engine = measure_engine(scenario, python, quick)
     result: dict[str, Any] = {
-        "setup": {side.name: side.describe for side in sides} | {"quick": quick},
+        "setup": {side.name: side.describe for side in sides} | {"quick": quick, "engine_only": engine_only},
     }
     for name in mcp:
         result[name] = mcp[name] | engine.get(name, {})
@@ -476,7 +477,7 @@ def _print_table(result: dict[str, Any]) -> None:
     console = Console()
     has_peer = "peer" in result
     for name, describe in result["setup"].items():
-        if name != "quick":
+        if name not in ("quick", "engine_only"):
             console.print(f"[bold]{name}[/]: {describe}")
     table = Table(title="MCP over stdio (Python SDK client) on the simulator" + (", side by side" if has_peer else ""))
     table.add_column("figure")
@@ -510,6 +511,11 @@ def main() -> int:
         default=None,
         help="the peer's venv; implies --peer (default: <user cache>/kd-mcp/bench-peer-venv; created if missing)",
     )
+    parser.add_argument(
+        "--engine-only",
+        action="store_true",
+        help="only the engine figures (the small command through each engine, alternating): no MCP, no cold start",
+    )
     args = parser.parse_args()
     # A TERM unwinds like Ctrl+C, so the context managers stop every server and debugger started.
     signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
@@ -517,7 +523,7 @@ def main() -> int:
     if args.peer or args.peer_venv:
         venv = args.peer_venv or default_peer_venv()
         python = peer_python(venv.resolve())
-    result = measure(args.quick, python)
+    result = measure(args.quick, python, args.engine_only)
     if args.json:
         print(json.dumps(result, indent=2))
     else:

@@ -13,6 +13,7 @@ breakpoint's command string (which runs later) does not.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from typing import Literal
 
 from kdmcp import command as reader
@@ -23,7 +24,7 @@ from kdmcp.parse.prompt import PROMPT_PATTERN
 # A prompt, or nothing, alone before an echo on its line ("0: kd> " + "ho KDMCP…").
 _PROMPT_OR_NOTHING_RE = re.compile(("(?:" + PROMPT_PATTERN + ")?").encode())
 
-__all__ = ["MAX_COMMAND_BYTES", "CommandKind", "command_kind", "is_step", "strip_echo", "validate"]
+__all__ = ["MAX_COMMAND_BYTES", "CommandKind", "checked", "command_kind", "is_step", "strip_echo", "validate"]
 
 CommandKind = Literal["immediate", "go", "reboot", "quit"]
 
@@ -58,6 +59,14 @@ def validate(line: str) -> str | None:
     if len(line.encode("utf-8")) > MAX_COMMAND_BYTES:
         return f"the command is longer than {MAX_COMMAND_BYTES} bytes"
     return None
+
+
+@lru_cache(maxsize=1024)
+def checked(line: str) -> tuple[str | None, CommandKind]:
+    """``validate`` and, for a line that passes, ``command_kind`` ("immediate" otherwise), at once
+    and cached: both are pure, agents repeat lines, and every command asks (~2.5 µs for an ``r``)."""
+    problem = validate(line)
+    return problem, "immediate" if problem is not None else command_kind(line)
 
 
 def _without_cut_echo(raw: bytes, echo: bytes, after: bytes) -> bytes | None:

@@ -14,7 +14,7 @@ import collections
 import secrets as _random
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from kdmcp.engine.events import EVENT_TEXT_LIMIT, DebuggerEvent, EventKind, SessionState
 from kdmcp.engine.recognizer import EventHit, MarkerHit, StreamRecognizer
@@ -42,11 +42,11 @@ _UPTIME = b"System Uptime:"
 _STEP_TAIL = 16384  # what a step's output keeps unread: far more than its last register block
 
 
-@dataclass(frozen=True, slots=True)
-class Transition:
+class Transition(NamedTuple):
     """One thing the bytes said: the state before and after, and the event that said it (if any).
 
-    A dataclass, not a model: the machine makes one per state change (one per command), and
+    A named tuple, not a model nor a frozen dataclass (whose ``__init__`` sets each field through
+    ``object.__setattr__``): the machine makes one per state change (one per command), and
     nothing serialises it.
     """
 
@@ -380,10 +380,14 @@ class SessionMachine(RunLineMachine):
     def _on_prompt(self, prompt: Prompt, offset: int) -> None:
         self.prompt = prompt
         self.last_prompt_offset = offset
+        waiting = False
         for m in self._markers.values():
-            if m.hit is not None and not m.done and offset >= m.hit.line_end:
-                m.done = True
-        if any(not m.done for m in self._markers.values()):
+            if not m.done:
+                if m.hit is not None and offset >= m.hit.line_end:
+                    m.done = True
+                else:
+                    waiting = True
+        if waiting:
             return  # an intermediate prompt: the command's marker is still to come
         self._markers.clear()
         self._candidate_prompt = None

@@ -1,10 +1,15 @@
 """The append-only record of everything a debugger printed, addressed by byte offset.
 
-Nothing is ever dropped: every byte goes to a spill file, and the most recent
-``memory_bytes`` also stay in memory for cheap reads of what was just printed. Memory is
-therefore bounded whatever the output size (a 100 MB ``!process 0 7`` costs a few MB of RAM),
-and any range can be read back later by offset. A running SHA-256 lets tests prove that the
-stored bytes are exactly the bytes the debugger emitted.
+Nothing is ever dropped: the most recent ``memory_bytes`` (up to twice that) stay in memory
+for cheap reads of what was just printed, and every byte older than that is in a spill file.
+Memory is therefore bounded whatever the output size (a 100 MB ``!process 0 7`` costs a few MB
+of RAM), and any range can be read back later by offset. A running SHA-256 lets tests prove
+that the stored bytes are exactly the bytes the debugger emitted.
+
+Bytes go to the file when they are about to leave memory, a few MB at a time, not as they
+arrive: a write per chunk was a system call (and its hashing) on every command's critical path
+(docs/performance.md, "The engine: one ``r`` over pipes"). The file is anonymous and dies with
+the process, so writing it earlier would keep nothing more.
 """
 
 from __future__ import annotations
@@ -27,6 +32,7 @@ class OutputStore:
         self._size = 0
         self._tail = bytearray()
         self._tail_start = 0  # offset of _tail[0]
+        self._spilled = 0  # bytes [0, _spilled) are in the file (and hashed); _tail_start <= _spilled
         self._hash = hashlib.sha256()
         self._closed = False
 
@@ -42,16 +48,23 @@ class OutputStore:
         with self._lock:
             if self._closed:
                 raise ValueError("output store is closed")
-            self._file.write(data)
-            self._hash.update(data)
             self._tail += data
             self._size += len(data)
             # Trim in halves so trimming stays amortised O(1) per byte.
             if len(self._tail) > 2 * self._memory_bytes:
+                self._spill()
                 cut = len(self._tail) - self._memory_bytes
                 del self._tail[:cut]
                 self._tail_start += cut
             return self._size
+
+    def _spill(self) -> None:
+        """Write (and hash) what memory holds that the file does not yet (lock held)."""
+        # views, released before the trim below resizes the bytearray (which an export forbids)
+        with memoryview(self._tail) as whole, whole[self._spilled - self._tail_start :] as unwritten:
+            self._file.write(unwritten)
+            self._hash.update(unwritten)
+        self._spilled = self._size
 
     def read(self, offset: int, length: int) -> bytes:
         """Up to ``length`` bytes from ``offset`` (fewer at the end of what is stored)."""
@@ -64,18 +77,27 @@ class OutputStore:
             if offset >= self._tail_start:
                 lo = offset - self._tail_start
                 return bytes(self._tail[lo : lo + (end - offset)])
-            self._file.flush()
-            if hasattr(os, "pread"):
-                return _pread(self._file.fileno(), end - offset, offset)
-            # Windows has no pread: seek, read, and put the write position back at the end.
-            self._file.seek(offset)
-            data = self._file.read(end - offset)
-            self._file.seek(0, os.SEEK_END)
-            return data
+            if end > self._tail_start:  # from the file up to memory, then from memory
+                return self._read_file(offset, self._tail_start - offset) + bytes(self._tail[: end - self._tail_start])
+            return self._read_file(offset, end - offset)
+
+    def _read_file(self, offset: int, length: int) -> bytes:
+        """``length`` bytes of the spill file from ``offset`` (all below ``_spilled``; lock held)."""
+        self._file.flush()
+        if hasattr(os, "pread"):
+            return _pread(self._file.fileno(), length, offset)
+        # Windows has no pread: seek, read, and put the write position back at the end.
+        self._file.seek(offset)
+        data = self._file.read(length)
+        self._file.seek(0, os.SEEK_END)
+        return data
 
     def sha256(self) -> str:
+        """The SHA-256 of every byte stored: the file's, then memory's not yet written."""
         with self._lock:
-            return self._hash.copy().hexdigest()
+            digest = self._hash.copy()
+            digest.update(self._tail[self._spilled - self._tail_start :])
+            return digest.hexdigest()
 
     def memory_in_use(self) -> int:
         return len(self._tail)

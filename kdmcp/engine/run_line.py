@@ -185,7 +185,6 @@ class RunLineSession:
     store: OutputStore
     session_id: str
     _cond: threading.Condition
-    _readers: int
     go_read: bool | None
 
     if TYPE_CHECKING:
@@ -198,6 +197,7 @@ class RunLineSession:
         def wait_for(self, predicate: Callable[[], bool], timeout: float) -> bool: ...
         def _check_ready(self) -> None: ...
         def _write(self, data: bytes) -> None: ...
+        def _start_reading(self) -> None: ...
         def _read_until(self, predicate: Callable[[], bool], timeout: float) -> bool: ...
         def _done_reading(self) -> None: ...
         def _command_text(self, start: int, end: int, command: str, marker: bytes | None) -> tuple[str, bool]: ...
@@ -211,7 +211,7 @@ class RunLineSession:
             self._check_ready()
             start, marker = self.store.size, machine.new_marker()
             pending = machine.run_line_sent(marker, step=is_step(split.run), command=command)
-            self._readers += 1
+            self._start_reading()
         line = split.line(marker.decode())
         try:
             self._write(line.encode("utf-8") + b"\n")

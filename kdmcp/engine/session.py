@@ -1,29 +1,29 @@
-"""One debugger session: its console, the pump, the command runner, break-in and the stop policy.
+"""One debugger session: its console, the command runner, break-in and the stop policy.
 
-Threads: one pump thread per session reads the console continuously into the output store
-and feeds the pure state machine (``kdmcp.engine.machine``); callers (tool handlers, in
-worker threads) wait on the session's condition variable for the states and markers they
-need, always with a bound. ``break_in`` never takes the command lock, so it works while a
-command hangs. What the bytes mean is the machine's business, not this module's.
+Threads: the output reaches the store and the pure state machine (``kdmcp.engine.machine``)
+on the console's reader thread, a command's caller or the pump (``kdmcp.engine.reading``);
+callers (tool handlers, in worker threads) wait on the session's condition variable for the
+states and markers they need, always with a bound. ``break_in`` never takes the command lock,
+so it works while a command hangs. What the bytes mean is the machine's business, not this module's.
 """
 
 from __future__ import annotations
 
-import logging
 import threading
 import time
 from collections.abc import Callable
 from typing import NoReturn
 
-from kdmcp.console import BackendName, Console, ConsoleClosed, ConsoleError, SpawnSpec, open_console
+from kdmcp.console import BackendName, Console, ConsoleError, SpawnSpec, open_console
 from kdmcp.console.base import Delivering
-from kdmcp.engine.commands import command_kind, is_step, strip_echo, validate
+from kdmcp.engine.commands import checked, is_step, strip_echo
 from kdmcp.engine.config import SessionConfig
 from kdmcp.engine.events import DebuggerEvent, SessionState
 from kdmcp.engine.kinds import KINDS
 from kdmcp.engine.launch import LaunchPlan
 from kdmcp.engine.machine import SessionMachine
 from kdmcp.engine.output_store import OutputStore
+from kdmcp.engine.reading import Asked, Reading
 from kdmcp.engine.results import BreakResult, CommandOutput, ContinueResult, StartResult
 from kdmcp.engine.run_line import RunLineSession, split_run_line
 from kdmcp.engine.stopping import GO_READ_S, Stopping, elapsed_ms
@@ -38,13 +38,8 @@ from kdmcp.errors import (
 from kdmcp.parse.prompt import Prompt
 from kdmcp.secret import redact
 
-_log = logging.getLogger(__name__)
-_READ_CHUNK = 65536
-_COALESCE_FROM = 2048  # a shorter read means the debugger had nothing more queued
-_PUMP_WAKE_S = 0.25  # bounded read so the pump notices a stop request
 
-
-class DebuggerSession(Stopping, RunLineSession):
+class DebuggerSession(Reading, Stopping, RunLineSession):
     """A debugger process and everything known about it."""
 
     def __init__(
@@ -62,6 +57,9 @@ class DebuggerSession(Stopping, RunLineSession):
         # on _pump_cond (woken only when it has to read again). Waking the pump on every chunk
         # cost a command several thread switches while the pump had nothing to do.
         lock = threading.RLock()
+        # Taken directly on a command's path: a Condition's __enter__ and __exit__ are two Python
+        # calls more around the same lock.
+        self._lock = lock
         self._cond = threading.Condition(lock)
         self._pump_cond = threading.Condition(lock)
         self._command_lock = threading.Lock()
@@ -73,6 +71,8 @@ class DebuggerSession(Stopping, RunLineSession):
         self._stop_pump = False
         self._quitting = False  # a quit was sent: the pump reads until the end instead of standing aside
         self._delivered = False  # the console's reader thread hands us each chunk (``_deliver``): nobody reads
+        self._echoes = True  # the console echoes what is written (a pty, a Windows console): strip_echo
+        self._asked: Asked | None = None  # the command whose answer is awaited
         self.store = OutputStore(self.config.memory_bytes, self.config.spill_dir)
         self.machine = SessionMachine(plan.secrets, self.config.event_log_size)
         self.started_at = time.time()
@@ -126,6 +126,7 @@ class DebuggerSession(Stopping, RunLineSession):
         except ConsoleError as exc:
             raise DebuggerError(self._redact(f"cannot start the debugger: {exc}"), session_id=self.session_id,
                                 state=SessionState.exited) from exc
+        self._echoes = self._console.echoes_input
         if isinstance(self._console, Delivering):
             self._delivered = True
             self._console.deliver_to(self._deliver)
@@ -142,144 +143,6 @@ class DebuggerSession(Stopping, RunLineSession):
                 banner=self._redact(banner.decode("utf-8", errors="replace")),
                 exit_code=self.exit_code, elapsed_ms=elapsed_ms(t0),
             )
-
-    def wait_for(self, predicate: Callable[[], bool], timeout: float) -> bool:
-        """Wait until ``predicate()`` (evaluated under the lock) holds; False on timeout."""
-        with self._cond:
-            return self._cond.wait_for(predicate, timeout=max(0.0, timeout))
-
-    # ---------------------------------------------------------------- pump
-
-    def _pump_loop(self) -> None:
-        """Drain the console whenever no caller is reading it; then record the exit."""
-        console = self._console
-        assert console is not None
-        if self._delivered:  # the console's reader stores every chunk: wait for the end (or a stop)
-            with self._cond:
-                while not self._stop_pump and not self._eof:
-                    self._pump_cond.wait(_PUMP_WAKE_S)
-        while not self._stop_pump and not self._eof:
-            wait = _PUMP_WAKE_S
-            with self._cond:
-                if (self._readers or self.state == SessionState.broken) and not self._quitting:
-                    # A command's caller reads for itself, or the debugger sits at a prompt
-                    # and prints nothing: stand aside, so the caller that sends the next
-                    # command does not race the pump for its answer. At a prompt, still look
-                    # for unsolicited output (a remote session's other clients) now and then.
-                    if self._pump_cond.wait(_PUMP_WAKE_S) or self._readers or self._stop_pump:
-                        continue  # woken by a change: look at the state again
-                    wait = 0.0
-            self._drain_once(wait, pump=True)
-        code = console.wait(5.0)
-        if code is not None:
-            console.close()  # the process is gone: release its pipes or pty now
-        with self._cond:
-            self.machine.eof(code)
-            self._cond.notify_all()
-        self._output_arrived()  # the end: what was held back can be decided now
-
-    def _drain_once(self, timeout: float, *, pump: bool) -> None:
-        """Wait up to ``timeout`` for output, then read and ingest what is there.
-
-        Read and ingest happen under one lock, so whichever thread reads (the pump, or a
-        caller waiting for its command) the store gets the bytes in order. The pump checks
-        for a reading caller under that lock: once a caller has announced itself, the pump
-        cannot consume output the caller is blocked waiting for.
-        """
-        console = self._console
-        assert console is not None
-        if not console.wait_readable(timeout):
-            return
-        with self._io_lock:
-            if self._eof or (pump and self._readers):
-                return
-            data = b""
-            try:
-                data = console.read(_READ_CHUNK, 0)
-                # A pty hands out at most ~4 KB per read: after a full one, gather what is
-                # already there so the per-chunk work is paid per 64 KB, not per 4 KB.
-                while len(data) >= _COALESCE_FROM and len(data) < _READ_CHUNK:
-                    more = console.read(_READ_CHUNK - len(data), 0)
-                    if not more:
-                        break
-                    data += more
-            except (ConsoleClosed, ConsoleError, OSError):
-                self._eof = True
-            with self._cond:
-                if data:
-                    self._ingest(data)
-                self._cond.notify_all()
-                if self._eof:
-                    self._pump_cond.notify()  # the pump records the exit
-            if data:
-                self._output_arrived()  # still under the read lock: the copies go in order
-
-    def _deliver(self, data: bytes) -> None:
-        """A chunk from the console's reader thread (``Delivering``), stored and scanned there; ``b""``:
-        the end of the stream, which the pump records. Callers waiting for their answer are woken
-        once it has come, and read nothing themselves."""
-        try:
-            with self._io_lock:
-                with self._cond:
-                    if data:
-                        self._ingest(data)
-                    else:
-                        self._eof = True
-                        self._pump_cond.notify()  # the pump records the exit
-                    self._cond.notify_all()
-                if data:
-                    self._output_arrived()
-        except Exception:  # the reader thread must go on (a store closed by a stop that did not wait)
-            _log.exception("storing output of %s failed", self.session_id)
-
-    def _read_until(self, predicate: Callable[[], bool], timeout: float) -> bool:
-        """``wait_for``, but this thread reads the console itself while it waits.
-
-        The caller has announced itself (``_readers``), so the pump stands aside.
-        Without this, every command pays a wake-up of the caller by the pump thread,
-        several times the cost of a pipe round trip. A console that delivers its chunks
-        (``_deliver``) has its reader thread store them: then this only waits.
-        """
-        if self._delivered:
-            return self.wait_for(predicate, timeout)
-        deadline = time.monotonic() + max(0.0, timeout)
-        while True:
-            with self._cond:
-                if predicate():
-                    return True
-                if self._eof:
-                    # The pump records the exit; wait for it there.
-                    return self._cond.wait_for(predicate, max(0.0, deadline - time.monotonic()))
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                return False
-            # Output already there (the pump may have stopped mid-way) returns at once.
-            self._drain_once(min(remaining, _PUMP_WAKE_S), pump=False)
-
-    def _done_reading(self) -> None:
-        """Undo a reader's announcement (``self._readers += 1``, made under the lock *before*
-        writing, so the pump cannot wake up on the answer and take it first)."""
-        with self._cond:
-            self._readers -= 1
-            self._cond.notify_all()
-            if not self._readers and self.state != SessionState.broken:
-                # The output is the pump's again (a running target, a timed-out command).
-                # At a prompt the debugger prints nothing: the pump sleeps on.
-                self._pump_cond.notify()
-
-    def _output_arrived(self) -> None:
-        """Tell ``on_output`` (the transcript's session log: written as kd prints, so a server
-        killed with -9 leaves it complete); its failure is logged, never the reader's."""
-        if self.on_output is not None:
-            try:
-                self.on_output()
-            except Exception:
-                _log.exception("copying %s's output to its log failed", self.session_id)
-
-    def _ingest(self, data: bytes) -> None:
-        """Store a chunk and let the state machine say what it means (lock held)."""
-        self.store.append(data)
-        self.machine.feed(data)
 
     # ------------------------------------------------------------ commands
 
@@ -303,10 +166,9 @@ class DebuggerSession(Stopping, RunLineSession):
         nonce appears alone on a line (after an optional prompt) and a prompt follows it.
         Prompt-like text inside the output cannot end the command early.
         """
-        problem = validate(command)
+        problem, kind = checked(command)
         if problem is not None:
             raise InvalidArgument(problem, session_id=self.session_id, state=self.state)
-        kind = command_kind(command)
         if kind == "quit":
             raise InvalidArgument(
                 "q ends the session: use stop, which resumes a live kernel target first",
@@ -342,34 +204,32 @@ class DebuggerSession(Stopping, RunLineSession):
     def _immediate(self, command: str, timeout: float) -> CommandOutput:
         t0 = time.monotonic()
         machine = self.machine
-        with self._cond:
+        with self._lock:
             self._check_ready()
             start = self.store.size
             marker = machine.new_marker()
             pending = machine.command_sent(marker, command)
-            self._readers += 1  # this thread reads the answer; the pump stands aside
+            asked = self._asked = Asked(command, marker, pending, start, t0)
+            self._start_reading()
         try:
             self._write(command.encode("utf-8") + b"\n.echo " + marker + b"\n")
             done = self._read_until(lambda: pending.done or not machine.busy_command, timeout)
         finally:
             self._done_reading()
-        with self._cond:
+        with self._lock:
+            self._asked = None
+            if asked.result is not None:  # built as the answer was stored
+                return asked.result
             if pending.done and pending.hit is not None:
-                end = pending.hit.output_end
-                text, truncated = self._command_text(start, end, command, marker)
-                return CommandOutput(
-                    command=command, kind="immediate", state=self.state, prompt=self.prompt, output=text,
-                    truncated=truncated, output_offset=start, output_end=end,
-                    elapsed_ms=elapsed_ms(t0),
-                )
+                return self._answer(asked)
             end = self.store.size
-            text, truncated = self._command_text(start, end, command, marker)
+            text, _ = self._command_text(start, end, command, marker)
             if self.state != SessionState.exited and not done and machine.adopt_prompt():
                 # kd came back (the marker) but ended with a prompt of a shape nobody knew: it is
                 # known now, so the session is usable; the command still says what happened
                 self._cond.notify_all()
                 end = pending.hit.output_end if pending.hit is not None else end
-                text, truncated = self._command_text(start, end, command, marker)
+                text, _ = self._command_text(start, end, command, marker)
                 shape = machine.prompt.text if machine.prompt else ""
                 raise CommandTimeout(
                     f"no known prompt after {timeout:g}s: kd ended with {shape!r}, taken as its prompt from "
@@ -380,6 +240,17 @@ class DebuggerSession(Stopping, RunLineSession):
             if done and self.state != SessionState.exited:
                 machine.abandon(marker)  # the target went away mid-command (reboot, transport loss)
             self._unanswered(not done, timeout, text, start, end)
+
+    def _answer(self, asked: Asked) -> CommandOutput:
+        """A completed command's result (lock held), built where its last bytes were stored
+        (``Reading._ingest``), or else by its caller."""
+        assert asked.pending.hit is not None
+        end = asked.pending.hit.output_end
+        text, truncated = self._command_text(asked.start, end, asked.command, asked.marker)
+        return CommandOutput(
+            command=asked.command, kind="immediate", state=self.state, prompt=self.prompt, output=text,
+            truncated=truncated, output_offset=asked.start, output_end=end, elapsed_ms=elapsed_ms(asked.t0),
+        )
 
     def _unanswered(self, timed_out: bool, timeout: float, text: str, start: int, end: int) -> NoReturn:
         """Why a command's answer did not come (lock held): the debugger exited, no prompt within
@@ -400,6 +271,9 @@ class DebuggerSession(Stopping, RunLineSession):
     def _command_text(self, start: int, end: int, command: str, marker: bytes | None) -> tuple[str, bool]:
         """The command's output for the caller: echoes removed, capped inline (no marker: a go-class line)."""
         limit = self.config.inline_output_bytes
+        if not self._echoes:  # pipes: what was written does not come back, so kd's answer is all there is
+            raw = self.store.read(start, min(end - start, limit))
+            return self._redact(raw.decode("utf-8", errors="replace")), end - start > len(raw)
         head_len = len(command.encode()) + len(marker or b"") + 32
         raw = self.store.read(start, min(end - start, limit + head_len))
         truncated = end - start > len(raw)
@@ -414,8 +288,8 @@ class DebuggerSession(Stopping, RunLineSession):
 
     def go(self, command: str = "g") -> ContinueResult:
         """Resume the target; return once it is confirmed running or has stopped again."""
-        problem = validate(command)
-        if problem is not None or command_kind(command) not in ("go", "reboot"):
+        problem, kind = checked(command)
+        if problem is not None or kind not in ("go", "reboot"):
             raise InvalidArgument(problem or f"{command!r} is not a go-class command",
                                   session_id=self.session_id, state=self.state)
         with self._command_lock:

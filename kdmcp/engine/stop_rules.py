@@ -89,6 +89,8 @@ class AutoCommands:
 
     def learn(self, command: str) -> None:
         """Note what ``command`` (a line kd-mcp sent) sets."""
+        if "sx" not in command and '"' not in command:  # no event filter, no command string: nothing set
+            return
         for m in _SX_RE.finditer(command):
             c = _SX_C_RE.search(m.group("args"))
             resumes = c is not None and _RESUMES_RE.search(c.group("cmd")) is not None

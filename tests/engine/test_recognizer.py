@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from kdmcp.engine.recognizer import StreamRecognizer
+from kdmcp.engine.recognizer import _EVENT_RE, _MIDLINE_MODLOAD_RE, StreamRecognizer, _may_hold_event
 
 CORPUS = Path(__file__).resolve().parents[2] / "fixtures" / "corpus"
 
@@ -120,3 +120,67 @@ def test_a_cut_marker_echo_behind_kds_prompt_is_not_taken_for_a_prompt():
     data = b".echo s4-49\r\n.ecs4-49\r\n0: kd> ho KDMCPX50\r\nKDMCPX50\r\n"
     _, markers = r.feed(data)
     assert [(m.output_end, m.prompt_text) for m in markers] == [(data.rindex(b"KDMCPX50"), None)]
+
+
+# One line per alternative of the event pattern, in kd's and cdb's words (the corpus has most).
+_EVENT_LINES = [
+    b"Break instruction exception - code 80000003 (first chance)",
+    b"(1a2c.3b4): Break instruction exception - code 80000003 (first chance)",
+    b"Breakpoint 3 hit",
+    b"*** Fatal System Error: 0x000000d1",
+    b"(1a2c.3b4): Access violation - code c0000005 (first chance)",
+    b"Access violation - code c0000005 (!!! second chance !!!)",
+    b"Shutdown occurred at (Sun Nov 29 12:00:00.000 2026 (UTC + 0:00))...unloading all symbol tables.",
+    b"Waiting to reconnect...",
+    b"Kernel Debugger connection established.",
+    b"CommandLine: app.exe",
+    b"MACHINE\\User (tcp 10.0.0.1:1234) connected at Mon Jan 01 00:00:00 2026",
+    b"0: kd> MACHINE\\User (npipe x) connected at Mon Jan 01 00:00:00 2026",
+    b"Retry sending the same data packet for 64 times.",
+    b"ModLoad: 00007ff9`9cd70000 00007ff9`9cda0000   C:\\WINDOWS\\System32\\IMM32.DLL",
+    b"Unload module WUDFRd.sys at fffff803`7fac0000",
+    b"Last event: Load module KmdfHelloWorld.sys at fffff806`30580000",
+    b"Last event: 18830.55e0: Exit process 0:18830, code 0",
+    b"KDTARGET: Refreshing KD connection",
+    b"  debugger time: Mon Jan  1 00:00:00.000 2026",
+    b"Symbol search path is: srv*",
+    b"Executable search path is: ",
+    b"************* Path validation summary **************",
+    b"************* Symbol Path validation summary **************",
+    b"Response                         Time (ms)     Location",
+    b"Deferred                                       srv*",
+    b"OK                                             C:\\symbols",
+    b"Failed      C:\\nowhere",
+    b"WARNING: Whitespace at start of path element",
+    b"NatVis script successfully loaded from 'C:\\x.natvis'",
+    b"+" + b"-" * 70 + b"+",
+    b"|" + b" " * 70 + b"|",
+    b"bp1 at nt!NtCreateFile failed",
+    b"Unable to insert breakpoint 0 at 00da0001, Win32 error 0n998",
+    b"No runnable debuggees error in 'g'",
+    b"       ^ No runnable debuggees error in 'g'",
+]
+
+
+@pytest.mark.parametrize("line", _EVENT_LINES)
+def test_every_kind_of_event_line_passes_the_keyword_test(line: bytes) -> None:
+    """The keyword test only skips the event pattern: a line it would let through unmatched must
+    hold no event. Each line here is an event (checked), and passes the test."""
+    text = line + b"\r\n"
+    assert _EVENT_RE.search(text) is not None
+    assert _may_hold_event(text)
+
+
+def test_no_event_line_of_the_fixtures_is_skipped_by_the_keyword_test() -> None:
+    """Every line of kd's and cdb's real output kept in fixtures/ that the event patterns match
+    passes the keyword test (445 files: transcripts, sessions, command outputs)."""
+    fixtures = CORPUS.parent
+    seen = 0
+    for path in sorted(fixtures.rglob("*")):
+        if path.suffix not in (".txt", ".log") or not path.is_file():
+            continue
+        for line in path.read_bytes().splitlines(keepends=True):
+            if _EVENT_RE.search(line) or _MIDLINE_MODLOAD_RE.search(line):
+                seen += 1
+                assert _may_hold_event(line), (path.name, line)
+    assert seen > 100
