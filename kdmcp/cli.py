@@ -69,10 +69,12 @@ def _common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--scenario", help="simulator scenario file (with --simulate)")
 
 
-def build_parser(describe_groups: bool = True) -> argparse.ArgumentParser:
+def build_parser(describe_groups: bool = True, command: str | None = None) -> argparse.ArgumentParser:
     """The whole command line. ``describe_groups``: list each tool group's tools in ``serve --help``,
-    read from kdmcp.server.surface; importing the server package (the MCP SDK) costs a second, so
-    ``main`` asks for it only when help is wanted."""
+    read from the registry (kdmcp.server.registry); ``main`` asks for it only when help is wanted.
+    ``command``: the subcommand being run, whose arguments are all that is parsed; ``selftest``'s
+    own arguments (its module imports the engine) are then added only for ``selftest`` itself,
+    so a server's start does not pay for them. Every subcommand's name and help stay."""
     parser = _Parser(
         prog="kd-mcp",
         description="MCP server that drives Microsoft's console debuggers (kd.exe, cdb.exe).",
@@ -113,10 +115,12 @@ def build_parser(describe_groups: bool = True) -> argparse.ArgumentParser:
     _common(doctor)
     demo = sub.add_parser("demo", help="drive one full debugging loop against the simulator")
     demo.add_argument("--scenario", help="simulator scenario file")
-    from kdmcp.selftest import add_arguments as add_selftest_arguments
+    selftest = sub.add_parser(
+        "selftest", help="check the real debugger on this machine and print a report to paste into a bug")
+    if command in (None, "selftest"):
+        from kdmcp.selftest import add_arguments as add_selftest_arguments
 
-    add_selftest_arguments(sub.add_parser(
-        "selftest", help="check the real debugger on this machine and print a report to paste into a bug"))
+        add_selftest_arguments(selftest)
     state = sub.add_parser("state", help="state file tools")
     state_sub = state.add_subparsers(dest="state_command", metavar="ACTION", required=True)
     write = state_sub.add_parser("write", help="write a winrm-kd-session-v1 state file (key from "
@@ -148,7 +152,9 @@ def main(argv: list[str] | None = None) -> int:
         return _sim(args[1:])
     if not args or (args[0] not in _COMMANDS and args[0] not in ("-h", "--help", "--version")):
         args = ["serve", *args]  # `kd-mcp --simulate` is `kd-mcp serve --simulate`
-    parsed = build_parser(describe_groups=any(arg in ("-h", "--help") for arg in args)).parse_args(args)
+    wants_help = any(arg in ("-h", "--help") for arg in args)
+    command = args[0] if args[0] in _COMMANDS else None
+    parsed = build_parser(describe_groups=wants_help, command=command).parse_args(args)
     try:
         return _run(parsed)
     except CheckFailed as exc:  # the report is printed whole; this is its verdict

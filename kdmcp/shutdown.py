@@ -49,8 +49,9 @@ class ServeExit:
         self._lock = threading.Lock()
         self._started = False
         self.done = threading.Event()
-        # stop's worst case (four thirds of timeouts.stop), the listener's grace, and margin
-        self.bound_s = app.session_config.stop_timeout * 4 / 3 + 10.0
+        # stop's worst case (four thirds of timeouts.stop), the listener's grace, and margin; read
+        # from the config, not the engine's SessionConfig: a start does not import the engine
+        self.bound_s = app.options.config.timeouts.stop * 4 / 3 + 10.0
 
     def install(self, *, kernel32: win32.Kernel32 | None = None) -> None:
         """Route SIGTERM, SIGINT and SIGHUP (POSIX) or the console's events (Windows) here."""

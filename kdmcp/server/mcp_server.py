@@ -29,15 +29,11 @@ from pydantic import ValidationError
 from starlette.requests import Request
 
 from kdmcp import __version__
-from kdmcp.engine import SessionState
 from kdmcp.errors import category_list
 from kdmcp.secret import MASK
-from kdmcp.server import models
 from kdmcp.server.app import KdMcpApp
 from kdmcp.server.options import ServerOptions
 from kdmcp.server.prompts import PROMPTS, PromptArgumentError, served_prompts
-from kdmcp.server.render import error_result, read_error, result_data
-from kdmcp.validation import place, validation_problems
 
 log = logging.getLogger(__name__)
 
@@ -120,6 +116,8 @@ class EarlierSessions:
         result = await call_next(ctx)
         if ctx.method not in _OPENING_METHODS or not isinstance(result, dict) or self._app.options.clients is None:
             return result
+        from kdmcp.engine import SessionState
+
         owner = owner_of(self._app.options, ctx.request.headers if isinstance(ctx.request, Request) else None)
         live = [i for i in self._app.manager.infos(owner=owner) if i.state != SessionState.exited]
         if not live:
@@ -197,6 +195,8 @@ class KdMcpServer(MCPServer[Any]):
         t0 = time.monotonic()
         client = owner_of(self.app.options, context.headers if context is not None else None)
         transcript.record("request", tool=name, args=_masked_arguments(arguments), client=client)
+        from kdmcp.server.render import read_error, result_data
+
         try:
             result = await self._answer(name, arguments, context)
         except MCPError as exc:  # an unknown tool: a protocol error, answered in the transcript too
@@ -218,6 +218,12 @@ class KdMcpServer(MCPServer[Any]):
     async def _answer(
         self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None
     ) -> CallToolResult | InputRequiredResult:
+        # The served models and the renderer (and the engine they name) are imported by the first
+        # call, not at start-up (docs/performance.md, "Cold start").
+        from kdmcp.server import models
+        from kdmcp.server.render import error_result
+        from kdmcp.validation import place, validation_problems
+
         if name not in self.tool_names:
             # The MCP spec: an unknown tool is a protocol error (-32602), not a tool result.
             raise MCPError(code=INVALID_PARAMS, message=f"Unknown tool: {name}")
