@@ -8,9 +8,10 @@ never a traceback: a person reads the line, a script branches on the code.
 from __future__ import annotations
 
 import argparse
+import gc
 import os
 import sys
-from typing import TYPE_CHECKING, NoReturn
+from typing import TYPE_CHECKING, NoReturn, TypeVar
 
 from kdmcp import __version__
 from kdmcp.errors import CheckFailed, KdMcpError
@@ -18,6 +19,7 @@ from kdmcp.errors import CheckFailed, KdMcpError
 if TYPE_CHECKING:  # the server pulls in the MCP SDK: not needed for `kd-mcp sim`
     from kdmcp.server import KdMcpApp, ServerOptions
 
+_Server = TypeVar("_Server")
 _COMMANDS = ("serve", "doctor", "demo", "selftest", "state", "transcript", "watch", "parse", "triage", "sim")
 
 EXIT_OK, EXIT_CHECK_FAILED, EXIT_USAGE, EXIT_ENVIRONMENT, EXIT_INTERNAL, EXIT_INTERRUPTED = 0, 1, 2, 3, 4, 130
@@ -174,10 +176,19 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _run(parsed: argparse.Namespace) -> int:
+    if parsed.command == "serve":
+        # No cyclic GC while the server starts: importing the SDK leaves ~118,000 objects for the
+        # collector, 767 of them garbage, and it walked them again and again (~2 % of the
+        # instructions to the first tools/list). On again once the server is built (_collecting).
+        gc.disable()
+        try:
+            if parsed.scenario:
+                _check_scenario(parsed.scenario)
+            return _serve(parsed)
+        finally:
+            gc.enable()
     if getattr(parsed, "scenario", None):
         _check_scenario(parsed.scenario)
-    if parsed.command == "serve":
-        return _serve(parsed)
     if parsed.command == "doctor":
         return _doctor(parsed)
     if parsed.command == "demo":
@@ -339,11 +350,11 @@ def _serve(parsed: argparse.Namespace) -> int:
     try:
         if parsed.listen:
             why = "listener stopped"
-            serve_http(build_server(app), parsed.listen, parsed.allow_remote_bind)
+            serve_http(_collecting(build_server(app)), parsed.listen, parsed.allow_remote_bind)
         elif sys.stdin.isatty():
             _serve_terminal(app, parsed.simulate)
         else:
-            anyio.run(build_server(app).run_stdio_async)
+            anyio.run(_collecting(build_server(app)).run_stdio_async)
     except KeyboardInterrupt:
         why = "SIGINT"
     finally:
@@ -353,6 +364,12 @@ def _serve(parsed: argparse.Namespace) -> int:
     # tearing down the interpreter (thousands of pydantic schemas) took seconds a client waits for.
     ending.leave(ending.finish(why))
     return EXIT_INTERNAL  # not reached
+
+
+def _collecting(server: _Server) -> _Server:
+    """The server is built: garbage is collected again from here on (``_run``)."""
+    gc.enable()
+    return server
 
 
 def _serve_terminal(app: KdMcpApp, simulated: bool) -> int:
@@ -380,7 +397,7 @@ def _serve_terminal(app: KdMcpApp, simulated: bool) -> int:
         f"e.g. `claude mcp add kd-mcp -- {sys.executable} -m kdmcp{flag}`, or in a client's JSON config:\n"
         f'  {{"command": {json.dumps(sys.executable)}, "args": {json.dumps(args)}}}\n'
     )
-    server = threading.Thread(target=anyio.run, args=(build_server(app).run_stdio_async,),
+    server = threading.Thread(target=anyio.run, args=(_collecting(build_server(app)).run_stdio_async,),
                               name="kdmcp-stdio", daemon=True)
     # The last line goes out only once the server runs and this thread waits below, so whoever
     # reads "ends it" can press Ctrl+C at once (the terminal test waits on it). Ctrl+C is a

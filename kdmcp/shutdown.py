@@ -27,9 +27,8 @@ import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from kdmcp.console import win32
-
 if TYPE_CHECKING:
+    from kdmcp.console import win32
     from kdmcp.server import KdMcpApp
 
 __all__ = ["ServeExit"]
@@ -62,6 +61,8 @@ class ServeExit:
         if hasattr(signal, "pthread_sigmask"):  # a parent may have left them blocked (it survives exec)
             signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM, signal.SIGINT, signal.SIGHUP})
         if sys.platform == "win32" or kernel32 is not None:
+            from kdmcp.console import win32  # ctypes and the console package: not on a POSIX start
+
             win32.install_ctrl_handler(self.on_console_event, kernel32)
 
     def _on_signal(self, signum: int, frame: object) -> None:
