@@ -8,6 +8,8 @@ never a traceback: a person reads the line, a script branches on the code.
 from __future__ import annotations
 
 import argparse
+import gc
+import importlib
 import os
 import sys
 from typing import TYPE_CHECKING, NoReturn
@@ -16,7 +18,7 @@ from kdmcp import __version__
 from kdmcp.errors import CheckFailed, KdMcpError
 
 if TYPE_CHECKING:  # the server pulls in the MCP SDK: not needed for `kd-mcp sim`
-    from kdmcp.server import KdMcpApp, ServerOptions
+    from kdmcp.server import KdMcpServer, ServerOptions
 
 _COMMANDS = ("serve", "doctor", "demo", "selftest", "state", "transcript", "watch", "parse", "triage", "sim")
 
@@ -69,10 +71,10 @@ def _common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--scenario", help="simulator scenario file (with --simulate)")
 
 
-def build_parser(describe_groups: bool = True) -> argparse.ArgumentParser:
-    """The whole command line. ``describe_groups``: list each tool group's tools in ``serve --help``,
-    read from kdmcp.server.surface; importing the server package (the MCP SDK) costs a second, so
-    ``main`` asks for it only when help is wanted."""
+def build_parser(describe_groups: bool = True, command: str | None = None) -> argparse.ArgumentParser:
+    """The whole command line. ``describe_groups``: list each tool group's tools in ``serve --help``
+    (``main`` asks for it only when help is wanted). ``command``: the subcommand run; selftest's own
+    arguments (its module imports the engine) are added only for it, not on a server's start."""
     parser = _Parser(
         prog="kd-mcp",
         description="MCP server that drives Microsoft's console debuggers (kd.exe, cdb.exe).",
@@ -113,10 +115,10 @@ def build_parser(describe_groups: bool = True) -> argparse.ArgumentParser:
     _common(doctor)
     demo = sub.add_parser("demo", help="drive one full debugging loop against the simulator")
     demo.add_argument("--scenario", help="simulator scenario file")
-    from kdmcp.selftest import add_arguments as add_selftest_arguments
-
-    add_selftest_arguments(sub.add_parser(
-        "selftest", help="check the real debugger on this machine and print a report to paste into a bug"))
+    selftest = sub.add_parser(
+        "selftest", help="check the real debugger on this machine and print a report to paste into a bug")
+    if command in (None, "selftest"):
+        importlib.import_module("kdmcp.selftest").add_arguments(selftest)
     state = sub.add_parser("state", help="state file tools")
     state_sub = state.add_subparsers(dest="state_command", metavar="ACTION", required=True)
     write = state_sub.add_parser("write", help="write a winrm-kd-session-v1 state file (key from "
@@ -148,7 +150,8 @@ def main(argv: list[str] | None = None) -> int:
         return _sim(args[1:])
     if not args or (args[0] not in _COMMANDS and args[0] not in ("-h", "--help", "--version")):
         args = ["serve", *args]  # `kd-mcp --simulate` is `kd-mcp serve --simulate`
-    parsed = build_parser(describe_groups=any(arg in ("-h", "--help") for arg in args)).parse_args(args)
+    helps = any(arg in ("-h", "--help") for arg in args)
+    parsed = build_parser(helps, args[0] if args[0] in _COMMANDS else None).parse_args(args)
     try:
         return _run(parsed)
     except CheckFailed as exc:  # the report is printed whole; this is its verdict
@@ -168,10 +171,14 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _run(parsed: argparse.Namespace) -> int:
+    if parsed.command == "serve":  # no cyclic GC till the server is built: ~2 % of a start's work
+        gc.disable()  # (the SDK's import leaves ~118,000 objects, 767 garbage: docs/performance.md)
+        try:
+            return _serve(parsed)
+        finally:
+            gc.enable()
     if getattr(parsed, "scenario", None):
         _check_scenario(parsed.scenario)
-    if parsed.command == "serve":
-        return _serve(parsed)
     if parsed.command == "doctor":
         return _doctor(parsed)
     if parsed.command == "demo":
@@ -302,8 +309,11 @@ def _serve(parsed: argparse.Namespace) -> int:
     from kdmcp.server import KdMcpApp, build_server
     from kdmcp.server.logs import configure_logging
     from kdmcp.server.registry import ALL_GROUPS, tools_for
+    from kdmcp.shutdown import ServeExit
     from kdmcp.transcript_files import ENV_TRANSCRIPT
 
+    if parsed.scenario:
+        _check_scenario(parsed.scenario)
     options = _options(parsed)
     groups = parsed.tools.split(",") if parsed.tools else list(ALL_GROUPS)
     options = dataclasses.replace(options, tools=tools_for(groups),
@@ -319,8 +329,6 @@ def _serve(parsed: argparse.Namespace) -> int:
         options = dataclasses.replace(options, clients=clients)
     app = KdMcpApp(options)
     configure_logging(parsed.log_level, app)
-    from kdmcp.shutdown import ServeExit
-
     ending = ServeExit(app, ok=EXIT_OK, forced=EXIT_INTERRUPTED)  # every way out, one shutdown
     ending.install()
     flusher = None
@@ -331,13 +339,15 @@ def _serve(parsed: argparse.Namespace) -> int:
         flusher.start()
     why = "end of input"
     try:
+        server = build_server(app)
+        gc.enable()
         if parsed.listen:
             why = "listener stopped"
-            serve_http(build_server(app), parsed.listen, parsed.allow_remote_bind)
+            serve_http(server, parsed.listen, parsed.allow_remote_bind)
         elif sys.stdin.isatty():
-            _serve_terminal(app, parsed.simulate)
+            _serve_terminal(server, parsed.simulate)
         else:
-            anyio.run(build_server(app).run_stdio_async)
+            anyio.run(server.run_stdio_async)
     except KeyboardInterrupt:
         why = "SIGINT"
     finally:
@@ -349,7 +359,7 @@ def _serve(parsed: argparse.Namespace) -> int:
     return EXIT_INTERNAL  # not reached
 
 
-def _serve_terminal(app: KdMcpApp, simulated: bool) -> int:
+def _serve_terminal(server: KdMcpServer, simulated: bool) -> int:
     """stdio on a terminal: say what this is, and let Ctrl+C end it.
 
     Someone who typed ``kd-mcp --simulate`` sees a server waiting for JSON-RPC, which looks like
@@ -360,8 +370,6 @@ def _serve_terminal(app: KdMcpApp, simulated: bool) -> int:
     import threading
 
     import anyio
-
-    from kdmcp.server import build_server
 
     # The interpreter by its absolute path: a client starts servers with its own PATH, where this
     # venv's `kd-mcp` is usually not found (Claude Code: "ENOENT: Executable not found in $PATH").
@@ -374,16 +382,16 @@ def _serve_terminal(app: KdMcpApp, simulated: bool) -> int:
         f"e.g. `claude mcp add kd-mcp -- {sys.executable} -m kdmcp{flag}`, or in a client's JSON config:\n"
         f'  {{"command": {json.dumps(sys.executable)}, "args": {json.dumps(args)}}}\n'
     )
-    server = threading.Thread(target=anyio.run, args=(build_server(app).run_stdio_async,),
+    thread = threading.Thread(target=anyio.run, args=(server.run_stdio_async,),
                               name="kdmcp-stdio", daemon=True)
     # The last line goes out only once the server runs and this thread waits below, so whoever
     # reads "ends it" can press Ctrl+C at once (the terminal test waits on it). Ctrl+C is a
     # SIGINT, which the shutdown handles (kdmcp.shutdown); Ctrl+D ends the server's input.
-    server.start()
+    thread.start()
     sys.stderr.write("To watch it work without a client: kd-mcp demo. Ctrl+C (or Ctrl+D) ends it.\n")
     sys.stderr.flush()
-    while server.is_alive():
-        server.join(0.2)
+    while thread.is_alive():
+        thread.join(0.2)
     return EXIT_OK
 
 

@@ -27,9 +27,8 @@ import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from kdmcp.console import win32
-
 if TYPE_CHECKING:
+    from kdmcp.console import win32
     from kdmcp.server import KdMcpApp
 
 __all__ = ["ServeExit"]
@@ -49,8 +48,9 @@ class ServeExit:
         self._lock = threading.Lock()
         self._started = False
         self.done = threading.Event()
-        # stop's worst case (four thirds of timeouts.stop), the listener's grace, and margin
-        self.bound_s = app.session_config.stop_timeout * 4 / 3 + 10.0
+        # stop's worst case (four thirds of timeouts.stop), the listener's grace, and margin; read
+        # from the config, not the engine's SessionConfig: a start does not import the engine
+        self.bound_s = app.options.config.timeouts.stop * 4 / 3 + 10.0
 
     def install(self, *, kernel32: win32.Kernel32 | None = None) -> None:
         """Route SIGTERM, SIGINT and SIGHUP (POSIX) or the console's events (Windows) here."""
@@ -61,6 +61,8 @@ class ServeExit:
         if hasattr(signal, "pthread_sigmask"):  # a parent may have left them blocked (it survives exec)
             signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM, signal.SIGINT, signal.SIGHUP})
         if sys.platform == "win32" or kernel32 is not None:
+            from kdmcp.console import win32  # ctypes and the console package: not on a POSIX start
+
             win32.install_ctrl_handler(self.on_console_event, kernel32)
 
     def _on_signal(self, signum: int, frame: object) -> None:

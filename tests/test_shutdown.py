@@ -25,7 +25,7 @@ class FakeApp:
     """What ServeExit needs of KdMcpApp; ``hold`` keeps the shutdown running until released."""
 
     def __init__(self, hold: bool = False) -> None:
-        self.session_config = SimpleNamespace(stop_timeout=3.0)
+        self.options = SimpleNamespace(config=SimpleNamespace(timeouts=SimpleNamespace(stop=3.0)))
         self.calls: list[tuple[str, str]] = []
         self.release = threading.Event()
         self.started = threading.Event()

@@ -14,36 +14,25 @@ import threading
 import time
 import typing
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
-# The parsers and record models are built on the first command, not at start-up (kdmcp.parse's
-# lazy attributes; docs/performance.md, "Cold start").
-from kdmcp import command as reader
-from kdmcp.command import Profile
-from kdmcp.command.allowlist import config_entries
-from kdmcp.discovery import find_debugger
-from kdmcp.engine import (
-    DebuggerEvent,
-    DebuggerSession,
-    KdnetTarget,
-    SessionConfig,
-    SessionManager,
-    SessionState,
-    build_plan,
-    simulator_command,
-)
-from kdmcp.engine.commands import validate
-from kdmcp.engine.kinds import KINDS
-from kdmcp.engine.launch import Flavor, Target, flavor_for
-from kdmcp.engine.results import StartResult as EngineStart
-from kdmcp.engine.results import StopResult as EngineStop
 from kdmcp.errors import ConfigError, DebuggerError, InvalidArgument, KdMcpError, NotConnected
-from kdmcp.server import models
-from kdmcp.server.asking import settle
 from kdmcp.server.options import ServerOptions, demo_state
 from kdmcp.server.redaction import Redactor
 from kdmcp.server.transcript import Transcript
 from kdmcp.statefile import LoadedState, load_state, resolve_state_path
+
+if TYPE_CHECKING:
+    # The engine, the command reader and the served models are imported by the first call that
+    # needs them, not at start-up: a start answers initialize and tools/list without them
+    # (docs/performance.md, "Cold start"). The parsers and record models are built on the first
+    # command (kdmcp.parse's lazy attributes).
+    from kdmcp.command import Profile
+    from kdmcp.engine import DebuggerEvent, DebuggerSession, SessionConfig, SessionManager
+    from kdmcp.engine.launch import Flavor, Target
+    from kdmcp.engine.results import StartResult as EngineStart
+    from kdmcp.engine.results import StopResult as EngineStop
+    from kdmcp.server import models
 
 __all__ = ["KdMcpApp"]
 
@@ -61,19 +50,14 @@ class KdMcpApp:
     def __init__(self, options: ServerOptions) -> None:
         self.options = options
         cfg = options.config
-        try:  # the config's additions to the allowlist: none may re-class a command kd-mcp knows
-            config_entries(tuple(cfg.allow_commands))
-        except ValueError as exc:
-            raise ConfigError(str(exc)) from exc
-        self.session_config = SessionConfig(
-            startup_timeout=cfg.timeouts.startup,
-            command_timeout=cfg.timeouts.command,
-            break_timeout=cfg.timeouts.break_in,
-            stop_timeout=cfg.timeouts.stop,
-            inline_output_bytes=cfg.inline_output_bytes,
-            backend=cfg.console_backend,
-        )
-        self.manager = SessionManager(self.session_config, max_sessions=cfg.max_sessions)
+        if cfg.allow_commands:  # the config's additions to the allowlist: none may re-class a command kd-mcp knows
+            from kdmcp.command.allowlist import config_entries
+
+            try:
+                config_entries(tuple(cfg.allow_commands))
+            except ValueError as exc:
+                raise ConfigError(str(exc)) from exc
+        self._manager: SessionManager | None = None  # made on first use (``manager``): it imports the engine
         self._lock = threading.Lock()
         self._cursors: dict[str, int] = {}
         self._starting: dict[threading.Event, tuple[DebuggerSession, str | None]] = {}
@@ -98,6 +82,38 @@ class KdMcpApp:
 
     # -------------------------------------------------------------- helpers
 
+    @property
+    def manager(self) -> SessionManager:
+        """The sessions (the engine's manager), made on first use: a start that only lists the
+        tools never imports the engine."""
+        manager = self._manager
+        if manager is None:
+            from kdmcp.engine import SessionManager
+
+            with self._lock:
+                if self._manager is None:
+                    self._manager = SessionManager(self._engine_config(), max_sessions=self.options.config.max_sessions)
+                manager = self._manager
+        return manager
+
+    def _engine_config(self) -> SessionConfig:
+        from kdmcp.engine import SessionConfig
+
+        cfg = self.options.config
+        return SessionConfig(
+            startup_timeout=cfg.timeouts.startup,
+            command_timeout=cfg.timeouts.command,
+            break_timeout=cfg.timeouts.break_in,
+            stop_timeout=cfg.timeouts.stop,
+            inline_output_bytes=cfg.inline_output_bytes,
+            backend=cfg.console_backend,
+        )
+
+    @property
+    def session_config(self) -> SessionConfig:
+        """How the engine runs every session, from the config (the manager's)."""
+        return self.manager.config
+
     def state_of(self, kind: type[StateT]) -> StateT:
         """The app's one ``kind()``, made on first use: what a tool family keeps across calls (the
         breakpoints it set, the sessions it shared) lives as long as the app, without the core
@@ -110,6 +126,9 @@ class KdMcpApp:
 
     def debugger_argv(self, flavor: Flavor) -> list[str]:
         """How to run kd/cdb: the simulator with ``--simulate``, else the discovered binary."""
+        from kdmcp.discovery import find_debugger
+        from kdmcp.engine import simulator_command
+
         if self.options.simulate:
             return simulator_command(flavor, self.options.scenario)
         found = find_debugger(flavor, getattr(self.options.config.debuggers, flavor))
@@ -150,7 +169,7 @@ class KdMcpApp:
         session's reader): this catches up whatever is left, and with ``final`` masks and
         writes the held-back tail of every session.
         """
-        if self.transcript is None:
+        if self.transcript is None or self._manager is None:
             return
         for info in self.manager.all_infos():
             session = self.manager.session_of(info.session_id)
@@ -169,6 +188,8 @@ class KdMcpApp:
         transcript = self.transcript
         if transcript is None:
             return
+        from kdmcp.engine import SessionState
+
         # The LogFlusher and every session's reader copy too: one copy at a time, or two would
         # both start at the same position and write the same bytes twice.
         with transcript.session_logs_lock:
@@ -222,6 +243,11 @@ class KdMcpApp:
         for a target that does not come, and every session keeps its console's input open until
         it is stopped.
         """
+        from kdmcp import command as reader
+        from kdmcp.engine import KdnetTarget, SessionState, build_plan
+        from kdmcp.engine.kinds import KINDS
+        from kdmcp.engine.launch import flavor_for
+
         plan = build_plan(
             self.debugger_argv(flavor_for(target)), target, symbol_path=self.options.config.symbol_path,
             initial_break=initial_break,
@@ -300,6 +326,10 @@ class KdMcpApp:
     def enforce_policy(self, command: str, owner: str | None, session_id: str | None = None) -> None:
         """Refuse a malformed line as such first, then anything the caller's profile denies and
         the person, if asked, does not allow once."""
+        from kdmcp import command as reader
+        from kdmcp.engine.commands import validate
+        from kdmcp.server.asking import settle
+
         problem = validate(command)
         if problem is not None:
             raise InvalidArgument(problem, session_id=session_id)
@@ -313,6 +343,8 @@ class KdMcpApp:
 
     def masked_range(self, session: DebuggerSession, offset: int, end: int) -> tuple[str, int]:
         """Bytes ``[offset, end)`` of the session's output, masked (``Redactor.byte_range``)."""
+        from kdmcp.engine import SessionState
+
         final = session.state == SessionState.exited  # nothing more will arrive to finish a key
         return self.redactor.byte_range(session.read_output, session.store.size, offset, end, final=final)
 
@@ -353,23 +385,27 @@ class KdMcpApp:
             if self._shutdown_started:
                 return
             self._shutdown_started = True
+            # None: no tool ever asked for a session, so there is none to stop (nor an engine to import)
+            manager = self._manager
         t0 = time.monotonic()
         self.flush_session_logs()
-        stopped = self.manager.stop_all(keep_ended=self.transcript is not None, forced=self._forced,
-                                        on_stopped=lambda session, result: self._record_stop(session, result, reason))
+        stopped = 0 if manager is None else manager.stop_all(
+            keep_ended=self.transcript is not None, forced=self._forced,
+            on_stopped=lambda session, result: self._record_stop(session, result, reason))
         if self.transcript is not None:
             self.flush_session_logs(final=True)
             self.transcript.record("stop", reason=reason, forced_by=self._forced_by, sessions=stopped,
                                    elapsed_ms=round((time.monotonic() - t0) * 1000, 3))
             self.transcript.close()
-            self.manager.stop_all()  # the session logs are copied: free the ended sessions' spill files
+            if manager is not None:
+                manager.stop_all()  # the session logs are copied: free the ended sessions' spill files
 
     def force_shutdown(self, reason: str) -> None:
         """The forced path (a second signal during shutdown): kill every debugger still running
         now. ``shutdown`` then records each as killed and ends at once."""
         self._forced_by = reason
         self._forced.set()
-        for session in self.manager.live():
+        for session in self.manager.live() if self._manager is not None else ():
             session.kill_now()
 
     def _record_stop(self, session: DebuggerSession, result: EngineStop, reason: str) -> None:

@@ -20,7 +20,7 @@ from typing import Any
 import anyio
 from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.tools import Tool as ServedTool
-from mcp_types import CallToolResult, InputRequiredResult
+from mcp_types import CallToolResult, InputRequiredResult, ToolAnnotations
 from pydantic import BaseModel, ValidationError
 
 from kdmcp.errors import InvalidArgument, KdMcpError
@@ -28,8 +28,7 @@ from kdmcp.server.app import KdMcpApp
 from kdmcp.server.asking import FormAsker, asking_channel, asking_with, serve_in_rounds, within_call
 from kdmcp.server.mcp_server import KdMcpServer, owner_of
 from kdmcp.server.registry import TOOLS, Tool
-from kdmcp.server.render import from_exception, ok_result
-from kdmcp.server.schema import compact_schema, load_surface, served_annotations, store_surface, surface_fingerprint
+from kdmcp.server.schema import cached_listing, compact_schema, served_annotations, store_surface, surface_key
 from kdmcp.validation import validation_problems
 
 log = logging.getLogger(__name__)
@@ -225,10 +224,13 @@ def _retire_this_worker() -> None:
 
 
 def rendered(outcome: Outcome, app: KdMcpApp) -> CallToolResult:
-    """What a client receives for ``outcome`` (``render.py``)."""
+    """What a client receives for ``outcome`` (``render.py``: imported by the first call, with the
+    served models and the engine they name, not at start-up)."""
+    from kdmcp.server import render
+
     if isinstance(outcome, KdMcpError):
-        return from_exception(outcome, app.redactor)
-    return ok_result(outcome, app.redactor, structured=app.options.structured)
+        return render.from_exception(outcome, app.redactor)
+    return render.ok_result(outcome, app.redactor, structured=app.options.structured)
 
 
 async def serve_call(ctx: Context[Any, Any], fn: Callable[..., Any],
@@ -268,7 +270,7 @@ def _served(entry: Tool) -> ServedTool:
                                       context_kwarg="call", annotations=served_annotations(entry.annotations),
                                       structured_output=False)
     served.parameters = compact_schema(served.parameters)
-    served.fn = _answer(entry)
+    served.fn = _answer(entry.name)
     served.is_async = True
     return served
 
@@ -277,9 +279,9 @@ def _description(entry: Tool) -> str:
     return inspect.cleandoc(entry.fn.__doc__ or "")
 
 
-def _answer(entry: Tool) -> Callable[..., Awaitable[CallToolResult | InputRequiredResult]]:
+def _answer(name: str) -> Callable[..., Awaitable[CallToolResult | InputRequiredResult]]:
     async def answer(call: Context[Any, Any], **arguments: Any) -> CallToolResult | InputRequiredResult:
-        return await serve_call(call, entry.fn, arguments)
+        return await serve_call(call, TOOLS[name].fn, arguments)
 
     return answer
 
@@ -296,8 +298,9 @@ def argument_model(name: str) -> Any:
 
 
 class _LazyTool(ServedTool):
-    """A tool listed from its cached schema (``schema.load_surface``): ``tools/list`` serves the same bytes,
-    and its argument model is built (``_served``) when it is first called."""
+    """A tool listed from the cached listing (``schema.cached_listing``): ``tools/list`` serves the
+    same bytes, and its family is imported and its argument model built (``_served``) when it is
+    first called."""
 
     @property
     def output_schema(self) -> dict[str, Any] | None:
@@ -308,40 +311,52 @@ class _LazyTool(ServedTool):
         return await _built(self.name).run(arguments, context, convert_result=convert_result)
 
 
-def lazy_tools(schemas: dict[str, Any]) -> tuple[ServedTool, ...] | None:
-    """The tools listed from cached ``schemas`` (tool name -> ``{"parameters": ...}``); None if a
-    tool is missing from them."""
-    if not all(isinstance(schemas.get(name), dict) and "parameters" in schemas[name] for name in TOOLS):
-        return None
+def lazy_tools(listing: list[dict[str, Any]]) -> tuple[ServedTool, ...]:
+    """The tools listed from a cached ``listing`` (``schema.listing_of``), no family imported."""
     return tuple(
         _LazyTool.model_construct(
-            fn=_answer(entry), name=entry.name, title=None, description=_description(entry),
-            parameters=schemas[entry.name]["parameters"], fn_metadata=None, is_async=True, context_kwarg="call",
-            resolved_params={}, resolver_plans={}, annotations=served_annotations(entry.annotations), icons=None,
-            meta=None,
+            fn=_answer(entry["name"]), name=entry["name"], title=None, description=entry["description"],
+            parameters=entry["parameters"], fn_metadata=None, is_async=True, context_kwarg="call",
+            resolved_params={}, resolver_plans={},
+            annotations=ToolAnnotations(**entry["annotations"]) if entry["annotations"] is not None else None,
+            icons=None, meta=None,
         )
-        for entry in TOOLS.values()
+        for entry in listing
     )
 
 
 def built_tools() -> tuple[ServedTool, ...]:
-    return tuple(_built(entry.name) for entry in TOOLS.values())
+    return tuple(_built(name) for name in TOOLS)
+
+
+def kept_listing(tools: tuple[ServedTool, ...]) -> list[dict[str, Any]]:
+    """What the cache keeps of built ``tools``: the served fields, and each one's group."""
+    return [{"name": tool.name, "group": TOOLS[tool.name].group, "description": tool.description,
+             "annotations": tool.annotations.model_dump(exclude_none=True) if tool.annotations is not None else None,
+             "parameters": tool.parameters} for tool in tools]
 
 
 @functools.cache
 def served_tools() -> tuple[ServedTool, ...]:
     """The SDK's tool objects, built once per process.
 
-    Building them (an argument model and schemas per tool) cost ~190 ms on every cold start; they
-    hold the module-level functions and their schemas only (each call finds its app through its
-    context), so every server of the process can share them. Their schemas are kept between starts
-    (``schema.load_surface``): a start that finds them lists the tools from them, and builds a tool's
-    argument model on its first call.
+    Building them (importing the families, an argument model and schemas per tool) was most of
+    kd-mcp's own cold start; they hold the module-level functions and their schemas only (each
+    call finds its app through its context), so every server of the process can share them. What
+    they serve is kept between starts (``schema.cached_listing``): a start that finds it lists the
+    tools from it, and imports the families and builds a tool's argument model on its first call.
     """
-    key = surface_fingerprint()
-    cached = load_surface(key)
-    tools = lazy_tools(cached) if cached is not None else None
-    if tools is None:
-        tools = built_tools()
-        store_surface(key, {tool.name: {"parameters": tool.parameters} for tool in tools})
+    cached = cached_listing()
+    if cached is not None:
+        return lazy_tools(cached)
+    tools = built_tools()
+    store_surface(surface_key(), {"tools": kept_listing(tools)})
     return tools
+
+
+def build_server(app: KdMcpApp) -> KdMcpServer:
+    """The MCP server with kd-mcp's tools registered on ``app``."""
+    tools = served_tools()
+    server = KdMcpServer(app, tools=list(tools))
+    server.tool_names = frozenset(tool.name for tool in tools)
+    return server

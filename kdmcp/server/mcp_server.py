@@ -29,14 +29,12 @@ from pydantic import ValidationError
 from starlette.requests import Request
 
 from kdmcp import __version__
-from kdmcp.engine import SessionState
-from kdmcp.errors import category_list
+from kdmcp.errors import ErrorCategory, category_list
 from kdmcp.secret import MASK
-from kdmcp.server import models
 from kdmcp.server.app import KdMcpApp
 from kdmcp.server.options import ServerOptions
 from kdmcp.server.prompts import PROMPTS, PromptArgumentError, served_prompts
-from kdmcp.server.render import error_result, read_error, result_data
+from kdmcp.server.redaction import Redactor
 from kdmcp.validation import place, validation_problems
 
 log = logging.getLogger(__name__)
@@ -53,6 +51,15 @@ the output_id read_output takes. Errors read error[category]: message. Categorie
 """
 
 _SECRET_ARGUMENTS = ("key", "token", "password")
+
+
+def _error_result(category: ErrorCategory, message: str, redactor: Redactor) -> CallToolResult:
+    """An error as a tool result. The served models and the renderer (and the engine they name) are
+    imported by the first call that needs them, not at start-up (docs/performance.md, "Cold start")."""
+    from kdmcp.server import models
+    from kdmcp.server.render import error_result
+
+    return error_result(models.ErrorResult(category=category, message=message), redactor)
 
 
 def owner_of(options: ServerOptions, headers: Mapping[str, str] | None) -> str | None:
@@ -120,6 +127,8 @@ class EarlierSessions:
         result = await call_next(ctx)
         if ctx.method not in _OPENING_METHODS or not isinstance(result, dict) or self._app.options.clients is None:
             return result
+        from kdmcp.engine import SessionState
+
         owner = owner_of(self._app.options, ctx.request.headers if isinstance(ctx.request, Request) else None)
         live = [i for i in self._app.manager.infos(owner=owner) if i.state != SessionState.exited]
         if not live:
@@ -197,6 +206,8 @@ class KdMcpServer(MCPServer[Any]):
         t0 = time.monotonic()
         client = owner_of(self.app.options, context.headers if context is not None else None)
         transcript.record("request", tool=name, args=_masked_arguments(arguments), client=client)
+        from kdmcp.server.render import read_error, result_data
+
         try:
             result = await self._answer(name, arguments, context)
         except MCPError as exc:  # an unknown tool: a protocol error, answered in the transcript too
@@ -222,10 +233,7 @@ class KdMcpServer(MCPServer[Any]):
             # The MCP spec: an unknown tool is a protocol error (-32602), not a tool result.
             raise MCPError(code=INVALID_PARAMS, message=f"Unknown tool: {name}")
         if name not in surface_of(self.app.options, context.headers if context is not None else None):
-            return error_result(
-                models.ErrorResult(category="policy_denied", message=f"tool {name!r} is not available to this client"),
-                self.app.redactor,
-            )
+            return _error_result("policy_denied", f"tool {name!r} is not available to this client", self.app.redactor)
         try:
             return await super().call_tool(name, arguments, context)
         except ToolError as exc:
@@ -234,11 +242,8 @@ class KdMcpServer(MCPServer[Any]):
             cause = exc.__cause__
             if not isinstance(cause, ValidationError):
                 log.exception("tool %s failed", name)
-                return error_result(
-                    models.ErrorResult(category="internal", message=f"{name} failed unexpectedly; see the server log"),
-                    self.app.redactor,
-                )
+                return _error_result("internal", f"{name} failed unexpectedly; see the server log", self.app.redactor)
             fields = sorted({".".join(str(p) for p in place(err["loc"])) or "(arguments)" for err in cause.errors()})
             problems = "; ".join(validation_problems(cause, top="(arguments)"))
             message = f"invalid arguments for {name} ({', '.join(fields)}): {problems}"
-            return error_result(models.ErrorResult(category="invalid_argument", message=message), self.app.redactor)
+            return _error_result("invalid_argument", message, self.app.redactor)

@@ -14,6 +14,13 @@ else reads this registry: ``tools/list`` (in registration order: the order in wh
 ``serve --help``, the listener's client surfaces, ``debug_batch``'s steps, the README table and
 docs/results.md (test-checked against it).
 
+The families are imported when the registry is first read (``TOOLS``; ``load_families``), not
+when the server starts: importing them (and the engine, the parsers' models and the policy they
+import) was most of kd-mcp's own cold start (docs/performance.md, "Cold start"). Until then the
+names and groups ``--tools``, ``serve --help`` and the client surfaces need are read from the
+served listing kept between starts (``schema.cached_listing``): a copy of this registry, written
+from it by a start with the same sources (its fingerprint), so it says what the registry would.
+
 The groups follow what a caller is trusted to do: ``session`` (start every kind of target,
 share, stop, list, check — always included, a client without it can do nothing; ``launch`` and
 ``share_session`` are further held by the caller's policy), ``control`` (break in, let the
@@ -23,8 +30,9 @@ policy), ``inspect`` (fixed, typed reads), ``output`` (read what sessions printe
 
 from __future__ import annotations
 
+import threading
 import typing
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -32,9 +40,10 @@ from mcp_types import ToolAnnotations
 from pydantic import BaseModel
 
 from kdmcp.errors import InvalidArgument
+from kdmcp.server.schema import cached_listing
 
-__all__ = ["ALL_GROUPS", "TOOLS", "Tool", "all_tools", "connects", "controls", "destroys", "reads", "starts",
-           "tool", "tool_groups", "tools_for"]
+__all__ = ["ALL_GROUPS", "TOOLS", "Tool", "all_tools", "connects", "controls", "destroys", "load_families",
+           "reads", "set_family_loader", "starts", "tool", "tool_groups", "tools_for"]
 
 ToolFn = TypeVar("ToolFn", bound=Callable[..., Any])
 
@@ -93,7 +102,62 @@ class Tool:
         return model
 
 
-TOOLS: dict[str, Tool] = {}
+# What the decorator writes; read through TOOLS, which imports the families first.
+_REGISTERED: dict[str, Tool] = {}
+
+
+class _Loading:
+    """How the families are imported, whether they are, and whether this is being done now."""
+
+    loader: Callable[[], object] | None = None
+    loaded = False
+    importing = False
+    lock = threading.RLock()  # the importing thread may read the registry from a family's code
+
+
+def set_family_loader(loader: Callable[[], object]) -> None:
+    """How the families are imported: set by ``kdmcp.server`` (the package's door, which may
+    import ``kdmcp.server.tools``; this core module may not: pyproject's import contracts)."""
+    _Loading.loader = loader
+
+
+def load_families() -> None:
+    """Import every tool family once (they register here as they are defined). Another thread
+    reading the registry meanwhile waits for the whole of it; the importing thread itself, reading
+    it from a family's module code, sees what is registered so far, as it always did."""
+    if _Loading.loaded:
+        return
+    with _Loading.lock:
+        if _Loading.loaded or _Loading.importing:
+            return
+        if _Loading.loader is None:
+            raise RuntimeError("no tool family loader: import kdmcp.server first")
+        _Loading.importing = True
+        try:
+            _Loading.loader()
+        finally:
+            _Loading.importing = False
+        _Loading.loaded = True
+
+
+class _Registry(Mapping[str, Tool]):
+    """The registered tools by name, in registration order; reading it imports the families first."""
+
+    def _tools(self) -> dict[str, Tool]:
+        load_families()
+        return _REGISTERED
+
+    def __getitem__(self, name: str) -> Tool:
+        return self._tools()[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._tools())
+
+    def __len__(self) -> int:
+        return len(self._tools())
+
+
+TOOLS: Mapping[str, Tool] = _Registry()
 
 
 def tool(group: str, annotations: ToolAnnotations) -> Callable[[ToolFn], ToolFn]:
@@ -102,16 +166,27 @@ def tool(group: str, annotations: ToolAnnotations) -> Callable[[ToolFn], ToolFn]
         raise ValueError(f"unknown tool group {group!r}")
 
     def register(fn: ToolFn) -> ToolFn:
-        if fn.__name__ in TOOLS:
+        if fn.__name__ in _REGISTERED:
             raise ValueError(f"tool {fn.__name__!r} registered twice")
-        TOOLS[fn.__name__] = Tool(fn.__name__, group, fn, annotations)
+        _REGISTERED[fn.__name__] = Tool(fn.__name__, group, fn, annotations)
         return fn
     return register
 
 
+def _groups() -> dict[str, str]:
+    """Each tool's group by name, in registration order: the registry's; before the families are
+    imported, the cached listing's (a copy of it for these very sources), if there is one."""
+    if not _REGISTERED:
+        listed = cached_listing()
+        if listed is not None and all(entry["group"] in ALL_GROUPS for entry in listed):
+            return {entry["name"]: entry["group"] for entry in listed}
+    return {name: entry.group for name, entry in TOOLS.items()}
+
+
 def tool_groups() -> dict[str, tuple[str, ...]]:
     """Each group's tools, in registration order."""
-    return {group: tuple(name for name, entry in TOOLS.items() if entry.group == group) for group in ALL_GROUPS}
+    groups = _groups()
+    return {group: tuple(name for name, of in groups.items() if of == group) for group in ALL_GROUPS}
 
 
 def tools_for(groups: Iterable[str]) -> frozenset[str]:
@@ -124,8 +199,8 @@ def tools_for(groups: Iterable[str]) -> frozenset[str]:
         if name not in ALL_GROUPS:
             raise InvalidArgument(f"unknown tool group {group!r} (groups: {', '.join(ALL_GROUPS)})")
         chosen.add(name)
-    return frozenset(name for name, entry in TOOLS.items() if entry.group in chosen)
+    return frozenset(name for name, of in _groups().items() if of in chosen)
 
 
 def all_tools() -> frozenset[str]:
-    return frozenset(TOOLS)
+    return frozenset(_groups())

@@ -21,6 +21,7 @@ surface) is left out, and so are the hints the spec calls meaningless for a read
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import json
 import logging
@@ -71,17 +72,20 @@ def served_annotations(annotations: ToolAnnotations) -> ToolAnnotations | None:
     return ToolAnnotations(**kept) if kept else None
 
 
-# ------------------------------------------------------------------ the schemas kept between starts
+# ------------------------------------------------------------------ the listing kept between starts
 # Building the 50 tools' argument models and their JSON schemas (pydantic, through the SDK's
 # ``Tool.from_function``) cost ~190 ms of every cold start before the first ``tools/list`` could be
-# answered (docs/performance.md). The schemas depend on nothing but kd-mcp's sources and the versions
-# of the SDK and pydantic, so, as Python keeps ``.pyc`` files, the first start writes them to the user
-# cache directory and later starts read them back (~2 ms); a tool's argument model is then built on
-# its first call (``call._LazyTool``). The file is named by a fingerprint of everything the schemas
-# come from: the path, size and modification time of every file of the ``kdmcp`` package and of the
-# SDK's and pydantic's files that build them, and the versions of Python and pydantic. Any change (an
-# edit, another checkout, an upgrade) names another file, so a stale schema is never served; a
-# missing, unreadable or foreign file only costs the build. ``KDMCP_NO_SURFACE_CACHE=1`` turns it off.
+# answered, and importing the tool families to read their names, groups and docstrings most of the
+# rest of kd-mcp's own start-up (docs/performance.md, "Cold start"). The served listing depends on
+# nothing but kd-mcp's sources and the versions of the SDK and pydantic, so, as Python keeps ``.pyc``
+# files, the first start writes it to the user cache directory — each tool's name, group,
+# description, served annotations and schema, in registration order — and later starts list the
+# tools from it (``call.served_tools``) and import the families on the first call. The file is
+# named by a fingerprint of everything the listing comes from: the path, size and modification time
+# of every file of the ``kdmcp`` package and of the SDK's and pydantic's files that build it, the
+# versions of Python and pydantic, and ``-O`` (which strips the docstrings). Any change (an edit,
+# another checkout, an upgrade) names another file, so a stale listing is never served; a missing,
+# unreadable or foreign file only costs the build. ``KDMCP_NO_SURFACE_CACHE=1`` turns it off.
 
 log = logging.getLogger(__name__)
 
@@ -101,6 +105,7 @@ def _package_files() -> list[Path]:
     """kd-mcp's own files, and the SDK's and pydantic's that decide a tool's served schema."""
     import mcp.server.mcpserver.tools.base as sdk_tool
     import mcp.server.mcpserver.utilities.func_metadata as sdk_metadata
+    import mcp_types
     import pydantic.json_schema
 
     import kdmcp
@@ -109,7 +114,7 @@ def _package_files() -> list[Path]:
     for root, dirs, names in os.walk(Path(kdmcp.__file__).parent):
         dirs[:] = sorted(d for d in dirs if d != "__pycache__")
         files += [Path(root, name) for name in sorted(names) if not name.endswith(".pyc")]
-    return files + [Path(m.__file__ or "") for m in (sdk_tool, sdk_metadata, pydantic.json_schema)]
+    return files + [Path(m.__file__ or "") for m in (sdk_tool, sdk_metadata, mcp_types, pydantic.json_schema)]
 
 
 def surface_fingerprint() -> str:
@@ -117,7 +122,8 @@ def surface_fingerprint() -> str:
     import pydantic
     import pydantic_core
 
-    digest = hashlib.sha256(f"{sys.version}|{pydantic.VERSION}|{pydantic_core.__version__}".encode())
+    digest = hashlib.sha256(
+        f"{sys.version}|{sys.flags.optimize}|{pydantic.VERSION}|{pydantic_core.__version__}".encode())
     for path in _package_files():
         try:
             st = path.stat()
@@ -134,7 +140,7 @@ def cache_dir() -> Path:
 
 
 def load_surface(key: str, directory: Path | None = None) -> dict[str, Any] | None:
-    """The schemas stored under ``key`` (tool name -> served fields), or None."""
+    """What was stored under ``key`` (``{"tools": [listing entry, ...]}``), or None."""
     if os.environ.get(ENV_OFF) == "1":
         return None
     path = (directory or cache_dir()) / f"{_PREFIX}{key}.json"
@@ -146,7 +152,7 @@ def load_surface(key: str, directory: Path | None = None) -> dict[str, Any] | No
 
 
 def store_surface(key: str, schemas: dict[str, Any], directory: Path | None = None) -> None:
-    """Write ``schemas`` under ``key`` (atomically), keeping the newest ``KEEP`` files (several
+    """Write ``schemas`` (the listing) under ``key`` (atomically), keeping the newest ``KEEP`` files (several
     checkouts or versions may share the cache); a cache that cannot be written is only a slower
     next start."""
     if os.environ.get(ENV_OFF) == "1":
@@ -164,3 +170,39 @@ def store_surface(key: str, schemas: dict[str, Any], directory: Path | None = No
                 old.unlink()
     except OSError as exc:
         log.debug("tool schemas not cached: %s", exc)
+
+
+def _well_formed(entry: object) -> bool:
+    return (isinstance(entry, dict) and isinstance(entry.get("name"), str) and isinstance(entry.get("group"), str)
+            and isinstance(entry.get("description"), str) and isinstance(entry.get("parameters"), dict)
+            and (entry.get("annotations") is None or isinstance(entry.get("annotations"), dict)))
+
+
+def listing_of(stored: dict[str, Any] | None) -> list[dict[str, Any]] | None:
+    """The listing in what ``load_surface`` read (each tool: name, group, description,
+    annotations, parameters), or None if it is not one."""
+    tools = stored.get("tools") if stored is not None else None
+    if not isinstance(tools, list) or not tools or not all(_well_formed(entry) for entry in tools):
+        return None
+    return tools
+
+
+@functools.cache
+def _surface() -> tuple[str, list[dict[str, Any]] | None]:
+    key = surface_fingerprint()
+    return key, listing_of(load_surface(key))
+
+
+def surface_key() -> str:
+    """This process's fingerprint (computed once: ~300 files' ``stat``)."""
+    return _surface()[0]
+
+
+def cached_listing() -> list[dict[str, Any]] | None:
+    """The listing kept for these sources, read once per process; None if there is none."""
+    return _surface()[1]
+
+
+def forget_surface() -> None:
+    """Read the cache again on the next ``cached_listing`` (tests)."""
+    _surface.cache_clear()

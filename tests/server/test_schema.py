@@ -1,7 +1,8 @@
-"""The served argument schemas and annotations (``kdmcp/server/schema.py``), and the schemas kept
-between starts: the tools listed from them (``call.lazy_tools``) serve the same ``tools/list`` bytes
-as the tools built from their signatures, a stale or broken cache is never served, and a listed
-tool validates and answers when first called."""
+"""The served argument schemas and annotations (``kdmcp/server/schema.py``), and the listing kept
+between starts: the tools listed from it (``call.lazy_tools``) serve the same ``tools/list`` bytes
+as the tools built from the registry, with the registry's groups; a stale or broken cache is never
+served, and a listed tool validates and answers when first called (a start from the cache, in a
+process of its own: ``tests/server/test_cold_start.py``)."""
 
 from __future__ import annotations
 
@@ -15,12 +16,15 @@ from mcp import Client
 from mcp.server.mcpserver import MCPServer
 from mcp_types import ToolAnnotations
 
+from kdmcp.server import registry
 from kdmcp.server import schema as served_schema
-from kdmcp.server.call import _LazyTool, built_tools, lazy_tools
+from kdmcp.server.call import _LazyTool, built_tools, kept_listing, lazy_tools
 from kdmcp.server.mcp_server import KdMcpServer
-from kdmcp.server.registry import TOOLS
+from kdmcp.server.registry import _REGISTERED, TOOLS, tool_groups
 from kdmcp.server.schema import compact_schema, served_annotations
 from tests.server.helpers import make_app, result_data
+
+GROUPS = tool_groups()
 
 
 def test_titles_and_enforced_bounds_go_and_an_optional_argument_is_its_type():
@@ -63,7 +67,7 @@ def test_hints_equal_to_the_spec_defaults_are_left_out():
         "destructive_hint": False, "idempotent_hint": True, "open_world_hint": False}
 
 
-# ----------------------------------------------------- the schemas kept between starts
+# ----------------------------------------------------- the listing kept between starts
 
 
 def _listing(tools: Any) -> list[str]:
@@ -71,30 +75,51 @@ def _listing(tools: Any) -> list[str]:
     return [tool.model_dump_json(by_alias=True, exclude_none=True) for tool in listed]
 
 
-def _schemas() -> dict[str, Any]:
-    return {tool.name: {"parameters": tool.parameters} for tool in built_tools()}
+def _kept() -> dict[str, Any]:
+    return {"tools": kept_listing(built_tools())}
 
 
 def test_the_cached_listing_is_byte_identical_to_the_built_one(tmp_path: Path) -> None:
-    served_schema.store_surface("k1", _schemas(), tmp_path)
-    cached = served_schema.load_surface("k1", tmp_path)
+    served_schema.store_surface("k1", _kept(), tmp_path)
+    cached = served_schema.listing_of(served_schema.load_surface("k1", tmp_path))
     assert cached is not None
     lazy = lazy_tools(cached)
-    assert lazy is not None and all(isinstance(tool, _LazyTool) for tool in lazy)
+    assert all(isinstance(tool, _LazyTool) for tool in lazy)
     assert _listing(lazy) == _listing(built_tools())
+    # and the groups --tools and the client surfaces read from it are the registry's
+    assert [(entry["name"], entry["group"]) for entry in cached] == [(n, t.group) for n, t in TOOLS.items()]
 
 
 def test_another_fingerprint_or_a_broken_file_is_not_used(tmp_path: Path) -> None:
-    served_schema.store_surface("k1", _schemas(), tmp_path)
+    served_schema.store_surface("k1", _kept(), tmp_path)
     assert served_schema.load_surface("k2", tmp_path) is None
     (tmp_path / "surface-k3.json").write_text("{not json")
     assert served_schema.load_surface("k3", tmp_path) is None
 
 
-def test_a_cache_missing_a_tool_is_not_used() -> None:
-    schemas = _schemas()
-    schemas.pop(next(iter(TOOLS)))
-    assert lazy_tools(schemas) is None
+@pytest.mark.parametrize("spoil", ["no tools", "an entry without its group", "a description not a string",
+                                   "the old format"])
+def test_a_listing_that_is_not_one_is_not_used(spoil: str) -> None:
+    kept = _kept()
+    if spoil == "no tools":
+        kept["tools"] = []
+    elif spoil == "an entry without its group":
+        del kept["tools"][3]["group"]
+    elif spoil == "a description not a string":
+        kept["tools"][0]["description"] = None
+    else:
+        kept = {tool.name: {"parameters": tool.parameters} for tool in built_tools()}
+    assert served_schema.listing_of(kept) is None
+
+
+def test_a_listing_with_an_unknown_group_gives_the_registry_s_groups(monkeypatch: pytest.MonkeyPatch) -> None:
+    kept = _kept()["tools"]
+    kept[0]["group"] = "everything"
+    monkeypatch.setattr(registry, "cached_listing", lambda: kept)
+    monkeypatch.setattr(registry, "_REGISTERED", {})
+    monkeypatch.setattr(registry._Loading, "loaded", False)
+    monkeypatch.setattr(registry._Loading, "loader", lambda: registry._REGISTERED.update(dict(_REGISTERED)))
+    assert registry.tool_groups() == GROUPS
 
 
 def test_the_fingerprint_changes_with_a_source_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -103,6 +128,13 @@ def test_the_fingerprint_changes_with_a_source_file(tmp_path: Path, monkeypatch:
     monkeypatch.setattr(served_schema, "_package_files", lambda: [source])
     before = served_schema.surface_fingerprint()
     source.write_text("x = 22\n")
+    assert served_schema.surface_fingerprint() != before
+
+
+def test_the_fingerprint_changes_with_python_s_optimize_flag(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``-OO`` strips the docstrings, the tools' descriptions: a listing kept without it is not its."""
+    before = served_schema.surface_fingerprint()
+    monkeypatch.setattr(served_schema.sys, "flags", type("Flags", (), {"optimize": 2})())
     assert served_schema.surface_fingerprint() != before
 
 
@@ -123,8 +155,7 @@ def test_only_the_newest_files_are_kept(tmp_path: Path) -> None:
 async def test_a_listed_tool_validates_and_answers_on_its_first_call() -> None:
     """The argument model is built on the first call: bad arguments are still invalid_argument,
     good ones reach the tool."""
-    lazy = lazy_tools(_schemas())
-    assert lazy is not None
+    lazy = lazy_tools(_kept()["tools"])
     app = make_app()
     server = KdMcpServer(app, tools=list(lazy))
     server.tool_names = frozenset(TOOLS)

@@ -1,5 +1,9 @@
 """The tools, one package per family; importing this registers them all (``registry.py``).
 
+Nothing imports it at start-up: the registry does, through the loader ``kdmcp.server`` gives it,
+when it is first read (a tool's first call, ``debug_batch``, the docs), so a start that lists the
+tools from the cache imports no family (docs/architecture.md, "Start-up").
+
 The order of the imports below is the order of ``tools/list``: the session starts first, then
 commands and reads, run control, output, the sessions' ends, then the typed families. Families
 import the core (``kdmcp/server/*.py``), never each other; ``debug_batch`` reaches the other
@@ -8,10 +12,7 @@ tools only through the registry.
 
 from __future__ import annotations
 
-from kdmcp.server.app import KdMcpApp
-from kdmcp.server.call import served_tools
-from kdmcp.server.mcp_server import KdMcpServer
-from kdmcp.server.registry import TOOLS
+from kdmcp.server.call import build_server
 
 # The order of these imports is the order of tools/list.
 # isort: off
@@ -38,9 +39,3 @@ __all__ = ["FAMILIES", "build_server"]
 FAMILIES = (kdnet, targets, commands, target, reads, lifecycle, batch, inspect, ioctl, drivers, blocks, page_tables,
             breakpoints, stops, walk, handles, triage)
 
-
-def build_server(app: KdMcpApp) -> KdMcpServer:
-    """The MCP server with kd-mcp's tools registered on ``app``."""
-    server = KdMcpServer(app, tools=list(served_tools()))
-    server.tool_names = frozenset(TOOLS)
-    return server
