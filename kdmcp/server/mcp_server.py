@@ -32,7 +32,7 @@ from kdmcp import __version__
 from kdmcp.engine import SessionState
 from kdmcp.errors import category_list
 from kdmcp.secret import MASK
-from kdmcp.server import models
+from kdmcp.server import models, stdio
 from kdmcp.server.app import KdMcpApp
 from kdmcp.server.options import ServerOptions
 from kdmcp.server.prompts import PROMPTS, PromptArgumentError, served_prompts
@@ -167,6 +167,16 @@ class KdMcpServer(MCPServer[Any]):
         handlers = self._lowlevel_server._request_handlers  # no public way to remove one in mcp 2.x
         for method in ("resources/list", "resources/read", "resources/templates/list"):
             handlers.pop(method, None)
+
+    async def run_stdio_async(self) -> None:
+        """Serve on stdin and stdout: on the event loop where they are pipes (``stdio.py``: no thread
+        hop per message), else through the SDK's transport."""
+        if not stdio.usable():
+            await super().run_stdio_async()
+            return
+        async with stdio.loop_stdio_server() as (read_stream, write_stream):
+            await self._lowlevel_server.run(read_stream, write_stream,
+                                            self._lowlevel_server.create_initialization_options())
 
     async def get_prompt(
         self, name: str, arguments: dict[str, Any] | None = None, context: Context[Any, Any] | None = None
