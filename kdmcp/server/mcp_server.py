@@ -20,11 +20,10 @@ import anyio
 import mcp.server.mcpserver.server as sdk_server
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.mcpserver import Context, MCPServer
-from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.mcpserver.tools import Tool
 from mcp.server.mcpserver.utilities.logging import configure_logging as sdk_configure_logging
 from mcp.shared.exceptions import MCPError
-from mcp_types import INVALID_PARAMS, CallToolResult, GetPromptResult, InputRequiredResult
+from mcp_types import INVALID_PARAMS, CallToolRequestParams, CallToolResult, GetPromptResult, InputRequiredResult
 from pydantic import ValidationError
 from starlette.requests import Request
 
@@ -36,6 +35,7 @@ from kdmcp.server import models, stdio
 from kdmcp.server.app import KdMcpApp
 from kdmcp.server.options import ServerOptions
 from kdmcp.server.prompts import PROMPTS, PromptArgumentError, served_prompts
+from kdmcp.server.registry import TOOLS
 from kdmcp.server.render import error_result, read_error, result_data
 from kdmcp.validation import place, validation_problems
 
@@ -167,6 +167,10 @@ class KdMcpServer(MCPServer[Any]):
         handlers = self._lowlevel_server._request_handlers  # no public way to remove one in mcp 2.x
         for method in ("resources/list", "resources/read", "resources/templates/list"):
             handlers.pop(method, None)
+        # tools/call reaches call_tool below directly, not through the SDK's tool layer
+        # (MCPServer.call_tool -> ToolManager -> Tool.run -> FuncMetadata.call_fn): every tool's
+        # answer is built by call.serve_call, so that layer only added work to each call
+        self._lowlevel_server.add_request_handler("tools/call", CallToolRequestParams, self._handle_tools_call)
 
     async def run_stdio_async(self) -> None:
         """Serve on stdin and stdout: on the event loop where they are pipes (``stdio.py``: no thread
@@ -197,6 +201,24 @@ class KdMcpServer(MCPServer[Any]):
         except PromptArgumentError as exc:
             raise MCPError(code=INVALID_PARAMS, message=str(exc)) from None
         return await super().get_prompt(name, arguments, context)
+
+    async def _handle_tools_call(
+        self, ctx: ServerRequestContext[Any, Any], params: CallToolRequestParams
+    ) -> CallToolResult | InputRequiredResult:
+        """The ``tools/call`` request handler: the SDK's own (``MCPServer._handle_call_tool``) but
+        for what a failure returns, here a categorized ``internal`` error, never the exception's text."""
+        context = Context(request_context=ctx, mcp_server=self, input_params=params, subscriptions=self._subscriptions)
+        try:
+            return await self.call_tool(params.name, params.arguments or {}, context)
+        except MCPError:
+            raise
+        except Exception:
+            log.exception("tool %s failed", params.name)
+            return self._failed(params.name)
+
+    def _failed(self, name: str) -> CallToolResult:
+        message = f"{name} failed unexpectedly; see the server log"
+        return error_result(models.ErrorResult(category="internal", message=message), self.app.redactor)
 
     async def call_tool(
         self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None
@@ -236,19 +258,23 @@ class KdMcpServer(MCPServer[Any]):
                 models.ErrorResult(category="policy_denied", message=f"tool {name!r} is not available to this client"),
                 self.app.redactor,
             )
+        from kdmcp.server import call  # call.py imports this module
+
+        if context is None:
+            context = Context(mcp_server=self, subscriptions=self._subscriptions)
         try:
-            return await super().call_tool(name, arguments, context)
-        except ToolError as exc:
-            # The SDK reports a schema violation as a plain-text ToolError caused by a ValidationError;
-            # callers here branch on ``category``, so it becomes invalid_argument naming the fields.
-            cause = exc.__cause__
-            if not isinstance(cause, ValidationError):
-                log.exception("tool %s failed", name)
-                return error_result(
-                    models.ErrorResult(category="internal", message=f"{name} failed unexpectedly; see the server log"),
-                    self.app.redactor,
-                )
-            fields = sorted({".".join(str(p) for p in place(err["loc"])) or "(arguments)" for err in cause.errors()})
-            problems = "; ".join(validation_problems(cause, top="(arguments)"))
+            # the SDK's own validation (its pre-parse of JSON in strings included), by the tool's cached model
+            validated = call.argument_model(name).validate_arguments(arguments)
+        except ValidationError as exc:
+            # callers branch on ``category``: a schema violation is invalid_argument naming the fields
+            fields = sorted({".".join(str(p) for p in place(err["loc"])) or "(arguments)" for err in exc.errors()})
+            problems = "; ".join(validation_problems(exc, top="(arguments)"))
             message = f"invalid arguments for {name} ({', '.join(fields)}): {problems}"
             return error_result(models.ErrorResult(category="invalid_argument", message=message), self.app.redactor)
+        try:
+            return await call.serve_call(context, TOOLS[name].fn, validated)
+        except MCPError:
+            raise
+        except Exception:  # serve_call categorizes every failure of the work; this is one of its own
+            log.exception("tool %s failed", name)
+            return self._failed(name)
