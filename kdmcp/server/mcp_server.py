@@ -263,8 +263,8 @@ class KdMcpServer(MCPServer[Any]):
         if context is None:
             context = Context(mcp_server=self, subscriptions=self._subscriptions)
         try:
-            # the SDK's own validation (its pre-parse of JSON in strings included), by the tool's cached model
-            validated = call.argument_model(name).validate_arguments(arguments)
+            # as the SDK validates them (its pre-parse of JSON in strings included), by the tool's cached model
+            validated = call.validated_arguments(name, arguments)
         except ValidationError as exc:
             # callers branch on ``category``: a schema violation is invalid_argument naming the fields
             fields = sorted({".".join(str(p) for p in place(err["loc"])) or "(arguments)" for err in exc.errors()})

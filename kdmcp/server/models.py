@@ -49,7 +49,14 @@ def served_fields(model: type[BaseModel], result: BaseModel) -> dict[str, Any]:
     The engine's results and the served ones share their field names; a served model states
     which of them it serves (and adds its own), so nothing is copied field by field.
     """
-    return {name: getattr(result, name) for name in model.model_fields if name in type(result).model_fields}
+    return {name: getattr(result, name) for name in _shared_names(model, type(result))}
+
+
+@functools.cache
+def _shared_names(model: type[BaseModel], result: type[BaseModel]) -> tuple[str, ...]:
+    """The field names ``model`` and ``result`` share, in ``model``'s order (``model_fields`` is
+    a descriptor, read on every call of a comprehension over it)."""
+    return tuple(name for name in model.model_fields if name in result.model_fields)
 
 
 def _record_json(record: RecordBase | None) -> dict[str, Any] | None:

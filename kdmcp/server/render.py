@@ -37,9 +37,10 @@ from kdmcp.server.text import cut_events, fallback_text
 ERROR_TEXT = re.compile(r"error\[([a-z_]+)\]: (.*)", re.DOTALL)
 
 
-def served_data(model: BaseModel, redactor: Redactor) -> dict[str, Any]:
-    """``model`` as served: dumped and masked once, a flood of events cut (``text.cut_events``)."""
-    return cut_events(redactor.model(model))
+def served_data(model: BaseModel, redactor: Redactor, exclude: set[str] | None = None) -> dict[str, Any]:
+    """``model`` as served: dumped (``exclude`` left out) and masked once, a flood of events cut
+    (``text.cut_events``)."""
+    return cut_events(redactor.model(model, exclude))
 
 
 def ok_result(model: BaseModel, redactor: Redactor, *, structured: bool = False) -> CallToolResult:
@@ -49,7 +50,7 @@ def ok_result(model: BaseModel, redactor: Redactor, *, structured: bool = False)
     if not structured and type(model) is models.CommandResult and model.record is not None:
         # kd_command's text reads only its record's kind ("unparsed"): the record, one field of
         # the dump but most of its work, is neither dumped nor masked when it is not sent
-        data = served_data(model.model_copy(update={"record": None}), redactor)
+        data = served_data(model, redactor, exclude={"record"})
         data["record"] = {"kind": getattr(model.record, "kind", "text")}
     else:
         data = served_data(model, redactor)

@@ -147,6 +147,8 @@ def collapse_recursion(text: str, output_id: str | None) -> str:
         return text
     lines = text.split("\n")
     sites = [(m.group(1) if (m := _FRAME.match(line)) else None) for line in lines]
+    if len(sites) - sites.count(None) <= RECURSION_SHOWN + 1:
+        return text  # too few frames for a run to cut (the common case: no stack at all)
     out: list[str] = []
     i = 0
     while i < len(lines):

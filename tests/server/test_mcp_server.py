@@ -132,6 +132,9 @@ SAME_AS_THE_SDK = [
     ("kd_command", {"command": "r"}),  # no session: the tool's error
     ("kd_command", {"command": "r", "timeout_s": "5"}),  # JSON in a string, pre-parsed as the SDK does
     ("kd_command", {"command": "r", "unknown": 1}),  # an argument no tool has is left out, as before
+    ("kd_command", {"command": "r", "session_id": "s1"}),  # a string for str | None: no JSON, as it is
+    ("kd_command", {"command": "r", "session_id": " null"}),  # JSON null in it: None, as the SDK reads it
+    ("modules", {"verbose": "true", "limit": "3"}),
 ]
 INVALID = [
     ("kd_command", {}, ["command"]),
@@ -139,6 +142,7 @@ INVALID = [
     ("kd_command", {"command": 5, "timeout_s": "soon"}, ["command", "timeout_s"]),
     ("decode_ioctl", {"code": [1]}, ["code"]),
     ("read_output", {"output_id": 7, "max_bytes": -1}, None),
+    ("modules", {"verbose": "[1]"}, ["verbose"]),  # JSON in a string, pre-parsed to a list: no boolean
 ]
 
 
