@@ -172,6 +172,20 @@ def context_from_lines(lines: list[str]) -> dict[str, Any] | None:
     return ctx
 
 
+def finds(raw: str) -> bool:
+    """Whether ``parse_registers`` returns a record for ``raw``: a line ``context_from_lines`` counts
+    as found (a register line, the current instruction, an unreadable one), at the cost of reading
+    up to the first of them (``dispatch.kind_of``)."""
+    for line in split_lines(raw):
+        if not line.strip():
+            continue
+        if REGISTER_LINE_RE.match(line) or INSTRUCTION_RE.match(line):
+            return True
+        if match_label(line) is None and _UNREADABLE_INSTRUCTION_RE.match(line):
+            return True
+    return False
+
+
 def parse_registers(command: str, raw: str) -> RegistersRecord | None:
     """``RegistersRecord`` if any register or current instruction was printed."""
     ctx = context_from_lines(split_lines(raw))

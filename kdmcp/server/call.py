@@ -105,6 +105,9 @@ class Call:
         self.app = app
         self.owner = owner
         self.ctx = ctx
+        # Whether what the work returns is read beyond its text block (False only for a client's
+        # call to a server that sends text alone: ``kd_command`` then reads its record's kind only).
+        self.record_read = True
         self.cancel = threading.Event()
         self.progress_text: str | None = None
         self.progress_total: float | None = None
@@ -181,8 +184,9 @@ async def invoke(ctx: Context[Any, Any] | None, fn: Callable[..., Any], argument
 
 
 async def _invoke(ctx: Context[Any, Any] | None, app: KdMcpApp, owner: str | None, fn: Callable[..., Any],
-                  arguments: dict[str, Any]) -> Outcome:
+                  arguments: dict[str, Any], *, record_read: bool = True) -> Outcome:
     call = Call(app, owner, ctx)
+    call.record_read = record_read
     if inspect.iscoroutinefunction(fn):
         try:
             result: BaseModel = await fn(call, **arguments)
@@ -222,12 +226,13 @@ async def serve_call(ctx: Context[Any, Any], fn: Callable[..., Any],
     if channel == "rounds":
         return await serve_in_rounds(ctx, app, owner, lambda c: invoke(c, fn, arguments),
                                      lambda outcome: rendered(outcome, app))
+    read = app.options.structured  # the text block alone is sent otherwise (render.ok_result)
     if channel == "none":
-        return rendered(await _invoke(ctx, app, owner, fn, arguments), app)
+        return rendered(await _invoke(ctx, app, owner, fn, arguments, record_read=read), app)
     asker = FormAsker(ctx)
     try:
         with asking_with(asker):
-            return rendered(await _invoke(ctx, app, owner, fn, arguments), app)
+            return rendered(await _invoke(ctx, app, owner, fn, arguments, record_read=read), app)
     finally:
         asker.close()
 

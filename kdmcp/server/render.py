@@ -47,11 +47,13 @@ def ok_result(model: BaseModel, redactor: Redactor, *, structured: bool = False)
     """One text block (the model's own, ``models.Served.render_text``) from one masked dump; with
     ``structured``, also that dump as ``structuredContent``.
     The dump rides along, unsent, for the transcript (``result_data``)."""
-    if not structured and type(model) is models.CommandResult and model.record is not None:
+    kind = model.record_kind if type(model) is models.CommandResult else None
+    if not structured and kind is not None:
         # kd_command's text reads only its record's kind ("unparsed"): the record, one field of
-        # the dump but most of its work, is neither dumped nor masked when it is not sent
+        # the dump but most of its work, is neither dumped nor masked when it is not sent (nor
+        # built, where only its kind was read: ``record_kind``)
         data = served_data(model, redactor, exclude={"record"})
-        data["record"] = {"kind": getattr(model.record, "kind", "text")}
+        data["record"] = {"kind": kind}
     else:
         data = served_data(model, redactor)
     content: list[ContentBlock] = [TextContent(type="text", text=text_block(model, data))]
