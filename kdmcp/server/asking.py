@@ -236,7 +236,7 @@ class FormAsker:
         self._ctx = ctx
         self._scopes: set[anyio.CancelScope] = set()
         self._closed = False
-        # made on the loop; the call's work asks from its own thread (call.invoke: workers.py)
+        # made on the loop; the call's work asks from its own thread (call.Workers)
         self._loop_token = anyio.lowlevel.current_token()
 
     def __call__(self, question: Question, call: Cancellable) -> Answer:
@@ -281,7 +281,7 @@ class FormAsker:
 @contextmanager
 def asking_with(asker: Asker) -> Iterator[None]:
     """``asker`` puts this call's questions: in the current context and every worker thread started
-    from it (``workers.py`` and ``anyio.to_thread`` copy the context), batch steps included."""
+    from it (``call.Workers`` and ``anyio.to_thread`` copy the context), batch steps included."""
     token = _ASKER.set(asker)
     try:
         yield
