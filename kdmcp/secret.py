@@ -307,6 +307,11 @@ class SecretSet:
 _CUT_MARKS = ('"truncated": true', *(f'"{name}"' for name in _ALWAYS_CUT))
 
 
+# ``json.dumps(value, ensure_ascii=False)``, with one encoder: ``json.dumps`` builds a new one for
+# any argument but its defaults, which was most of the cost of judging a small result clean.
+_JSON_TEXT = json.JSONEncoder(ensure_ascii=False)
+
+
 def _clean(value: Any, known: Sequence[_Known]) -> bool:
     """Whether JSON-shaped ``value`` certainly holds nothing to mask: one C-speed serialisation
     and substring tests, where the leaf-by-leaf walk costs a few µs per string (a register dump
@@ -319,7 +324,7 @@ def _clean(value: Any, known: Sequence[_Known]) -> bool:
     output) is never called clean, as a cut tail may start a key.
     """
     try:
-        document = json.dumps(value, ensure_ascii=False)
+        document = _JSON_TEXT.encode(value)
     except (TypeError, ValueError):
         return False
     low = document.casefold()

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from kdmcp.parse.prompt import PROMPT_PATTERN, Prompt, match_prompt
 
 if TYPE_CHECKING:
-    from kdmcp.parse.dispatch import parse, route
+    from kdmcp.parse.dispatch import kind_of, parse, route
     from kdmcp.parse.models import (
         RECORD_KINDS,
         AnalysisRecord,
@@ -63,6 +63,7 @@ if TYPE_CHECKING:
 # the prompt is imported on first use.
 _LAZY: dict[str, str] = {
     "parse": "kdmcp.parse.dispatch",
+    "kind_of": "kdmcp.parse.dispatch",
     "route": "kdmcp.parse.dispatch",
     "Block": "kdmcp.parse.transcript",
     "parse_transcript": "kdmcp.parse.transcript",
@@ -121,6 +122,7 @@ __all__ = [
     "ThreadInfo",
     "ThreadsRecord",
     "TypeDumpRecord",
+    "kind_of",
     "match_prompt",
     "parse",
     "parse_transcript",

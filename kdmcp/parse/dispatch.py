@@ -33,6 +33,7 @@ from kdmcp.parse.models import DisassemblyRecord, EventsRecord, Record, RecordBa
 from kdmcp.parse.modules import parse_modules
 from kdmcp.parse.objects import OBJECT_EXTENSIONS, parse_object
 from kdmcp.parse.processes import parse_processes
+from kdmcp.parse.registers import finds as finds_registers
 from kdmcp.parse.registers import parse_registers
 from kdmcp.parse.stack import parse_stack
 from kdmcp.parse.symbols import parse_symbol_load, parse_symbol_path, parse_symbols
@@ -233,6 +234,22 @@ def parse(command: str, output: str) -> Record:
     finally:
         if pause:
             gc.enable()
+
+
+# Family parsers that can say cheaply, and exactly, whether they will return a record (and so of
+# which kind it is) without building it: ``kind_of``'s shortcut.
+_FINDS: dict[Parser, tuple[str, Callable[[str], bool]]] = {parse_registers: ("registers", finds_registers)}
+
+
+def kind_of(command: str, output: str) -> str:
+    """``parse(command, output).kind``, cheaply where the family parser can tell (``_FINDS``): for a
+    caller that needs only the kind (kd_command's text says ``unparsed`` for ``text``, and no
+    more of the record). Anything else is parsed."""
+    parser = route(command.strip())
+    found = _FINDS.get(parser) if parser is not None else None
+    if found is not None and found[1](output):
+        return found[0]
+    return parse(command, output).kind
 
 
 def _parse(command: str, output: str) -> Record:

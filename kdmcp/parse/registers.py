@@ -22,7 +22,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from kdmcp.parse._text import addr, hex_token_addr, split_lines
+from kdmcp.parse._text import addr, split_lines
 from kdmcp.parse.disasm import INSTRUCTION_RE, instruction_fields, match_label
 from kdmcp.parse.models import RegistersRecord
 from kdmcp.parse.register_names import ARM_STATUS_REGISTERS, IOPL, SEGMENT_REGISTERS
@@ -36,6 +36,9 @@ _GROUP_SPLIT_RE = re.compile(r"\s{2,}")
 # A group made only of "name=hex" pairs separated by single blanks.
 _HEX_GROUP_RE = re.compile(r"\$?[A-Za-z][A-Za-z0-9]*=[0-9a-fA-F`]+(?: \$?[A-Za-z][A-Za-z0-9]*=[0-9a-fA-F`]+)*")
 _HEX_PAIR_RE = re.compile(r"(\$?[A-Za-z][A-Za-z0-9]*)=([0-9a-fA-F`]+)")
+# A line made only of such pairs, separated by blanks (most lines of a context: "rax=… rbx=… rcx=…",
+# "cs=0010  ss=0018 … efl=00000246"): each of its groups is a hex group, so the line is folded at once.
+_HEX_LINE_RE = re.compile(r"\$?[A-Za-z][A-Za-z0-9]*=[0-9a-fA-F`]+(?: +\$?[A-Za-z][A-Za-z0-9]*=[0-9a-fA-F`]+)*")
 
 # A group of flag words: "nv up ei pl zr na pe nc".
 _FLAGS_RE = re.compile(r"[a-z]{2}(?: [a-z]{2})*")
@@ -55,15 +58,22 @@ _UNREADABLE_INSTRUCTION_RE = re.compile(r"^\s*(?P<address>[0-9a-fA-F]{8}(?:`[0-9
 _NOTE_PREFIXES = ("Last set context", "NOTE:", "Some register values", "Resetting default scope")
 
 
+def _add_pairs(text: str, ctx: dict[str, Any]) -> None:
+    """Fold the ``name=hex`` pairs of ``text`` (a hex group, or a line of them: ASCII, as the
+    patterns it matched) into the context dict: names lower case, values as ``hex_token_addr``
+    spells them (lowered once for all of them)."""
+    registers, segments = ctx["registers"], ctx["segments"]
+    for key, value in _HEX_PAIR_RE.findall(text.lower()):
+        norm = "0x" + value.replace("`", "")
+        registers[key] = norm
+        if key in SEGMENT_REGISTERS:
+            segments[key] = norm
+
+
 def _add_group(group: str, ctx: dict[str, Any]) -> None:
     """Fold one blank-separated group into the context dict."""
     if _HEX_GROUP_RE.fullmatch(group):
-        for name, value in _HEX_PAIR_RE.findall(group):
-            key = name.lower()
-            norm = hex_token_addr(value)  # addr's result for a [0-9a-fA-F`]+ token, in fewer steps
-            ctx["registers"][key] = norm
-            if key in SEGMENT_REGISTERS:
-                ctx["segments"][key] = norm
+        _add_pairs(group, ctx)
         return
     if "=" not in group:
         if _FLAGS_RE.fullmatch(group):
@@ -92,8 +102,13 @@ def new_context() -> dict[str, Any]:
 
 
 def add_register_line(line: str, ctx: dict[str, Any]) -> None:
-    """Fold one ``name=value`` line into ``ctx``."""
-    for group in _GROUP_SPLIT_RE.split(line.strip()):
+    """Fold one ``name=value`` line into ``ctx``: group by group (``_add_group``), or at once when
+    every group of it is a hex group (the same pairs, in the same order)."""
+    stripped = line.strip()
+    if _HEX_LINE_RE.fullmatch(stripped):
+        _add_pairs(stripped, ctx)
+        return
+    for group in _GROUP_SPLIT_RE.split(stripped):
         if group:
             _add_group(group, ctx)
 
@@ -155,6 +170,20 @@ def context_from_lines(lines: list[str]) -> dict[str, Any] | None:
     if not found:
         return None
     return ctx
+
+
+def finds(raw: str) -> bool:
+    """Whether ``parse_registers`` returns a record for ``raw``: a line ``context_from_lines`` counts
+    as found (a register line, the current instruction, an unreadable one), at the cost of reading
+    up to the first of them (``dispatch.kind_of``)."""
+    for line in split_lines(raw):
+        if not line.strip():
+            continue
+        if REGISTER_LINE_RE.match(line) or INSTRUCTION_RE.match(line):
+            return True
+        if match_label(line) is None and _UNREADABLE_INSTRUCTION_RE.match(line):
+            return True
+    return False
 
 
 def parse_registers(command: str, raw: str) -> RegistersRecord | None:

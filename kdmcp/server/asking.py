@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol, cast
 
 import anyio
 import anyio.from_thread
+import anyio.lowlevel
 from mcp.server.elicitation import render_elicitation_schema
 from mcp.server.mcpserver import Context
 from mcp.shared.exceptions import MCPError
@@ -235,9 +236,11 @@ class FormAsker:
         self._ctx = ctx
         self._scopes: set[anyio.CancelScope] = set()
         self._closed = False
+        # made on the loop; the call's work asks from its own thread (call.Workers)
+        self._loop_token = anyio.lowlevel.current_token()
 
     def __call__(self, question: Question, call: Cancellable) -> Answer:
-        answer: Answer = anyio.from_thread.run(self._ask, question, call)
+        answer: Answer = anyio.from_thread.run(self._ask, question, call, token=self._loop_token)
         return answer
 
     async def _ask(self, question: Question, call: Cancellable) -> Answer:
@@ -278,7 +281,7 @@ class FormAsker:
 @contextmanager
 def asking_with(asker: Asker) -> Iterator[None]:
     """``asker`` puts this call's questions: in the current context and every worker thread started
-    from it (``anyio.to_thread`` copies the context), batch steps included."""
+    from it (``call.Workers`` and ``anyio.to_thread`` copy the context), batch steps included."""
     token = _ASKER.set(asker)
     try:
         yield

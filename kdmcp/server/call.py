@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import functools
 import inspect
 import logging
+import queue
 import threading
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import Any, TypeVar
 
 import anyio
 from mcp.server.mcpserver import Context
@@ -36,10 +38,10 @@ log = logging.getLogger(__name__)
 PROGRESS_EVERY_S = 1.0
 
 
-def _every_second(ctx: Context[Any, Any], call: Call) -> Callable[[], Awaitable[None]]:
+def _every_second(ctx: Context[Any, Any], call: Call) -> Callable[[], list[asyncio.Task[None]]]:
     """Report the call's progress every PROGRESS_EVERY_S from now until the returned function is
-    awaited (which also waits for a report being sent: none may follow the call's answer); a
-    tick before the work named its progress sends nothing.
+    called; it returns the reports still being sent, which the caller awaits (none may follow
+    the call's answer). A tick before the work named its progress sends nothing.
 
     A timer on the event loop, not a task beside the work: a task group with a progress task
     cost two loop iterations per call, ~0.5 ms of a 6 ms ``r`` round trip over stdio, for a
@@ -85,12 +87,11 @@ def _every_second(ctx: Context[Any, Any], call: Call) -> Callable[[], Awaitable[
 
     call._counter = count
 
-    async def stop() -> None:
+    def stop() -> list[asyncio.Task[None]]:
         call._counter = None
         if handle is not None:
             handle.cancel()
-        for task in list(sending):
-            await task
+        return list(sending)
 
     return stop
 
@@ -104,6 +105,9 @@ class Call:
         self.app = app
         self.owner = owner
         self.ctx = ctx
+        # Whether what the work returns is read beyond its text block (False only for a client's
+        # call to a server that sends text alone: ``kd_command`` then reads its record's kind only).
+        self.record_read = True
         self.cancel = threading.Event()
         self.progress_text: str | None = None
         self.progress_total: float | None = None
@@ -172,55 +176,37 @@ def _caught(work: Callable[[], BaseModel]) -> Outcome:
 async def invoke(ctx: Context[Any, Any] | None, fn: Callable[..., Any], arguments: dict[str, Any]) -> Outcome:
     """Call a tool's function with validated ``arguments``: the one path of every call, a
     client's or a ``debug_batch`` step's. A plain function runs in a worker thread (the engine
-    blocks, with bounds, and a ``break_in`` must be served meanwhile); a coroutine function on
-    the loop. Progress is sent while it runs; a client's cancellation sets ``call.cancel`` and
-    runs what the work registered with ``call.on_cancel``."""
+    blocks, with bounds, and a ``break_in`` must be served meanwhile: ``Workers``); a
+    coroutine function on the loop. Progress is sent while it runs; a client's cancellation
+    sets ``call.cancel`` and runs what the work registered with ``call.on_cancel``."""
     app = app_of(ctx)
-    call = Call(app, owner_of(app.options, ctx.headers if ctx is not None else None), ctx)
+    return await _invoke(ctx, app, owner_of(app.options, ctx.headers if ctx is not None else None), fn, arguments)
+
+
+async def _invoke(ctx: Context[Any, Any] | None, app: KdMcpApp, owner: str | None, fn: Callable[..., Any],
+                  arguments: dict[str, Any], *, record_read: bool = True) -> Outcome:
+    call = Call(app, owner, ctx)
+    call.record_read = record_read
     if inspect.iscoroutinefunction(fn):
         try:
             result: BaseModel = await fn(call, **arguments)
         except KdMcpError as exc:
             return exc
         return result
-    outcome: list[Outcome] = []
     stop_progress = _every_second(ctx, call) if ctx is not None else None
-
-    def work() -> None:
-        try:
-            outcome.append(_caught(lambda: within_call(call, lambda: fn(call, **arguments))))
-        finally:
-            if call.cancel.is_set():
-                _retire_this_worker()
-
     try:
-        await anyio.to_thread.run_sync(work, abandon_on_cancel=True)
+        return await WORKERS.run(lambda: _caught(lambda: within_call(call, lambda: fn(call, **arguments))))
     except anyio.get_cancelled_exc_class():
+        # the work runs on, in its thread, until what it registered stops it; the thread then ends
         with anyio.CancelScope(shield=True):
             await anyio.to_thread.run_sync(call.cancelled)
         raise
     finally:
-        if stop_progress is not None:
+        sending = stop_progress() if stop_progress is not None else None
+        if sending:  # a report on its way: it goes out before the answer does
             with anyio.CancelScope(shield=True):
-                await stop_progress()
-    return outcome[0]
-
-
-def _retire_this_worker() -> None:
-    """End the worker thread that ran a cancelled call's work, now that the work is done.
-
-    The client stopped waiting when it cancelled (``abandon_on_cancel``), and anyio would put
-    the worker back on its idle list, where it lingers until a later call reuses or prunes it:
-    a cancelled call would leave a thread behind. So the worker asks the loop to stop it (anyio's
-    ``WorkerThread.stop``: it is not put back on the idle list, and leaves its loop). Where the
-    thread is not an anyio worker of that kind, nothing is done.
-    """
-    worker = threading.current_thread()
-    stop = getattr(worker, "stop", None)
-    if type(worker).__name__ != "WorkerThread" or not callable(stop):
-        return
-    with contextlib.suppress(RuntimeError):  # the loop is gone (the server ends): the thread goes with it
-        anyio.from_thread.run_sync(stop)
+                for task in sending:
+                    await task
 
 
 def rendered(outcome: Outcome, app: KdMcpApp) -> CallToolResult:
@@ -243,14 +229,110 @@ async def serve_call(ctx: Context[Any, Any], fn: Callable[..., Any],
     if channel == "rounds":
         return await serve_in_rounds(ctx, app, owner, lambda c: invoke(c, fn, arguments),
                                      lambda outcome: rendered(outcome, app))
+    read = app.options.structured  # the text block alone is sent otherwise (render.ok_result)
     if channel == "none":
-        return rendered(await invoke(ctx, fn, arguments), app)
+        return rendered(await _invoke(ctx, app, owner, fn, arguments, record_read=read), app)
     asker = FormAsker(ctx)
     try:
         with asking_with(asker):
-            return rendered(await invoke(ctx, fn, arguments), app)
+            return rendered(await _invoke(ctx, app, owner, fn, arguments, record_read=read), app)
     finally:
         asker.close()
+
+
+# ------------------------------------------------------------------ the worker threads
+#
+# A call's work runs off the event loop (a hung kd must not stop every other call, ``break_in``
+# among them), as ``anyio.to_thread.run_sync`` would run it. That costs, per call, a checkpoint
+# (one more turn of the loop), a capacity limiter, a cancel scope and a ``queue.Queue`` (a
+# condition variable and two locks) on top of the two thread wake-ups the hop needs: 58-84 µs a
+# hop on the 2-core bench machine, against 17-30 µs for a thread waiting on its own
+# ``SimpleQueue`` and answering with ``call_soon_threadsafe``, which is all ``Workers`` is
+# (docs/performance.md, "Over MCP: one kd_command r").
+#
+# As with anyio's ``abandon_on_cancel``: a caller cancelled while the work runs stops waiting at
+# once; the work runs on, and its thread ends when it is done instead of serving another call
+# (nothing else waits on it). The work runs in a copy of the caller's context (``contextvars``),
+# as anyio's does: the asker of the call is found there (``asking.asking_with``).
+
+T = TypeVar("T")
+
+IDLE_S = 10.0  # an idle worker thread ends after this long, as anyio's do
+
+_Job = tuple[asyncio.AbstractEventLoop, "asyncio.Future[Any]", contextvars.Context, Callable[[], Any]]
+
+
+class _Worker(threading.Thread):
+    def __init__(self, pool: Workers) -> None:
+        super().__init__(name="kdmcp-call", daemon=True)  # daemon: a hung debugger's call holds no exit
+        self.pool = pool
+        self.jobs: queue.SimpleQueue[_Job] = queue.SimpleQueue()
+
+    def run(self) -> None:
+        while True:
+            try:
+                loop, future, context, fn = self.jobs.get(timeout=IDLE_S)
+            except queue.Empty:
+                if self.pool.retire(self):
+                    return
+                continue  # taken for a call meanwhile: its job is on the way
+            result: Any = None
+            error: BaseException | None = None
+            if not future.cancelled():  # the caller gave up before it started: it is not started
+                try:
+                    result = context.run(fn)
+                except BaseException as exc:  # handed to the caller, as anyio does
+                    error = exc
+            if future.cancelled():
+                return  # the caller gave up on this work: the thread ends with it
+            self.pool.idle(self)
+            with contextlib.suppress(RuntimeError):  # the loop is closed: the server has ended
+                loop.call_soon_threadsafe(_settle, future, result, error)
+            del result, error, fn, context, future
+
+
+def _settle(future: asyncio.Future[Any], result: Any, error: BaseException | None) -> None:
+    if future.cancelled():
+        return
+    if error is not None:
+        future.set_exception(error)
+    else:
+        future.set_result(result)
+
+
+class Workers:
+    """A pool of threads, each taking one job at a time from its own queue."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._idle: list[_Worker] = []
+
+    async def run(self, fn: Callable[[], T]) -> T:
+        """``fn()`` in a worker thread, in a copy of the current context; its result or exception."""
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[T] = loop.create_future()
+        with self._lock:
+            worker = self._idle.pop() if self._idle else None
+        if worker is None:
+            worker = _Worker(self)
+            worker.start()
+        worker.jobs.put((loop, future, contextvars.copy_context(), fn))
+        return await future
+
+    def idle(self, worker: _Worker) -> None:
+        with self._lock:
+            self._idle.append(worker)
+
+    def retire(self, worker: _Worker) -> bool:
+        """Whether idle ``worker`` may end (False: it was just taken for a call)."""
+        with self._lock:
+            if worker in self._idle:
+                self._idle.remove(worker)
+                return True
+            return False
+
+
+WORKERS = Workers()
 
 
 # --------------------------------------------------------------------- the tools as the SDK serves them
@@ -295,6 +377,35 @@ def argument_model(name: str) -> Any:
     """The SDK's argument metadata of tool ``name`` (``FuncMetadata``: its model validates a call's
     arguments), built on first use."""
     return _built(name).fn_metadata
+
+
+def validated_arguments(name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    """``arguments`` of tool ``name`` validated as the SDK validates them (``FuncMetadata.validate_arguments``),
+    as keyword arguments; raises ``ValidationError``.
+
+    The SDK first tries ``json.loads`` on every string given for a field that is not a ``str``
+    (``pre_parse_json``: a client that sends ``"[1, 2]"`` for a list) and keeps what parses to an
+    object, a list, a boolean or null — JSON that starts, after blanks, with ``{ [ t f n``. A call
+    with no such string (most: ``session_id="s1"`` is one only in name) skips that step, which is
+    a failed ``json.loads`` per such argument.
+    """
+    metadata = argument_model(name)
+    json_fields = _json_fields(name)
+    if any(isinstance(value, str) and key in json_fields and value.lstrip()[:1] in _JSON_STARTS
+           for key, value in arguments.items()):
+        return metadata.validate_arguments(arguments)  # type: ignore[no-any-return]
+    return metadata.arg_model.model_validate(arguments).model_dump_one_level()  # type: ignore[no-any-return]
+
+
+_JSON_STARTS = frozenset("{[tfn")
+
+
+@functools.cache
+def _json_fields(name: str) -> frozenset[str]:
+    """The argument names (and aliases) of tool ``name`` whose strings the SDK tries as JSON."""
+    fields = argument_model(name).arg_model.model_fields
+    return frozenset(key for field_name, info in fields.items() if info.annotation is not str
+                     for key in (field_name, info.alias) if key)
 
 
 class _LazyTool(ServedTool):

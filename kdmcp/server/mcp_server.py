@@ -1,30 +1,39 @@
 """The MCP server object: instructions, each client's tool surface, the transcript of every call.
 
-``KdMcpServer`` is the SDK's ``MCPServer`` with three things added through public API: a
-middleware that lists each client only its own tools (``ToolSurface``), a ``call_tool`` that
-refuses unknown tools as the MCP spec asks (a JSON-RPC error, -32602) and tools outside the
-caller's surface as ``policy_denied``, turns the SDK's argument-validation failures into
-``invalid_argument`` results, and writes the transcript. The tools themselves are the families
+``KdMcpServer`` is the SDK's ``MCPServer`` with these added: a middleware that lists each client
+only its own tools (``ToolSurface``), its own ``tools/call`` handler and ``call_tool``, which
+refuse unknown tools as the MCP spec asks (a JSON-RPC error, -32602) and tools outside the
+caller's surface as ``policy_denied``, turn argument-validation failures into
+``invalid_argument`` results, and write the transcript, and stdio served by the event loop
+(``loop_stdio_server``, below). The tools themselves are the families
 of ``kdmcp/server/tools/``; the prompts (three workflow recipes) in ``prompts.py``, listed to a
 client only when it may call every tool a recipe names.
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import logging
+import os
+import stat
+import sys
 import time
-from collections.abc import Mapping
+from collections.abc import AsyncIterator, Mapping
+from contextlib import asynccontextmanager
 from typing import Any
 
 import anyio
 import mcp.server.mcpserver.server as sdk_server
+import mcp_types as types
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.mcpserver import Context, MCPServer
-from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.mcpserver.tools import Tool
 from mcp.server.mcpserver.utilities.logging import configure_logging as sdk_configure_logging
+from mcp.shared._context_streams import create_context_streams
 from mcp.shared.exceptions import MCPError
-from mcp_types import INVALID_PARAMS, CallToolResult, GetPromptResult, InputRequiredResult
+from mcp.shared.message import SessionMessage
+from mcp_types import INVALID_PARAMS, CallToolRequestParams, CallToolResult, GetPromptResult, InputRequiredResult
 from pydantic import ValidationError
 from starlette.requests import Request
 
@@ -35,6 +44,7 @@ from kdmcp.server.app import KdMcpApp
 from kdmcp.server.options import ServerOptions
 from kdmcp.server.prompts import PROMPTS, PromptArgumentError, served_prompts
 from kdmcp.server.redaction import Redactor
+from kdmcp.server.registry import TOOLS
 from kdmcp.validation import place, validation_problems
 
 log = logging.getLogger(__name__)
@@ -176,6 +186,20 @@ class KdMcpServer(MCPServer[Any]):
         handlers = self._lowlevel_server._request_handlers  # no public way to remove one in mcp 2.x
         for method in ("resources/list", "resources/read", "resources/templates/list"):
             handlers.pop(method, None)
+        # tools/call reaches call_tool below directly, not through the SDK's tool layer
+        # (MCPServer.call_tool -> ToolManager -> Tool.run -> FuncMetadata.call_fn): every tool's
+        # answer is built by call.serve_call, so that layer only added work to each call
+        self._lowlevel_server.add_request_handler("tools/call", CallToolRequestParams, self._handle_tools_call)
+
+    async def run_stdio_async(self) -> None:
+        """Serve on stdin and stdout: on the event loop where they are pipes (``loop_stdio_server``:
+        no thread hop per message), else through the SDK's transport."""
+        if not loop_stdio_usable():
+            await super().run_stdio_async()
+            return
+        async with loop_stdio_server() as (read_stream, write_stream):
+            await self._lowlevel_server.run(read_stream, write_stream,
+                                            self._lowlevel_server.create_initialization_options())
 
     async def get_prompt(
         self, name: str, arguments: dict[str, Any] | None = None, context: Context[Any, Any] | None = None
@@ -196,6 +220,23 @@ class KdMcpServer(MCPServer[Any]):
         except PromptArgumentError as exc:
             raise MCPError(code=INVALID_PARAMS, message=str(exc)) from None
         return await super().get_prompt(name, arguments, context)
+
+    async def _handle_tools_call(
+        self, ctx: ServerRequestContext[Any, Any], params: CallToolRequestParams
+    ) -> CallToolResult | InputRequiredResult:
+        """The ``tools/call`` request handler: the SDK's own (``MCPServer._handle_call_tool``) but
+        for what a failure returns, here a categorized ``internal`` error, never the exception's text."""
+        context = Context(request_context=ctx, mcp_server=self, input_params=params, subscriptions=self._subscriptions)
+        try:
+            return await self.call_tool(params.name, params.arguments or {}, context)
+        except MCPError:
+            raise
+        except Exception:
+            log.exception("tool %s failed", params.name)
+            return self._failed(params.name)
+
+    def _failed(self, name: str) -> CallToolResult:
+        return _error_result("internal", f"{name} failed unexpectedly; see the server log", self.app.redactor)
 
     async def call_tool(
         self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None
@@ -234,16 +275,154 @@ class KdMcpServer(MCPServer[Any]):
             raise MCPError(code=INVALID_PARAMS, message=f"Unknown tool: {name}")
         if name not in surface_of(self.app.options, context.headers if context is not None else None):
             return _error_result("policy_denied", f"tool {name!r} is not available to this client", self.app.redactor)
+        from kdmcp.server import call  # call.py imports this module
+
+        if context is None:
+            context = Context(mcp_server=self, subscriptions=self._subscriptions)
         try:
-            return await super().call_tool(name, arguments, context)
-        except ToolError as exc:
-            # The SDK reports a schema violation as a plain-text ToolError caused by a ValidationError;
-            # callers here branch on ``category``, so it becomes invalid_argument naming the fields.
-            cause = exc.__cause__
-            if not isinstance(cause, ValidationError):
-                log.exception("tool %s failed", name)
-                return _error_result("internal", f"{name} failed unexpectedly; see the server log", self.app.redactor)
-            fields = sorted({".".join(str(p) for p in place(err["loc"])) or "(arguments)" for err in cause.errors()})
-            problems = "; ".join(validation_problems(cause, top="(arguments)"))
+            # as the SDK validates them (its pre-parse of JSON in strings included), by the tool's cached model
+            validated = call.validated_arguments(name, arguments)
+        except ValidationError as exc:
+            # callers branch on ``category``: a schema violation is invalid_argument naming the fields
+            fields = sorted({".".join(str(p) for p in place(err["loc"])) or "(arguments)" for err in exc.errors()})
+            problems = "; ".join(validation_problems(exc, top="(arguments)"))
             message = f"invalid arguments for {name} ({', '.join(fields)}): {problems}"
             return _error_result("invalid_argument", message, self.app.redactor)
+        try:
+            return await call.serve_call(context, TOOLS[name].fn, validated)
+        except MCPError:
+            raise
+        except Exception:  # serve_call categorizes every failure of the work; this is one of its own
+            log.exception("tool %s failed", name)
+            return self._failed(name)
+
+
+# ------------------------------------------------------------------ stdio on the event loop
+#
+# stdio without worker threads: JSON-RPC lines read and written on the event loop (POSIX pipes).
+#
+# The SDK's ``stdio_server`` reads stdin and writes stdout through ``anyio.wrap_file``: every line
+# read is a hop to a worker thread and back, every message written two (``write``, ``flush``) —
+# three thread hops per tool call on top of the one the call's own work takes (``call.invoke``),
+# each a wake-up of another thread (~0.1 ms on the 2-core machine the benches run on, more when
+# the cores are busy; docs/performance.md, "Over MCP: one kd_command r"). Where stdin and stdout
+# are pipes or sockets on POSIX — how an MCP client starts a server — they are read and written
+# here by the event loop itself (``connect_read_pipe`` / ``connect_write_pipe``): no thread.
+#
+# Everything else is the SDK's transport's: the same newline-delimited UTF-8 JSON (an undecodable
+# byte replaced, a line that is not a JSON-RPC message handed to the server as the exception the
+# SDK's reader hands it), the same context-carrying streams, and the same claim of the standard
+# descriptors: while serving, fd 0 reads the null device and fd 1 writes to stderr, so a child
+# (a debugger) or a stray ``print`` cannot read the client's requests or tear its answers; both
+# are put back on exit. Anywhere else (Windows, a terminal, a regular file) the SDK's transport
+# serves (``loop_stdio_usable``).
+
+# A line may be as long as the client makes it (the SDK's reader has no bound either); the
+# reader's buffer is bounded only so that a line without end cannot take all memory.
+LINE_LIMIT = 1 << 30
+
+
+def _pipe_or_socket(fd: int) -> bool:
+    try:
+        mode = os.fstat(fd).st_mode
+    except OSError:
+        return False
+    return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)
+
+
+def loop_stdio_usable() -> bool:
+    """Whether this transport can serve: POSIX, stdin and stdout pipes or sockets (a terminal is
+    left to the SDK: a non-blocking terminal would outlive the server in the shell)."""
+    return sys.platform != "win32" and _pipe_or_socket(0) and _pipe_or_socket(1)
+
+
+class _Claim:
+    """fd 0 and 1 moved aside for the server's life: the wire on private duplicates, fd 0 on the
+    null device, fd 1 on stderr (as the SDK's ``stdio_server`` does)."""
+
+    def __init__(self) -> None:
+        self.stdin = os.dup(0)
+        self.stdout = os.dup(1)
+        os.set_inheritable(self.stdin, False)
+        os.set_inheritable(self.stdout, False)
+        _point(0, os.devnull, os.O_RDONLY)
+        try:
+            os.dup2(2, 1)
+        except OSError:  # no stderr to point at: stray output goes nowhere
+            _point(1, os.devnull, os.O_WRONLY)
+
+    def release(self) -> None:
+        """The wire back on fd 0 and 1, blocking as it was given (the loop made it non-blocking)."""
+        for private, fd in ((self.stdin, 0), (self.stdout, 1)):
+            with contextlib.suppress(OSError):
+                os.set_blocking(private, True)
+                os.dup2(private, fd)
+            with contextlib.suppress(OSError):
+                os.close(private)
+
+
+def _point(fd: int, path: str, flags: int) -> None:
+    """``fd`` opened on ``path``."""
+    opened = os.open(path, flags)
+    try:
+        os.dup2(opened, fd)
+    finally:
+        os.close(opened)
+
+
+def _message(line: bytes) -> SessionMessage | Exception:
+    try:
+        text = line.decode("utf-8", errors="replace")
+        return SessionMessage(types.jsonrpc_message_adapter.validate_json(text, by_name=False))
+    except Exception as exc:  # the SDK's reader hands the server the exception, and reads on
+        return exc
+
+
+@asynccontextmanager
+async def loop_stdio_server() -> AsyncIterator[tuple[Any, Any]]:
+    """``(read_stream, write_stream)`` over the process's stdin and stdout, served by the loop;
+    fd 0 and 1 claimed meanwhile (``_Claim``)."""
+    claim = _Claim()
+    try:
+        async with loop_streams(claim.stdin, claim.stdout) as streams:
+            yield streams
+    finally:
+        claim.release()
+
+
+@asynccontextmanager
+async def loop_streams(stdin_fd: int, stdout_fd: int) -> AsyncIterator[tuple[Any, Any]]:
+    """``(read_stream, write_stream)`` of JSON-RPC lines read from ``stdin_fd`` and written to
+    ``stdout_fd`` (pipes or sockets) by the event loop; the streams end at end of input."""
+    loop = asyncio.get_running_loop()
+    reader = asyncio.StreamReader(limit=LINE_LIMIT, loop=loop)
+    # closefd=False: the descriptors are the caller's (the claim's) to close
+    read_transport, _ = await loop.connect_read_pipe(
+        lambda: asyncio.StreamReaderProtocol(reader, loop=loop), os.fdopen(stdin_fd, "rb", buffering=0, closefd=False))
+    write_transport, write_protocol = await loop.connect_write_pipe(
+        asyncio.streams.FlowControlMixin, os.fdopen(stdout_fd, "wb", buffering=0, closefd=False))
+    writer = asyncio.StreamWriter(write_transport, write_protocol, None, loop)
+
+    read_stream_writer, read_stream = create_context_streams[SessionMessage | Exception](0)
+    write_stream, write_stream_reader = create_context_streams[SessionMessage](0)
+
+    async def stdin_reader() -> None:
+        async with read_stream_writer:
+            while line := await reader.readline():  # b"": end of input
+                await read_stream_writer.send(_message(line))
+
+    async def stdout_writer() -> None:
+        async with write_stream_reader:
+            async for session_message in write_stream_reader:
+                json = session_message.message.model_dump_json(by_alias=True, exclude_unset=True)
+                writer.write(json.encode("utf-8") + b"\n")
+                await writer.drain()
+
+    try:
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(stdin_reader)
+            tg.start_soon(stdout_writer)
+            yield read_stream, write_stream
+    finally:
+        read_transport.close()
+        write_transport.close()

@@ -10,7 +10,7 @@ from __future__ import annotations
 import functools
 from typing import Annotated, Any, ClassVar, TypeVar
 
-from pydantic import BaseModel, Field, PlainSerializer, PlainValidator, TypeAdapter, WithJsonSchema
+from pydantic import BaseModel, Field, PlainSerializer, PlainValidator, PrivateAttr, TypeAdapter, WithJsonSchema
 from typing_extensions import Self
 
 from kdmcp.engine import DebuggerEvent, SessionState
@@ -49,7 +49,14 @@ def served_fields(model: type[BaseModel], result: BaseModel) -> dict[str, Any]:
     The engine's results and the served ones share their field names; a served model states
     which of them it serves (and adds its own), so nothing is copied field by field.
     """
-    return {name: getattr(result, name) for name in model.model_fields if name in type(result).model_fields}
+    return {name: getattr(result, name) for name in _shared_names(model, type(result))}
+
+
+@functools.cache
+def _shared_names(model: type[BaseModel], result: type[BaseModel]) -> tuple[str, ...]:
+    """The field names ``model`` and ``result`` share, in ``model``'s order (``model_fields`` is
+    a descriptor, read on every call of a comprehension over it)."""
+    return tuple(name for name in model.model_fields if name in result.model_fields)
 
 
 def _record_json(record: RecordBase | None) -> dict[str, Any] | None:
@@ -274,6 +281,17 @@ class CommandResult(SessionResult):
         description="the output parsed into a typed record (kind + fields, docs/parsing.md); raw text is in output",
     )
     record_partial: bool = Field(default=False, description="the record covers only the inline (capped) output")
+    # The record's kind where only that was read (a text-only result's kd_command: the text says
+    # ``unparsed`` for ``text``, and no more of the record; render.ok_result). Not a field: not served.
+    _record_kind: str | None = PrivateAttr(default=None)
+
+    @property
+    def record_kind(self) -> str | None:
+        """The record's kind: the record's own, or the one read alone (``read_kind``)."""
+        return getattr(self.record, "kind", "text") if self.record is not None else self._record_kind
+
+    def read_kind(self, kind: str) -> None:
+        self._record_kind = kind
 
     @classmethod
     def render_text(cls, data: Data) -> str:

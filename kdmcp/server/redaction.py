@@ -43,16 +43,18 @@ class Redactor:
         transcript capped at ``FIELD_LIMIT`` may end inside a key, so its tail is judged as cut."""
         return self.secrets.json_text(line, cut_length=FIELD_LIMIT)
 
-    def model(self, model: BaseModel) -> dict[str, Any]:
+    def model(self, model: BaseModel, exclude: set[str] | None = None) -> dict[str, Any]:
         """The model as served JSON data — nulls, defaults and empty lists left out — with every
         known secret masked, by value, in every string of it.
 
         Masked leaf by leaf, not as JSON text: a secret holding a quote cannot break the result.
         Fields the model declares ``MASKED`` (text ``byte_range`` already masked against the
-        whole store) are not masked a second time: one pass over every outgoing byte.
+        whole store) are not masked a second time: one pass over every outgoing byte. ``exclude``:
+        fields left out of the dump.
         """
-        data = model.model_dump(mode="json", exclude_none=True, exclude_defaults=True)
-        premasked = {name: data.pop(name) for name in getattr(model, "MASKED", ()) if name in data}
+        data = model.model_dump(mode="json", exclude_none=True, exclude_defaults=True, exclude=exclude)
+        # a class attribute: read on the class, as an instance's missing attribute costs pydantic an exception
+        premasked = {name: data.pop(name) for name in getattr(type(model), "MASKED", ()) if name in data}
         masked: dict[str, Any] = self.secrets.data(data)
         masked.update(premasked)
         return masked

@@ -37,20 +37,23 @@ from kdmcp.server.text import cut_events, fallback_text
 ERROR_TEXT = re.compile(r"error\[([a-z_]+)\]: (.*)", re.DOTALL)
 
 
-def served_data(model: BaseModel, redactor: Redactor) -> dict[str, Any]:
-    """``model`` as served: dumped and masked once, a flood of events cut (``text.cut_events``)."""
-    return cut_events(redactor.model(model))
+def served_data(model: BaseModel, redactor: Redactor, exclude: set[str] | None = None) -> dict[str, Any]:
+    """``model`` as served: dumped (``exclude`` left out) and masked once, a flood of events cut
+    (``text.cut_events``)."""
+    return cut_events(redactor.model(model, exclude))
 
 
 def ok_result(model: BaseModel, redactor: Redactor, *, structured: bool = False) -> CallToolResult:
     """One text block (the model's own, ``models.Served.render_text``) from one masked dump; with
     ``structured``, also that dump as ``structuredContent``.
     The dump rides along, unsent, for the transcript (``result_data``)."""
-    if not structured and type(model) is models.CommandResult and model.record is not None:
+    kind = model.record_kind if type(model) is models.CommandResult else None
+    if not structured and kind is not None:
         # kd_command's text reads only its record's kind ("unparsed"): the record, one field of
-        # the dump but most of its work, is neither dumped nor masked when it is not sent
-        data = served_data(model.model_copy(update={"record": None}), redactor)
-        data["record"] = {"kind": getattr(model.record, "kind", "text")}
+        # the dump but most of its work, is neither dumped nor masked when it is not sent (nor
+        # built, where only its kind was read: ``record_kind``)
+        data = served_data(model, redactor, exclude={"record"})
+        data["record"] = {"kind": kind}
     else:
         data = served_data(model, redactor)
     content: list[ContentBlock] = [TextContent(type="text", text=text_block(model, data))]

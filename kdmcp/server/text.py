@@ -135,6 +135,9 @@ def command_extras(data: Data) -> list[str]:
 
 # A stack frame line of k/kb/kv/kn: frame number, then addresses and arguments, the call site last.
 _FRAME = re.compile(r"^[0-9a-f]{2,} (?:[0-9a-f`]{8,} ){2,}.*?(\S+)$")
+# The same, over a whole text: it matches the lines ``_FRAME`` matches (``.``, ``\S`` and a
+# multi-line ``$`` stop at each ``\n``), so one pass counts them.
+_FRAMES = re.compile(_FRAME.pattern, re.MULTILINE)
 # A recursion (a stack overflow's thousands of identical frames) shows this many of its frames.
 RECURSION_SHOWN = 3
 
@@ -145,6 +148,8 @@ def collapse_recursion(text: str, output_id: str | None) -> str:
     where they are: kd's own output, one ``read_output`` away."""
     if "\n" not in text or not any(c.isdigit() for c in text[:4096]):
         return text
+    if len(_FRAMES.findall(text)) <= RECURSION_SHOWN + 1:
+        return text  # too few frames for a run to cut (the common case: no stack, or a short one)
     lines = text.split("\n")
     sites = [(m.group(1) if (m := _FRAME.match(line)) else None) for line in lines]
     out: list[str] = []

@@ -9,8 +9,10 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
-from kdmcp.parse import StackRecord, parse, route
+from kdmcp.parse import StackRecord, kind_of, parse, route
 from kdmcp.parse.events import parse_events
 from kdmcp.parse.memory import parse_memory
 from kdmcp.parse.modules import parse_modules
@@ -19,6 +21,7 @@ from kdmcp.parse.registers import parse_registers
 from kdmcp.parse.stack import parse_stack
 from kdmcp.parse.threads import parse_threads
 from tests.parse.samples.corpus import Corpus
+from tests.tiers import examples
 
 
 @pytest.mark.parametrize(
@@ -182,3 +185,50 @@ CHECKS: dict[str, Callable[[Corpus], None]] = {
 @pytest.mark.parametrize("name", sorted(CHECKS))
 def test_sample(corpus: Corpus, name: str) -> None:
     CHECKS[name](corpus)
+
+
+# ``kind_of``: ``parse(...).kind`` without the record where the family parser can tell (kd_command's
+# text-only result reads nothing else), exact on every block of the corpus and on mangled output.
+REGISTER_LINES = [
+    "rax=0000000000000000 rbx=fffff80062f25180 rcx=0000000000000001",
+    " r8=0000000000000000  r9=0000000000000000 r10=0000000000000000",
+    "iopl=0         nv up ei pl zr na po nc",
+    "cs=0010  ss=0018  ds=002b  es=002b  fs=0053  gs=002b             efl=00000246",
+    "nt!DbgBreakPointWithStatus:",
+    "fffff800`62a05c20 cc              int     3",
+    "00000000 ???????????????",
+    "eax=00000000 ebx=7ffdf000",
+    "ErrCode = 00000000",
+    "Last set context:",
+    "Bad register error in 'r foo'",
+    "^ Syntax error in 'r $$'",
+    "xmm0=0 0 0 0",
+    " pc=00007ffea80e30f4  psr=60000000 -ZC- EL0",
+    "",
+]
+REGISTER_COMMANDS = ["r", "r rip", "rM 0x04", "rX", "~0s", "~1s", ".trap ffff8a0f`1c2d3e4f", ".cxr 0x1234", ".ecxr"]
+
+
+def test_kind_of_is_the_parsed_kind_on_every_corpus_block():
+    corpus = Corpus()
+    checked = 0
+    for name in corpus.names():
+        for block in corpus.blocks(name):
+            parsed = parse(block.command, block.output).kind
+            assert kind_of(block.command, block.output) == parsed, (name, block.command)
+            checked += 1
+        command = corpus.entries[name].get("command")
+        if command:  # bare output: the index's command, over the whole sample, and as each register command
+            text = corpus.text(name)
+            for each in (command, *REGISTER_COMMANDS):
+                assert kind_of(each, text) == parse(each, text).kind, (name, each)
+    assert checked > 300
+
+
+@settings(max_examples=examples(300), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.sampled_from(REGISTER_COMMANDS),
+       st.lists(st.one_of(st.sampled_from(REGISTER_LINES), st.text(max_size=40)), max_size=12),
+       st.sampled_from(["\n", "\r\n"]))
+def test_kind_of_is_the_parsed_kind_on_mangled_register_output(command: str, lines: list[str], eol: str):
+    text = eol.join(lines)
+    assert kind_of(command, text) == parse(command, text).kind

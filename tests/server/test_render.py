@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from kdmcp.engine import DebuggerEvent
 from kdmcp.errors import CommandTimeout, DebuggerExited, InvalidArgument
 from kdmcp.secret import Secret
@@ -10,6 +13,7 @@ from kdmcp.server.redaction import Redactor
 from kdmcp.server.render import error_of, error_result, from_exception, ok_result, read_error, result_data
 from kdmcp.session_state import SessionState
 from tests.server.helpers import make_app
+from tests.tiers import examples
 
 
 async def test_a_multi_line_message_and_the_details_survive_the_round_trip():
@@ -140,3 +144,20 @@ def test_a_recursion_in_a_stack_shows_its_first_and_last_frames_and_where_the_re
     few = models.CommandResult(session_id="s1", state=SessionState.broken, elapsed_ms=1.0, command="kb",
                                output="\n".join(frames[:4]), output_id="s1:0-9", output_bytes=9)
     assert ok_result(few, Redactor()).content[0].text.split("\n")[1:] == frames[:4]  # a few repeats stay
+
+
+# The recursion cut counts frame lines in one pass over the whole text (text._FRAMES) before it reads
+# them line by line (text._FRAME): both must find the same lines, or a cut would be skipped.
+_FRAME_LINES = ["00 fffff800`62a05c20 fffff800`62a05c21 nt!Foo+0x1", "01 ffffd00012345678 ffffd00012345679 nt!Bar",
+                "0a 12345678 12345678 12345678 x!y", "rax=0", "fffff800`62a05c20 cc int 3", "",
+                " 02 aaaaaaaa bbbbbbbb c", "0b aaaaaaaa bbbbbbbb c \r", "00 aaaaaaaa bbbbbbbb"]
+
+
+@settings(max_examples=examples(300), deadline=None)
+@given(st.lists(st.one_of(st.sampled_from(_FRAME_LINES), st.text(alphabet="0123456789abcdef` \r\nx!", max_size=40)),
+                max_size=14))
+def test_the_frames_are_counted_in_one_pass_as_line_by_line(lines: list[str]):
+    from kdmcp.server import text
+
+    whole = "\n".join(lines)
+    assert len(text._FRAMES.findall(whole)) == sum(1 for line in whole.split("\n") if text._FRAME.match(line))

@@ -34,13 +34,18 @@ __all__ = ["analyze", "backtrace", "kd_command", "modules", "processes", "regist
 
 
 def _served(call: Call, model: type[models.CommandT], session: DebuggerSession, result: CommandOutput,
-            record: RecordBase | None, **own: object) -> models.CommandT:
-    return model.serve(
+            record: RecordBase | str | None, **own: object) -> models.CommandT:
+    """``record``: the parsed record, or its kind alone (``_execute``'s ``kind_only``)."""
+    served = model.serve(
         result, session_id=session.session_id, prompt=result.prompt, events=call.app.new_events(session),
         output_id=models.output_id(session.session_id, result.output_offset, result.output_end),
         output_bytes=result.output_end - result.output_offset,
-        record=record, record_partial=record is not None and result.truncated, **own,
+        record=None if isinstance(record, str) else record, record_partial=record is not None and result.truncated,
+        **own,
     )
+    if isinstance(record, str):
+        served.read_kind(record)
+    return served
 
 
 @tool("commands", destroys("Run one debugger command"))
@@ -52,15 +57,27 @@ def kd_command(
 ) -> models.CommandResult:
     """Run one kd/cdb command; prefer a typed tool that fits."""
     needs: Action | None = "run" if command_kind(command) in ("go", "reboot") else None
-    session, result, record = _execute(call, command, session_id, timeout_s, needs, cancel_with_break_in=True)
+    session, result = _run(call, command, session_id, timeout_s, needs, cancel_with_break_in=True)
+    record: RecordBase | str | None = None
+    if result.kind == "immediate":
+        # a text-only result reads the record's kind alone ("unparsed"): parse.kind_of builds no
+        # record where it can tell the kind without
+        read = call.record_read
+        record = (parsing.parse if read else parsing.kind_of)(result.command, result.output)
     return _served(call, models.CommandResult, session, result, record)
 
 
 def _execute(call: Call, command: str, session_id: str | None, timeout_s: float | None, needs: Action | None, *,
              cancel_with_break_in: bool = False) -> tuple[DebuggerSession, CommandOutput, RecordBase | None]:
+    """``_run``, and the output's record (None when the command ran the target)."""
+    session, result = _run(call, command, session_id, timeout_s, needs, cancel_with_break_in=cancel_with_break_in)
+    return session, result, parsing.parse(result.command, result.output) if result.kind == "immediate" else None
+
+
+def _run(call: Call, command: str, session_id: str | None, timeout_s: float | None, needs: Action | None, *,
+         cancel_with_break_in: bool = False) -> tuple[DebuggerSession, CommandOutput]:
     """One command line on the caller's session: progress, the policy, the kind rule for ``needs``,
-    the command, and its record (None when it ran the target); ``cancel_with_break_in``: a client
-    that gives up stops kd working on it (Ctrl+C)."""
+    and the command; ``cancel_with_break_in``: a client that gives up stops kd working on it (Ctrl+C)."""
     app = call.app
     call.progress(f"running {command!r}", timeout_s or app.options.config.timeouts.command)
     session = app.session(session_id, call.owner)
@@ -69,8 +86,7 @@ def _execute(call: Call, command: str, session_id: str | None, timeout_s: float 
     app.enforce_policy(command, call.owner, session.session_id)
     if needs is not None:
         refuse_for_kind(session, needs)
-    result = session.execute(command, timeout_s)
-    return session, result, parsing.parse(result.command, result.output) if result.kind == "immediate" else None
+    return session, session.execute(command, timeout_s)
 
 
 def _inspect(call: Call, command: str, session_id: str | None, limit: int, timeout_s: float | None = None,

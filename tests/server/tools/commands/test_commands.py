@@ -31,3 +31,30 @@ async def test_the_commands_before_g_are_the_result_and_what_the_target_prints_i
         # an error before g ends the line: the answer is kd's error, and the target stays stopped
         refused = result_data(await client.call_tool("kd_command", {"command": "r foo; g"}))
         assert refused["state"] == "broken" and "Bad register error in 'r foo'" in refused["output"], refused
+
+
+# The text-only server (the default) reads a kd_command record's kind alone (parse.kind_of); its text
+# is the one the record, parsed in full, gives: the same bytes as a --structured server's text block.
+TEXT_ONLY_COMMANDS = ["r", "r rip", "r foo", "~0s", "k", "lm", "!process 0 0", "vertarget", ".echo hello", "dd rsp L4",
+                      "!bogus_extension", "version"]
+
+
+async def test_a_text_only_result_reads_as_the_parsed_records_text():
+    texts: dict[bool, list[str]] = {}
+    for structured in (True, False):
+        app = make_app(structured=structured, policy="full")  # an unknown extension runs: kd refuses it
+        async with in_memory(app) as client:
+            await client.call_tool("start_kd", {"port": 50000, "key": CANARY_KEY, "initial_break": True})
+            texts[structured] = []
+            for command in TEXT_ONLY_COMMANDS:
+                result = await client.call_tool("kd_command", {"command": command})
+                assert not result.is_error, result
+                # the header's elapsed time differs from run to run: the rest is compared
+                header, _, body = result.content[0].text.partition("\n")
+                texts[structured].append(" ".join(w for w in header.split() if not w.replace(".", "").isdigit()
+                                                  and w != "ms") + "\n" + body)
+                assert (result.structured_content is None) is not structured
+    assert texts[False] == texts[True]
+    unparsed = {command for command, text in zip(TEXT_ONLY_COMMANDS, texts[False], strict=True)
+                if "unparsed" in text.partition("\n")[0]}
+    assert ".echo hello" in unparsed and not unparsed & {"r", "r rip", "~0s", "k"}, unparsed
