@@ -50,6 +50,7 @@ ANSWERS_PREFIX = "answers-"
 # What the SDK's stdio writer sends: ``model_dump_json(by_alias=True, exclude_unset=True)`` of a
 # JSONRPCResponse, whose fields come in this order.
 HEAD = b'{"jsonrpc":"2.0","id":'
+_VERSION_META = "io.modelcontextprotocol/protocolVersion"
 _SAFE_ID = re.compile(r"[A-Za-z0-9._:-]{1,64}\Z")
 # The SDK's distributions whose files decide the answers (the runner, the protocol models, their
 # serialization); kd-mcp's own package is walked from its ``__file__``.
@@ -170,13 +171,27 @@ def _canonical(params: object) -> str:
     return json.dumps(params, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
 
 
+def _enveloped(params: object) -> bool:
+    """A 2026-07-28 request: its ``_meta`` names the protocol version (``runner._has_modern_envelope``)."""
+    meta = params.get("_meta") if isinstance(params, dict) else None
+    return isinstance(meta, dict) and _VERSION_META in meta
+
+
 class Conversation:
-    """The client's messages in order, as far as the handshake goes: which requests are the
-    opening ``initialize`` and a ``tools/list`` after it (their keys by id), and whether the
-    stream is still one the early answers may follow."""
+    """The client's messages in order, as far as the opening goes: which requests are ones whose
+    answers are kept (their keys by id), and whether the stream is still one the early answers
+    may follow.
+
+    The SDK serves one of two protocol eras, decided by the first request (``runner.
+    serve_dual_era_loop``): ``initialize`` opens the handshake era, where ``tools/list`` is
+    answered for the version ``initialize`` negotiated (its key names the ``initialize``);
+    a request carrying the 2026-07-28 envelope opens the stateless era, where each request is
+    answered from its own ``params`` (``server/discover``, ``tools/list``: the SDK's own client).
+    """
 
     def __init__(self) -> None:
         self.open = True  # still answering early
+        self.era: str | None = None  # "handshake" or "enveloped", by the first request
         self.init_key: str | None = None
         self.keys: dict[bytes, str] = {}  # id -> request key, for the requests whose answers are kept
         self.seen: set[bytes] = set()
@@ -189,8 +204,8 @@ class Conversation:
         return [line.strip() for line in whole if line.strip()]
 
     def consider(self, line: bytes) -> tuple[bytes, str] | None:
-        """The id and request key of a request the early answers may answer, else None (and the
-        early answers end if it is not one they may let pass)."""
+        """The id and request key of a request whose answer may be kept (and answered early,
+        while ``open``), else None; a message the early answers may not pass ends them."""
         self.count += 1
         try:
             message = json.loads(line)
@@ -201,23 +216,32 @@ class Conversation:
             return None
         method, params = message.get("method"), message.get("params")
         if "id" not in message:
-            if not (method == "notifications/initialized" and self.init_key is not None):
+            if not (method == "notifications/initialized" and self.era == "handshake"):
                 self.open = False
             return None
         ident = id_json(message["id"])
         known = ident is not None and ident not in self.seen
         if ident is not None:
             self.seen.add(ident)
-        key = None
-        if method == "initialize" and self.count == 1:
-            key = self.init_key = f"initialize {_canonical(params)}"
-        elif method == "tools/list" and self.init_key is not None:
-            key = f"tools/list {_canonical(params)} after {self.init_key}"
+        key = self._key(method, params)
         if key is None or not known or ident is None:
             self.open = False
             return None
         self.keys[ident] = key
         return ident, key
+
+    def _key(self, method: object, params: object) -> str | None:
+        if self.era is None:  # the first request
+            if method == "initialize":
+                self.era = "handshake"
+                self.init_key = f"initialize {_canonical(params)}"
+                return self.init_key
+            self.era = "enveloped" if _enveloped(params) else "other"
+        if self.era == "handshake" and method == "tools/list":
+            return f"tools/list {_canonical(params)} after {self.init_key}"
+        if self.era == "enveloped" and method in ("server/discover", "tools/list") and _enveloped(params):
+            return f"{method} {_canonical(params)}"
+        return None
 
 
 @dataclass
