@@ -45,6 +45,7 @@ from pathlib import Path
 log = logging.getLogger(__name__)
 
 ENV_OFF = "KDMCP_NO_SURFACE_CACHE"  # one switch for every answer kept between starts
+ENV_NO_PRELUDE = "KDMCP_NO_PRELUDE"  # the prelude alone off (the listing is still kept): to measure it
 KEEP = 16
 ANSWERS_PREFIX = "answers-"
 # What the SDK's stdio writer sends: ``model_dump_json(by_alias=True, exclude_unset=True)`` of a
@@ -60,7 +61,7 @@ _WATCHED = 64  # messages each way the writer looks at before it stops parsing (
 
 
 def enabled() -> bool:
-    return os.environ.get(ENV_OFF) != "1" and hasattr(select, "poll")
+    return os.environ.get(ENV_OFF) != "1" and os.environ.get(ENV_NO_PRELUDE) != "1" and hasattr(select, "poll")
 
 
 def cache_dir() -> Path:
