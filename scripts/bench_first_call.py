@@ -27,7 +27,7 @@ import anyio
 from mcp import Client, StdioServerParameters
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import bench_mcp  # noqa: E402  (the peer's venv and setup, one place)
+import bench_mcp  # the peer's venv and setup, one place
 
 
 @dataclass
