@@ -21,7 +21,7 @@ def _contract(name: str) -> dict[str, object]:
 
 def test_the_core_is_small_and_every_core_module_is_held_to_the_contract():
     core = sorted(p.stem for p in SERVER.glob("*.py"))
-    assert len(core) <= 21, core
+    assert len(core) <= 22, core  # 22: handover.py, the stdio transport after the prelude
     held = {m.removeprefix("kdmcp.server.") for m in _contract("The server's core imports no tool family")[
         "source_modules"]}  # type: ignore[union-attr]
     assert held == set(core) - DOORS
