@@ -250,9 +250,11 @@ class Early:
     """What the prelude hands the transport: the bytes it read (to be read before fd 0), the ids
     it answered with the lines it wrote, and the two hooks the transport calls from then on.
 
-    ``incoming(chunk)``: every chunk read from fd 0 after ``prefix`` (the requests whose answers
-    are to be kept). ``outgoing(message)``: every JSON-RPC message the SDK is about to write (the
-    bytes of one line, without its newline); returns the bytes to write, or None to drop it.
+    ``incoming(data)``: every byte the transport reads, in order, ``prefix`` included (it skips
+    what it read itself), in chunks or lines as the transport reads them: the requests whose
+    answers are to be kept. ``outgoing(message)``: every JSON-RPC message the SDK is about to
+    write (the bytes of one line, without its newline); returns the bytes to write, or None to
+    drop it.
     """
 
     key: str
@@ -263,6 +265,7 @@ class Early:
     conversation: Conversation = field(default_factory=Conversation)
     mismatched: bool = False
     _seen_out: int = 0
+    _skip: int = 0  # bytes of ``prefix`` the transport has yet to show ``incoming``
 
     @property
     def watching(self) -> bool:
@@ -270,7 +273,11 @@ class Early:
                                        and self._seen_out < _WATCHED)
 
     def incoming(self, chunk: bytes) -> None:
-        if not self.watching or self.conversation.count >= _WATCHED:
+        if self._skip:
+            skipped = min(self._skip, len(chunk))
+            self._skip -= skipped
+            chunk = chunk[skipped:]
+        if not chunk or not self.watching or self.conversation.count >= _WATCHED:
             return
         for line in self.conversation.lines(chunk):
             self.conversation.consider(line)
@@ -370,6 +377,7 @@ class Prelude:
         for fd in (self._wake_r, self._wake_w):
             os.close(fd)
         self.early.prefix = bytes(self._kept)
+        self.early._skip = len(self._kept)
         return self.early
 
 

@@ -131,6 +131,8 @@ def test_the_reader_answers_kept_requests_and_hands_over_every_byte(
     assert rest in (b"", _request(7, "ping") + b"\n")  # the ping, if it was read before the hand-over
     assert os.read(in_r, 65536) == (b"" if rest else _request(7, "ping") + b"\n") + b"after\n"
     assert select.select([out_r], [], [], 0)[0] == []  # the ping was not answered
+    early.incoming(early.prefix + _request(8, "tools/list") + b"\n")  # the transport reads the prefix again
+    assert early.conversation.keys[b"8"].startswith("tools/list") and early.conversation.count == (4 if rest else 3) + 1
 
 
 def test_nothing_is_answered_without_a_kept_answer(tmp_path: Path, pipes: tuple[int, int, int, int]) -> None:

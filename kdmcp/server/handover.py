@@ -2,7 +2,7 @@
 
 ``kdmcp.prelude`` read fd 0 (and may have answered ``initialize`` and ``tools/list``) while the SDK
 was loading. Here the SDK's ``stdio_server`` serves as usual, on streams given to it: reading
-yields ``Early.prefix`` before fd 0 (every chunk from fd 0 shown to ``Early.incoming``), and every
+yields ``Early.prefix`` before fd 0 (every chunk shown to ``Early.incoming``), and every
 line written goes through ``Early.outgoing``, which drops the SDK's answers to the ids already
 answered (compared first) and keeps the handshake's answers for the next start. Given streams,
 ``stdio_server`` does not divert fd 0 and fd 1 from the wire (children and stray prints miss it,
@@ -22,7 +22,7 @@ from kdmcp.prelude import Early
 
 
 class _Incoming(io.RawIOBase):
-    """``prefix``, then the wire (each chunk shown to ``seen``)."""
+    """``prefix``, then the wire (every chunk shown to ``seen``: ``Early.incoming`` skips the prefix)."""
 
     def __init__(self, prefix: bytes, wire: IO[bytes], seen: Callable[[bytes], None]) -> None:
         super().__init__()
@@ -35,11 +35,10 @@ class _Incoming(io.RawIOBase):
 
     def readinto(self, buffer: Any) -> int:
         if self._prefix:
-            n = min(len(buffer), len(self._prefix))
-            buffer[:n] = self._prefix[:n]
-            self._prefix = self._prefix[n:]
-            return n
-        chunk = self._wire.read1(len(buffer))  # type: ignore[attr-defined]  # a BufferedReader
+            chunk = bytes(self._prefix[: len(buffer)])
+            self._prefix = self._prefix[len(chunk):]
+        else:
+            chunk = self._wire.read1(len(buffer))  # type: ignore[attr-defined]  # a BufferedReader
         self._seen(chunk)
         buffer[: len(chunk)] = chunk
         return len(chunk)

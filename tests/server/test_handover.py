@@ -33,7 +33,7 @@ async def test_the_kept_bytes_are_read_first_then_the_wire(tmp_path: Path) -> No
             lines = [line async for line in stdin]
     assert lines == [INIT.decode() + "\n", '{"jsonrpc":"2.0","id":1,"method":"tools/list"}\n',
                      '{"jsonrpc":"2.0","id":2,"method":"ping"}\n']
-    assert b"".join(seen) == b'"method":"tools/list"}\n{"jsonrpc":"2.0","id":2,"method":"ping"}\n'
+    assert b"".join(seen) == early.prefix + b'"method":"tools/list"}\n{"jsonrpc":"2.0","id":2,"method":"ping"}\n'
 
 
 async def test_what_the_sdk_writes_goes_through_the_filter(tmp_path: Path) -> None:
