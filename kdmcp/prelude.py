@@ -22,7 +22,7 @@ Then ``tools/list``, keyed by its ``params`` and the ``initialize`` params (the 
 serialized for the negotiated version); ``notifications/initialized`` passes. Any other message
 (a ``ping``, a call, a batch, malformed JSON, a request without a kept answer, an id seen
 before) ends the early answers: everything after it is only kept, for the SDK, in order.
-POSIX only (``select.poll`` on a pipe); elsewhere a start is the normal one.
+POSIX only, stdin and stdout pipes or sockets (``select.poll``); elsewhere a start is the normal one.
 """
 
 from __future__ import annotations
@@ -35,6 +35,7 @@ import logging
 import os
 import re
 import select
+import stat
 import sys
 import tempfile
 import threading
@@ -381,11 +382,20 @@ class Prelude:
         return self.early
 
 
+def _pipe_or_socket(fd: int) -> bool:
+    """What a client starts a server on; a terminal or a file is served the usual way."""
+    try:
+        mode = os.fstat(fd).st_mode
+    except OSError:
+        return False
+    return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)
+
+
 def start(argv: Sequence[str], config_paths: Sequence[Path | None], directory: Path | None = None,
           fd_in: int = 0, fd_out: int = 1, verbose: bool = False) -> Prelude | None:
     """The prelude for this start, reading fd 0 (answering early when answers are kept for this
     fingerprint), or None when it is off or anything goes wrong (the normal start)."""
-    if not enabled():
+    if not enabled() or not (_pipe_or_socket(fd_in) and _pipe_or_socket(fd_out)):
         return None
     try:
         directory = directory or cache_dir()

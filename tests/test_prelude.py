@@ -203,6 +203,15 @@ def test_the_config_candidates_are_the_ones_the_config_loader_reads(monkeypatch:
     assert prelude.config_candidates(None)[0] is None
 
 
-def test_it_is_off_with_the_surface_cache(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+def test_it_runs_on_pipes_only_and_is_off_with_the_surface_cache(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path, pipes: tuple[int, int, int, int]) -> None:
+    in_r, _, _, out_w = pipes
+    reader = prelude.start(["serve"], [], tmp_path, in_r, out_w)
+    assert reader is not None and reader.hand_over().answers == {}  # nothing kept here yet
+    with (tmp_path / "file").open("wb") as regular:
+        assert prelude.start(["serve"], [], tmp_path, in_r, regular.fileno()) is None
+    monkeypatch.setenv(prelude.ENV_NO_PRELUDE, "1")
+    assert prelude.start(["serve"], [], tmp_path, in_r, out_w) is None
+    monkeypatch.delenv(prelude.ENV_NO_PRELUDE)
     monkeypatch.setenv(prelude.ENV_OFF, "1")
-    assert prelude.start(["serve"], [], tmp_path) is None
+    assert prelude.start(["serve"], [], tmp_path, in_r, out_w) is None
