@@ -8,6 +8,7 @@ never a traceback: a person reads the line, a script branches on the code.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import gc
 import importlib
 import os
@@ -18,7 +19,6 @@ from kdmcp import __version__
 from kdmcp.errors import CheckFailed, KdMcpError
 
 if TYPE_CHECKING:  # the server pulls in the MCP SDK: not needed for `kd-mcp sim`
-    from kdmcp.prelude import Prelude
     from kdmcp.server import KdMcpServer, ServerOptions
 
 _COMMANDS = ("serve", "doctor", "demo", "selftest", "state", "transcript", "watch", "parse", "triage", "sim")
@@ -302,23 +302,8 @@ def _options(parsed: argparse.Namespace) -> ServerOptions:
     )
 
 
-def _start_prelude(parsed: argparse.Namespace) -> Prelude | None:
-    """On stdio (not a terminal), the reader that answers the handshake while the SDK loads, when
-    answers are kept for this start (``kdmcp.prelude``): before anything imports the SDK."""
-    if parsed.listen or sys.stdin.isatty():
-        return None
-    from kdmcp import prelude
-
-    options = sorted(f"{name}={value!r}" for name, value in vars(parsed).items())
-    return prelude.start([os.getcwd(), *options], prelude.config_candidates(parsed.config),
-                         verbose=parsed.log_level in ("DEBUG", "INFO"))
-
-
 def _serve(parsed: argparse.Namespace) -> int:
-    import dataclasses
-
-    early = _start_prelude(parsed)
-
+    early = importlib.import_module("kdmcp.prelude").serve_prelude(parsed)  # before the SDK is imported
     import anyio
 
     from kdmcp.server import KdMcpApp, build_server
@@ -361,12 +346,8 @@ def _serve(parsed: argparse.Namespace) -> int:
             serve_http(server, parsed.listen, parsed.allow_remote_bind)
         elif sys.stdin.isatty():
             _serve_terminal(server, parsed.simulate)
-        elif early is not None:
-            from kdmcp.server.handover import run_stdio
-
-            anyio.run(run_stdio, server, early.hand_over())
         else:
-            anyio.run(server.run_stdio_async)
+            anyio.run(server.run_stdio_async, early.hand_over() if early is not None else None)
     except KeyboardInterrupt:
         why = "SIGINT"
     finally:

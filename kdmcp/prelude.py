@@ -42,6 +42,10 @@ import threading
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import argparse
 
 log = logging.getLogger(__name__)
 
@@ -405,5 +409,18 @@ def start(argv: Sequence[str], config_paths: Sequence[Path | None], directory: P
             early.conversation.open = False  # nothing to answer: only keep what the SDK answers
         return Prelude(early, fd_in, fd_out, verbose).start()
     except Exception:
+        log.exception("the prelude did not start; starting normally")
+        return None
+
+
+def serve_prelude(parsed: argparse.Namespace) -> Prelude | None:
+    """``kd-mcp serve``'s prelude, on stdio (not a terminal, not the listener), keyed by its parsed
+    options, the working directory and the config files it may read; None on any error."""
+    try:
+        if parsed.listen or sys.stdin.isatty():
+            return None
+        argv = [os.getcwd(), *sorted(f"{name}={value!r}" for name, value in vars(parsed).items())]
+        return start(argv, config_candidates(parsed.config), verbose=parsed.log_level in ("DEBUG", "INFO"))
+    except Exception:  # the normal start: the prelude only ever saves time
         log.exception("the prelude did not start; starting normally")
         return None

@@ -30,6 +30,7 @@ from starlette.requests import Request
 
 from kdmcp import __version__
 from kdmcp.errors import ErrorCategory, category_list
+from kdmcp.prelude import Early
 from kdmcp.secret import MASK
 from kdmcp.server.app import KdMcpApp
 from kdmcp.server.options import ServerOptions
@@ -176,6 +177,15 @@ class KdMcpServer(MCPServer[Any]):
         handlers = self._lowlevel_server._request_handlers  # no public way to remove one in mcp 2.x
         for method in ("resources/list", "resources/read", "resources/templates/list"):
             handlers.pop(method, None)
+
+    async def run_stdio_async(self, early: Early | None = None) -> None:
+        """The SDK's stdio transport; after the stdio prelude, its bytes first (``server.handover``)."""
+        if early is None:
+            await super().run_stdio_async()
+            return
+        from kdmcp.server.handover import run_stdio
+
+        await run_stdio(self, early)
 
     async def get_prompt(
         self, name: str, arguments: dict[str, Any] | None = None, context: Context[Any, Any] | None = None
