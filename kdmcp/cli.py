@@ -8,6 +8,7 @@ never a traceback: a person reads the line, a script branches on the code.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import gc
 import importlib
 import os
@@ -302,8 +303,7 @@ def _options(parsed: argparse.Namespace) -> ServerOptions:
 
 
 def _serve(parsed: argparse.Namespace) -> int:
-    import dataclasses
-
+    early = importlib.import_module("kdmcp.prelude").serve_prelude(parsed)  # before the SDK is imported
     import anyio
 
     from kdmcp.server import KdMcpApp, build_server
@@ -347,7 +347,7 @@ def _serve(parsed: argparse.Namespace) -> int:
         elif sys.stdin.isatty():
             _serve_terminal(server, parsed.simulate)
         else:
-            anyio.run(server.run_stdio_async)
+            anyio.run(server.run_stdio_async, early.hand_over() if early is not None else None)
     except KeyboardInterrupt:
         why = "SIGINT"
     finally:

@@ -39,6 +39,7 @@ from starlette.requests import Request
 
 from kdmcp import __version__
 from kdmcp.errors import ErrorCategory, category_list
+from kdmcp.prelude import Early
 from kdmcp.secret import MASK
 from kdmcp.server.app import KdMcpApp
 from kdmcp.server.options import ServerOptions
@@ -191,13 +192,15 @@ class KdMcpServer(MCPServer[Any]):
         # answer is built by call.serve_call, so that layer only added work to each call
         self._lowlevel_server.add_request_handler("tools/call", CallToolRequestParams, self._handle_tools_call)
 
-    async def run_stdio_async(self) -> None:
+    async def run_stdio_async(self, early: Early | None = None) -> None:
         """Serve on stdin and stdout: on the event loop where they are pipes (``loop_stdio_server``:
-        no thread hop per message), else through the SDK's transport."""
+        no thread hop per message), else through the SDK's transport. ``early``: what the stdio
+        prelude read and answered (``kdmcp.prelude``), handed over first; the prelude only starts
+        where the loop serves (pipes or sockets, POSIX: ``prelude.serve_prelude``)."""
         if not loop_stdio_usable():
             await super().run_stdio_async()
             return
-        async with loop_stdio_server() as (read_stream, write_stream):
+        async with loop_stdio_server(early) as (read_stream, write_stream):
             await self._lowlevel_server.run(read_stream, write_stream,
                                             self._lowlevel_server.create_initialization_options())
 
@@ -379,23 +382,25 @@ def _message(line: bytes) -> SessionMessage | Exception:
 
 
 @asynccontextmanager
-async def loop_stdio_server() -> AsyncIterator[tuple[Any, Any]]:
+async def loop_stdio_server(early: Early | None = None) -> AsyncIterator[tuple[Any, Any]]:
     """``(read_stream, write_stream)`` over the process's stdin and stdout, served by the loop;
     fd 0 and 1 claimed meanwhile (``_Claim``)."""
     claim = _Claim()
     try:
-        async with loop_streams(claim.stdin, claim.stdout) as streams:
+        async with loop_streams(claim.stdin, claim.stdout, early) as streams:
             yield streams
     finally:
         claim.release()
 
 
 @asynccontextmanager
-async def loop_streams(stdin_fd: int, stdout_fd: int) -> AsyncIterator[tuple[Any, Any]]:
+async def loop_streams(stdin_fd: int, stdout_fd: int, early: Early | None = None) -> AsyncIterator[tuple[Any, Any]]:
     """``(read_stream, write_stream)`` of JSON-RPC lines read from ``stdin_fd`` and written to
     ``stdout_fd`` (pipes or sockets) by the event loop; the streams end at end of input."""
     loop = asyncio.get_running_loop()
     reader = asyncio.StreamReader(limit=LINE_LIMIT, loop=loop)
+    if early is not None:  # what the prelude read comes first
+        reader.feed_data(early.prefix)
     # closefd=False: the descriptors are the caller's (the claim's) to close
     read_transport, _ = await loop.connect_read_pipe(
         lambda: asyncio.StreamReaderProtocol(reader, loop=loop), os.fdopen(stdin_fd, "rb", buffering=0, closefd=False))
@@ -409,13 +414,20 @@ async def loop_streams(stdin_fd: int, stdout_fd: int) -> AsyncIterator[tuple[Any
     async def stdin_reader() -> None:
         async with read_stream_writer:
             while line := await reader.readline():  # b"": end of input
+                if early is not None:
+                    early.incoming(line)
                 await read_stream_writer.send(_message(line))
 
     async def stdout_writer() -> None:
         async with write_stream_reader:
             async for session_message in write_stream_reader:
-                json = session_message.message.model_dump_json(by_alias=True, exclude_unset=True)
-                writer.write(json.encode("utf-8") + b"\n")
+                data = session_message.message.model_dump_json(by_alias=True, exclude_unset=True).encode("utf-8")
+                if early is not None:
+                    kept = early.outgoing(data)
+                    if kept is None:  # the SDK's twin of an early answer, already sent
+                        continue
+                    data = kept
+                writer.write(data + b"\n")
                 await writer.drain()
 
     try:

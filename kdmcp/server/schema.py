@@ -20,18 +20,20 @@ surface) is left out, and so are the hints the spec calls meaningless for a read
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import hashlib
 import json
-import logging
 import os
 import sys
-import tempfile
 from pathlib import Path
 from typing import Any
 
 from mcp_types import ToolAnnotations
+
+from kdmcp.prelude import ENV_OFF, KEEP, cache_dir, keep_file
+
+__all__ = ["ENV_OFF", "KEEP", "cached_listing", "compact_schema", "forget_surface", "listing_of", "load_surface",
+           "served_annotations", "store_surface", "surface_fingerprint", "surface_key"]
 
 _NULL = {"type": "null"}
 # Bounds the argument models enforce on every call: a model does not need them served.
@@ -87,18 +89,7 @@ def served_annotations(annotations: ToolAnnotations) -> ToolAnnotations | None:
 # another checkout, an upgrade) names another file, so a stale listing is never served; a missing,
 # unreadable or foreign file only costs the build. ``KDMCP_NO_SURFACE_CACHE=1`` turns it off.
 
-log = logging.getLogger(__name__)
-
 _PREFIX = "surface-"
-ENV_OFF = "KDMCP_NO_SURFACE_CACHE"
-KEEP = 16
-
-
-def _mtime(path: Path) -> float:
-    try:
-        return path.stat().st_mtime
-    except OSError:
-        return 0.0
 
 
 def _package_files() -> list[Path]:
@@ -133,12 +124,6 @@ def surface_fingerprint() -> str:
     return digest.hexdigest()[:32]
 
 
-def cache_dir() -> Path:
-    import platformdirs
-
-    return Path(platformdirs.user_cache_dir("kd-mcp"))
-
-
 def load_surface(key: str, directory: Path | None = None) -> dict[str, Any] | None:
     """What was stored under ``key`` (``{"tools": [listing entry, ...]}``), or None."""
     if os.environ.get(ENV_OFF) == "1":
@@ -152,24 +137,8 @@ def load_surface(key: str, directory: Path | None = None) -> dict[str, Any] | No
 
 
 def store_surface(key: str, schemas: dict[str, Any], directory: Path | None = None) -> None:
-    """Write ``schemas`` (the listing) under ``key`` (atomically), keeping the newest ``KEEP`` files (several
-    checkouts or versions may share the cache); a cache that cannot be written is only a slower
-    next start."""
-    if os.environ.get(ENV_OFF) == "1":
-        return
-    directory = directory or cache_dir()
-    try:
-        directory.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=_PREFIX, suffix=".tmp", dir=directory)
-        with os.fdopen(fd, "w", encoding="utf-8") as out:
-            json.dump(schemas, out, separators=(",", ":"))
-        os.replace(tmp, directory / f"{_PREFIX}{key}.json")
-        others = [p for p in directory.glob(f"{_PREFIX}*.json") if p.name != f"{_PREFIX}{key}.json"]
-        for old in sorted(others, key=_mtime, reverse=True)[KEEP - 1 :]:
-            with contextlib.suppress(OSError):
-                old.unlink()
-    except OSError as exc:
-        log.debug("tool schemas not cached: %s", exc)
+    """Write ``schemas`` (the listing) under ``key``, keeping the newest files (``prelude.keep_file``)."""
+    keep_file(directory or cache_dir(), _PREFIX, key, schemas)
 
 
 def _well_formed(entry: object) -> bool:

@@ -37,7 +37,9 @@ def _imported(stderr: Path) -> set[str]:
 
 async def _start(cache: Path, stderr: Path, *, no_cache: bool = False) -> dict[str, Any]:
     """Start the server, list its tools, call one; what was imported before the listing and after the call."""
-    env = {**os.environ, "XDG_CACHE_HOME": str(cache)}
+    # The prelude off: it would answer tools/list from its own kept answers before the listing is
+    # read (tests/server/test_prelude_e2e.py); these starts are about the listing.
+    env = {**os.environ, "XDG_CACHE_HOME": str(cache), "KDMCP_NO_PRELUDE": "1"}
     env.pop("KDMCP_NO_SURFACE_CACHE", None)
     if no_cache:
         env["KDMCP_NO_SURFACE_CACHE"] = "1"
