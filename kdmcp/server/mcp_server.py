@@ -18,6 +18,7 @@ import logging
 import os
 import stat
 import sys
+import threading
 import time
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
@@ -45,7 +46,7 @@ from kdmcp.server.app import KdMcpApp
 from kdmcp.server.options import ServerOptions
 from kdmcp.server.prompts import PROMPTS, PromptArgumentError, served_prompts
 from kdmcp.server.redaction import Redactor
-from kdmcp.server.registry import TOOLS
+from kdmcp.server.registry import TOOLS, load_families
 from kdmcp.validation import place, validation_problems
 
 log = logging.getLogger(__name__)
@@ -101,17 +102,54 @@ def _masked_arguments(arguments: dict[str, Any]) -> dict[str, Any]:
             for name, value in arguments.items()}
 
 
+# Off: the tool families are imported by the first call, not once the tools are listed (to
+# measure the lazy start: tests/server/test_schema_e2e.py).
+ENV_NO_WARM_UP = "KDMCP_NO_WARM_UP"
+
+
+def warm_up() -> threading.Thread | None:
+    """Import the tool families (and with them the engine, the parsers, the result models) in a
+    thread of their own, once the tools are listed.
+
+    A start from the kept listing (docs/performance.md, "Cold start") lists the tools without
+    them, and the stdio prelude answers the handshake before the SDK is even imported; a client
+    then calls its first tool seconds later (a person types, a model thinks), and that call would
+    pay the ~0.5 s of imports the start left out. Imported here meanwhile, it does not. A call that
+    comes first waits for them, as it would have (``registry.load_families``: one thread imports,
+    the others wait for the whole).
+    """
+    if os.environ.get(ENV_NO_WARM_UP) == "1":
+        return None
+
+    def warm() -> None:
+        try:
+            load_families()
+        except Exception:  # the first call will import them again and report what fails
+            log.warning("warm-up: the tool families could not be imported", exc_info=True)
+        else:
+            log.debug("warm-up: the tool families are imported")
+
+    thread = threading.Thread(target=warm, name="kdmcp-warm-up", daemon=True)
+    thread.start()
+    return thread
+
+
 class ToolSurface:
     """Server middleware: ``tools/list`` answers each client with its own tool surface only, and
-    ``prompts/list`` with the prompts whose every tool is in it."""
+    ``prompts/list`` with the prompts whose every tool is in it; the first ``tools/list`` starts
+    the warm-up (``warm_up``)."""
 
     def __init__(self, options: ServerOptions) -> None:
         self._options = options
+        self._warmed = False
 
     async def __call__(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
         result = await call_next(ctx)
         if ctx.method not in ("tools/list", "prompts/list") or not isinstance(result, dict):
             return result
+        if not self._warmed and ctx.method == "tools/list":
+            self._warmed = True
+            warm_up()
         headers = ctx.request.headers if isinstance(ctx.request, Request) else None
         surface = surface_of(self._options, headers)
         if ctx.method == "prompts/list":

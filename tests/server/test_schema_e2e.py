@@ -39,7 +39,9 @@ async def _start(cache: Path, stderr: Path, *, no_cache: bool = False) -> dict[s
     """Start the server, list its tools, call one; what was imported before the listing and after the call."""
     # The prelude off: it would answer tools/list from its own kept answers before the listing is
     # read (tests/server/test_prelude_e2e.py); these starts are about the listing.
-    env = {**os.environ, "XDG_CACHE_HOME": str(cache), "KDMCP_NO_PRELUDE": "1"}
+    # And the warm-up off: it imports the families once the tools are listed, while this test reads
+    # what the listing needed (tests/server/test_warm_up.py).
+    env = {**os.environ, "XDG_CACHE_HOME": str(cache), "KDMCP_NO_PRELUDE": "1", "KDMCP_NO_WARM_UP": "1"}
     env.pop("KDMCP_NO_SURFACE_CACHE", None)
     if no_cache:
         env["KDMCP_NO_SURFACE_CACHE"] = "1"
