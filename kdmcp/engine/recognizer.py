@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from kdmcp.parse.prompt import PROMPT_PATTERN, Prompt, glued_prompt, match_prompt
 
@@ -171,6 +172,23 @@ class MarkerHit:
     prompt_text: bytes | None = None
 
 
+class LoneAnswer(NamedTuple):
+    """How the chunk that completes a lone command ends, known before the command is written
+    (``StreamRecognizer.expect_lone``): kd's prompt, the marker alone after it, the same prompt.
+
+    On pipes kd answers ``r`` and ``.echo <marker>`` in one write (the simulator too): the output,
+    ``0: kd> <marker>\r\n0: kd> ``. ``feed_lone`` recognises such a chunk with a few byte tests
+    instead of ``feed``'s line splitting, marker search and prompt matching, and leaves the
+    recognizer as ``feed`` would (docs/performance.md, "The engine: one ``r`` over pipes").
+    """
+
+    marker: bytes
+    prompt_text: bytes  # the prompt's bytes: the tail before the command was sent
+    ending: bytes  # prompt + marker + "\r\n" + prompt
+    at: int  # where the prompt starts in the text before the marker (``_prompt_suffix``)
+    prompt: Prompt  # what ``feed`` makes of the same tail at the end
+
+
 class StreamRecognizer:
     """Feeds on chunks; reports event lines, marker lines and whether the tail is a prompt."""
 
@@ -213,6 +231,41 @@ class StreamRecognizer:
         self._tail_at_line_start = True
         self.prompt = None
         self.prompt_offset = None
+
+    def expect_lone(self, marker: bytes) -> LoneAnswer | None:
+        """Before ``reset_line`` and ``add_marker(marker)`` for a command sent at a prompt: how the
+        chunk answering it ends if it holds the whole answer (``LoneAnswer``); None when the tail is
+        no prompt of its own line (a glued one), or the prompt would not end a marker line."""
+        prompt_text = self._tail
+        if self.prompt is None or len(prompt_text) > _PROMPT_MAX or self.prompt_offset != self._tail_start or not self._tail_at_line_start:
+            return None
+        prompt = self._learned.get(prompt_text) or self._match_prompt(prompt_text)
+        at = self._prompt_suffix(prompt_text)
+        if prompt is None or at is None or self._markers:
+            return None
+        return LoneAnswer(marker, prompt_text, prompt_text + marker + b"\r\n" + prompt_text, at, prompt)
+
+    def feed_lone(self, data: bytes, lone: LoneAnswer) -> MarkerHit | None:
+        """``feed`` for the chunk that holds a lone command's whole answer, ending as ``lone`` says,
+        with no event keyword in it: the marker's hit, the recognizer left as ``feed`` leaves it.
+        None (nothing changed) for any other chunk: ``feed`` takes it.
+
+        Fed right after ``reset_line`` (the tail empty, at a line start) with ``lone.marker`` the only
+        marker. ``feed`` would find the same: the marker's first occurrence is on the last complete
+        line, after the prompt (``_find_markers``); no event line (``_may_hold_event`` of the whole
+        chunk is false, so of its complete lines too); the tail, the prompt, is matched as ``lone.prompt``.
+        """
+        ending = lone.ending
+        line = len(data) - len(ending)  # where the marker's line starts
+        if (not data.endswith(ending) or (line and data[line - 1] != 10)  # 10: b"\n"
+                or data.find(lone.marker) != line + len(lone.prompt_text) or _may_hold_event(data)):
+            return None
+        base = self._tail_start
+        tail_start = self._tail_start = base + len(data) - len(lone.prompt_text)
+        self._tail = lone.prompt_text
+        self.prompt, self.prompt_offset = lone.prompt, tail_start
+        self._markers.discard(lone.marker)
+        return MarkerHit(lone.marker, base + line + lone.at, tail_start)
 
     def feed(self, data: bytes) -> tuple[list[EventHit], list[MarkerHit]]:
         """Consume the next chunk (which follows everything fed before)."""

@@ -241,12 +241,16 @@ class DebuggerSession(Reading, Stopping, RunLineSession):
                 machine.abandon(marker)  # the target went away mid-command (reboot, transport loss)
             self._unanswered(not done, timeout, text, start, end)
 
-    def _answer(self, asked: Asked) -> CommandOutput:
+    def _answer(self, asked: Asked, chunk: bytes = b"", at: int = 0) -> CommandOutput:
         """A completed command's result (lock held), built where its last bytes were stored
-        (``Reading._ingest``), or else by its caller."""
+        (``Reading._ingest``: ``chunk``, stored from offset ``at``), or else by its caller."""
         assert asked.pending.hit is not None
-        end = asked.pending.hit.output_end
-        text, truncated = self._command_text(asked.start, end, asked.command, asked.marker)
+        start, end = asked.start, asked.pending.hit.output_end
+        if chunk and start >= at and not self._echoes:  # the chunk in hand holds the whole answer: no read back
+            raw = chunk[start - at : min(end, start + self.config.inline_output_bytes) - at]
+            text, truncated = self._redact(raw.decode("utf-8", errors="replace")), end - start > len(raw)
+        else:
+            text, truncated = self._command_text(start, end, asked.command, asked.marker)
         return CommandOutput(
             command=asked.command, kind="immediate", state=self.state, prompt=self.prompt, output=text,
             truncated=truncated, output_offset=asked.start, output_end=end, elapsed_ms=elapsed_ms(asked.t0),
