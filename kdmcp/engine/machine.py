@@ -17,7 +17,7 @@ from collections.abc import Callable, Sequence
 from typing import NamedTuple
 
 from kdmcp.engine.events import EVENT_TEXT_LIMIT, DebuggerEvent, EventKind, SessionState
-from kdmcp.engine.recognizer import EventHit, LoneAnswer, MarkerHit, StreamRecognizer
+from kdmcp.engine.recognizer import EventHit, LoneShape, MarkerHit, StreamRecognizer
 from kdmcp.engine.run_line import RunLineMachine
 from kdmcp.engine.step_stop import held_start, step_location
 from kdmcp.engine.stop_rules import AutoCommands, exception_stopped, location_kind
@@ -113,7 +113,8 @@ class SessionMachine(RunLineMachine):
         self._attributed = 0
         self._unattributed = b""
         self._out: list[Transition] = []
-        self._lone: LoneAnswer | None = None  # how the next chunk ends if it answers the command alone
+        self._lone: LoneShape | None = None  # how the next chunk ends if it answers the command alone
+        self._lone_marker = b""  # that command's marker
         self.lean = True  # take ``_feed_lone`` where it applies (tests turn it off to compare)
 
     # ------------------------------------------------------------- queries
@@ -171,7 +172,7 @@ class SessionMachine(RunLineMachine):
         self.busy_command = True
         self.prompt = None
         self._skip_to_end()
-        self._lone = lone
+        self._lone, self._lone_marker = lone, marker
         return pending
 
     def abandon(self, marker: bytes) -> None:
@@ -215,9 +216,9 @@ class SessionMachine(RunLineMachine):
             return self._feed_run_line(data)
         lone, self._lone = self._lone, None
         if lone is not None and not self._pending_exception:
-            hit = self._rec.feed_lone(data, lone)
-            if hit is not None:
-                return self._feed_lone(data, hit, lone.prompt)
+            found = self._rec.feed_lone(data, self._lone_marker, lone)
+            if found is not None:
+                return self._feed_lone(data, found, lone.prompt)
         self._out = []
         self.end += len(data)
         self._unattributed = self._unattributed + data if self._unattributed else data

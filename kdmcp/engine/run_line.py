@@ -39,7 +39,7 @@ from kdmcp.engine.config import SessionConfig
 from kdmcp.engine.events import SessionState
 from kdmcp.engine.kinds import KINDS
 from kdmcp.engine.launch import LaunchPlan
-from kdmcp.engine.recognizer import LoneAnswer, MarkerHit
+from kdmcp.engine.recognizer import LoneShape, MarkerHit
 from kdmcp.engine.results import CommandOutput
 from kdmcp.engine.stopping import elapsed_ms
 
@@ -109,7 +109,7 @@ class RunLineMachine:
     end: int
     _rec: StreamRecognizer
     _out: list[Transition]
-    _lone: LoneAnswer | None
+    _lone: LoneShape | None
 
     if TYPE_CHECKING:
         _stopping: bool

@@ -251,9 +251,10 @@ class DebuggerSession(Reading, Stopping, RunLineSession):
             text, truncated = self._redact(raw.decode("utf-8", errors="replace")), end - start > len(raw)
         else:
             text, truncated = self._command_text(start, end, asked.command, asked.marker)
+        machine = self.machine
         return CommandOutput(
-            command=asked.command, kind="immediate", state=self.state, prompt=self.prompt, output=text,
-            truncated=truncated, output_offset=asked.start, output_end=end, elapsed_ms=elapsed_ms(asked.t0),
+            command=asked.command, kind="immediate", state=machine.state, prompt=machine.prompt, output=text,
+            truncated=truncated, output_offset=start, output_end=end, elapsed_ms=elapsed_ms(asked.t0),
         )
 
     def _unanswered(self, timed_out: bool, timeout: float, text: str, start: int, end: int) -> NoReturn:

@@ -14,12 +14,13 @@ from hypothesis import strategies as st
 
 from kdmcp.engine.events import SessionState
 from kdmcp.engine.machine import SessionMachine
+from kdmcp.engine.recognizer import _KEYWORDS, _LOWER_KEYWORDS
 from kdmcp.secret import Secret
 from tests.engine.test_machine import BREAK_IN, CONNECTED, PROMPT
 
 KEY = "1a2b3c4d5e6f7.2b3c4d5e6f7g8.3c4d5e6f7g8h9.4d5e6f7g8h9i0"
-_SKIPPED = {"_rec", "_lone", "lean", "_clock", "_out", "_markers", "_auto", "_secrets"}
-_REC_CACHES = {"_prompt_cache", "_suffix_cache"}
+_SKIPPED = {"_rec", "_lone", "_lone_marker", "lean", "_clock", "_out", "_markers", "_auto", "_secrets"}
+_REC_CACHES = {"_prompt_cache", "_suffix_cache", "_lone_cache"}
 
 
 def _machine(lean: bool) -> SessionMachine:
@@ -103,3 +104,12 @@ def test_a_lone_answer_takes_the_lean_path():
     machine.command_sent(marker, "r")
     machine.feed(b"Breakpoint 0 hit\r\n" + PROMPT + marker + b"\r\n" + PROMPT)
     assert len(taken) == 2 and machine.state == SessionState.broken
+
+
+def test_no_event_keyword_has_a_digit_or_goes_on_past_a_line_end():
+    """What ``StreamRecognizer.expect_lone`` checks once per prompt stands for every command's
+    ending only if no keyword can take in the marker's counter; and ``feed_lone`` scans the output
+    and the ending apart only if no keyword goes on past the output's last line end."""
+    for keyword in (*_KEYWORDS, *_LOWER_KEYWORDS):
+        assert not any(chr(c).isdigit() for c in keyword), keyword
+        assert b"\n" not in keyword.rstrip(b"\n"), keyword
