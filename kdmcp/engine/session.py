@@ -205,14 +205,16 @@ class DebuggerSession(Reading, Stopping, RunLineSession):
         t0 = time.monotonic()
         machine = self.machine
         with self._lock:
-            self._check_ready()
+            if machine.state is not SessionState.broken:  # at a prompt: nothing to refuse (one call less)
+                self._check_ready()
             start = self.store.size
             marker = machine.new_marker()
             pending = machine.command_sent(marker, command)
             asked = self._asked = Asked(command, marker, pending, start, t0)
-            self._start_reading()
+            if not self._delivered:
+                self._start_reading()
         try:
-            self._write(command.encode("utf-8") + b"\n.echo " + marker + b"\n")
+            self._write(b"%s\n.echo %s\n" % (command.encode("utf-8"), marker))
             done = self._read_until(lambda: pending.done or not machine.busy_command, timeout)
         finally:
             self._done_reading()
