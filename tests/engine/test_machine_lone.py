@@ -17,6 +17,7 @@ from kdmcp.engine.machine import SessionMachine
 from kdmcp.engine.recognizer import _KEYWORDS, _LOWER_KEYWORDS
 from kdmcp.secret import Secret
 from tests.engine.test_machine import BREAK_IN, CONNECTED, PROMPT
+from tests.engine.test_reading import ANSWER_LINES
 
 KEY = "1a2b3c4d5e6f7.2b3c4d5e6f7g8.3c4d5e6f7g8h9.4d5e6f7g8h9i0"
 _SKIPPED = {"_rec", "_lone", "_lone_marker", "lean", "_clock", "_out", "_markers", "_auto", "_secrets"}
@@ -40,14 +41,9 @@ def _snapshot(machine: SessionMachine) -> dict[str, Any]:
 
 
 _LINES = st.sampled_from([
-    b"rax=0000000000000000 rbx=fffff80062f25180 rcx=0000000000000001\r\n",
-    b"nt!DbgBreakPointWithStatus:\r\n",
-    b"fffff800`62a05c20 cc              int     3\r\n",
-    b"Breakpoint 0 hit\r\n",  # an event line inside the answer
+    *ANSWER_LINES,
     b"Shutdown occurred at (Sun Nov 29 12:00:00.000 2026 (UTC + 0:00))...unloading all symbol tables.\r\n",
     b"ModLoad: 00007ff9`9cd70000 00007ff9`9cda0000   C:\\WINDOWS\\System32\\IMM32.DLL\r\n",
-    b"\r\n",
-    b"0: kd> \r\n",  # prompt-like text inside the output cannot end the command
     b"0: kd> ",  # kd's output on the prompt's line
     b"key=" + KEY.encode() + b"\r\n",
     b"KDMCPTESTN1\r\n",  # a marker (of the first command) in a later command's output
