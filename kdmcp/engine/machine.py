@@ -6,6 +6,10 @@ state, the prompt, the events and their sequence, marker completion, connect-ban
 skipping, DbgPrint attribution, the go echo, the exit — and nothing else: no threads, no
 console, no sleeping (the wall clock stamping events is passed in). ``DebuggerSession``
 feeds it every byte it stores. docs/architecture.md, "The engine", describes the split.
+
+Longer than 500 lines because the state it keeps is one whole: what a run line changes
+(run_line.py), the stop rules (stop_rules.py, step_stop.py) and the scanning (recognizer.py)
+are apart already; what is left reads and writes the same dozen fields at every chunk.
 """
 
 from __future__ import annotations
