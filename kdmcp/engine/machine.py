@@ -6,6 +6,10 @@ state, the prompt, the events and their sequence, marker completion, connect-ban
 skipping, DbgPrint attribution, the go echo, the exit — and nothing else: no threads, no
 console, no sleeping (the wall clock stamping events is passed in). ``DebuggerSession``
 feeds it every byte it stores. docs/architecture.md, "The engine", describes the split.
+
+Longer than 500 lines because the state it keeps is one whole: what a run line changes
+(run_line.py), the stop rules (stop_rules.py, step_stop.py) and the scanning (recognizer.py)
+are apart already; what is left reads and writes the same dozen fields at every chunk.
 """
 
 from __future__ import annotations
@@ -17,7 +21,7 @@ from collections.abc import Callable, Sequence
 from typing import NamedTuple
 
 from kdmcp.engine.events import EVENT_TEXT_LIMIT, DebuggerEvent, EventKind, SessionState
-from kdmcp.engine.recognizer import EventHit, MarkerHit, StreamRecognizer
+from kdmcp.engine.recognizer import EventHit, LoneShape, MarkerHit, StreamRecognizer
 from kdmcp.engine.run_line import RunLineMachine
 from kdmcp.engine.step_stop import held_start, step_location
 from kdmcp.engine.stop_rules import AutoCommands, exception_stopped, location_kind
@@ -113,6 +117,9 @@ class SessionMachine(RunLineMachine):
         self._attributed = 0
         self._unattributed = b""
         self._out: list[Transition] = []
+        self._lone: LoneShape | None = None  # how the next chunk ends if it answers the command alone
+        self._lone_marker = b""  # that command's marker
+        self.lean = True  # take ``_feed_lone`` where it applies (tests turn it off to compare)
 
     # ------------------------------------------------------------- queries
 
@@ -159,7 +166,9 @@ class SessionMachine(RunLineMachine):
         ``command``: the line, for the event filters and breakpoints it sets (``AutoCommands``)."""
         if command:
             self._auto.learn(command)
-        self._rec.reset_line()
+        rec = self._rec
+        lone = rec.expect_lone(marker) if self.lean and not self._markers and self._boundary is None else None
+        rec.reset_line()
         pending = PendingMarker(marker)
         self._markers[marker] = pending
         self._rec.add_marker(marker)
@@ -167,12 +176,14 @@ class SessionMachine(RunLineMachine):
         self.busy_command = True
         self.prompt = None
         self._skip_to_end()
+        self._lone, self._lone_marker = lone, marker
         return pending
 
     def abandon(self, marker: bytes) -> None:
         """Forget a command's marker (the target went away mid-command)."""
         self._markers.pop(marker, None)
         self._rec.discard_marker(marker)
+        self._lone = None
 
     def pending_markers(self) -> frozenset[bytes]:
         """The markers of the command under way (and of a resync after it) not yet followed by a prompt."""
@@ -183,6 +194,7 @@ class SessionMachine(RunLineMachine):
         for m in self._markers.values():
             self._rec.discard_marker(m.marker)
         marker = self.new_marker()
+        self._lone = None
         self._markers = {marker: PendingMarker(marker)}
         self._rec.add_marker(marker)
         self._rec.reset_line()
@@ -195,6 +207,7 @@ class SessionMachine(RunLineMachine):
         if command:
             self._auto.learn(command)
         self._rec.reset_line()
+        self._lone = None
         self.prompt = None
         self._start_run(echo, step)
         self._skip_to_end()
@@ -205,6 +218,11 @@ class SessionMachine(RunLineMachine):
         """Consume the next chunk of output; return what it changed, in order."""
         if self._boundary is not None:  # a run line's commands print (run_line.py): cut at their marker
             return self._feed_run_line(data)
+        lone, self._lone = self._lone, None
+        if lone is not None and not self._pending_exception:
+            found = self._rec.feed_lone(data, self._lone_marker, lone)
+            if found is not None:
+                return self._feed_lone(data, found, lone.prompt)
         self._out = []
         self.end += len(data)
         self._unattributed = self._unattributed + data if self._unattributed else data
@@ -250,6 +268,19 @@ class SessionMachine(RunLineMachine):
             self._on_prompt(self._rec.prompt, self._rec.prompt_offset or 0)
         return self._out
 
+    def _feed_lone(self, data: bytes, hit: MarkerHit, prompt: Prompt) -> list[Transition]:
+        """``feed`` for the chunk that answers the command alone (``StreamRecognizer.feed_lone``): its
+        marker after its output, then the prompt. What ``feed`` does with it, without its search for
+        events (there are none) and the attribution of a running target's output (a command's is
+        not attributed: ``command_sent`` skipped to the end)."""
+        self._out = []
+        self.end += len(data)
+        self._skip_to_end()
+        self._markers[hit.marker].hit = hit
+        self._candidate_prompt = None
+        self._on_prompt(prompt, hit.line_end)
+        return self._out
+
     def adopt_prompt(self) -> bool:
         """A command timed out after its marker came back with no known prompt after it: the short
         unterminated line kd ended with is its prompt from now on, so the session is usable again.
@@ -261,6 +292,7 @@ class SessionMachine(RunLineMachine):
             return False
         prompt = Prompt(text=tail.decode("utf-8", errors="replace"), mode="unknown")
         self._rec.learn_prompt(prompt)
+        self._lone = None
         self._out = []
         self._on_prompt(prompt, offset)
         return True
@@ -268,6 +300,7 @@ class SessionMachine(RunLineMachine):
     def eof(self, exit_code: int | None) -> list[Transition]:
         """The output stream ended (the debugger exited with ``exit_code``, if known)."""
         self._out = []
+        self._lone = None
         if self._attributing():
             self._attribute(self.end)  # a last line without its end is still the target's
         self.exit_code = exit_code

@@ -67,7 +67,7 @@ class Reading:
     if TYPE_CHECKING:
         @property
         def state(self) -> SessionState: ...
-        def _answer(self, asked: Asked) -> CommandOutput: ...
+        def _answer(self, asked: Asked, chunk: bytes = b"", at: int = 0) -> CommandOutput: ...
 
     def wait_for(self, predicate: Callable[[], bool], timeout: float) -> bool:
         """Wait until ``predicate()`` (evaluated under the lock) holds; False on timeout."""
@@ -213,11 +213,12 @@ class Reading:
     def _ingest(self, data: bytes) -> None:
         """Store a chunk and let the state machine say what it means (lock held); if that completed
         the answer a caller waits for, build the caller's result here (``Asked``)."""
+        at = self.store.size
         self.store.append(data)
         self.machine.feed(data)
         asked = self._asked
         if asked is not None and asked.pending.done and asked.result is None and asked.pending.hit is not None:
             try:
-                asked.result = self._answer(asked)
+                asked.result = self._answer(asked, data, at)
             except Exception:  # the caller builds it again, and gets the error itself
                 _log.debug("building the answer of %s while storing it failed", self.session_id, exc_info=True)

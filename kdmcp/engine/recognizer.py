@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from kdmcp.parse.prompt import PROMPT_PATTERN, Prompt, glued_prompt, match_prompt
 
@@ -117,12 +118,15 @@ _KEYWORDS = (
     b"Unable to insert breakpoint",
 )
 _KEYWORD_RE = re.compile(b"|".join(re.escape(keyword) for keyword in _KEYWORDS))
+_LOWER_KEYWORDS = (b"debugger time: ", b" failed")  # .lastevent's second line, "bp1 at nt!Foo failed"
 
 
-def _may_hold_event(text: bytes) -> bool:
-    """Whether ``text`` may hold an event line: a keyword of every ``_EVENT_RE`` alternative is in it."""
-    # the two in lower case: .lastevent's second line, "bp1 at nt!Foo failed"
-    return _KEYWORD_RE.search(text) is not None or b"debugger time: " in text or b" failed" in text
+def _may_hold_event(text: bytes, end: int | None = None) -> bool:
+    """Whether ``text`` (up to ``end``) may hold an event line: a keyword of every ``_EVENT_RE``
+    alternative is in it."""
+    end = len(text) if end is None else end
+    return (_KEYWORD_RE.search(text, 0, end) is not None or text.find(_LOWER_KEYWORDS[0], 0, end) >= 0
+            or text.find(_LOWER_KEYWORDS[1], 0, end) >= 0)
 
 
 # A ModLoad line that follows output without its line end (a debug string with no newline, then
@@ -154,9 +158,11 @@ class EventHit:
     detail: str | None = None
 
 
-@dataclass(frozen=True)
-class MarkerHit:
+class MarkerHit(NamedTuple):
     """A completion marker alone on its line (after an optional prompt).
+
+    A named tuple, as ``machine.Transition`` is: one per command, on the reader's critical path
+    (a frozen dataclass sets each field through ``object.__setattr__``).
 
     ``output_end`` is where the command's output stops: before the prompt that precedes the
     marker on its line (pipes) or at the line start (consoles, which echo input).
@@ -169,6 +175,26 @@ class MarkerHit:
     # ".echo": on pipes, a prompt of a shape nobody here knows (the machine learns it when the
     # same text then ends the output alone).
     prompt_text: bytes | None = None
+
+
+_UNSEEN = object()  # ``expect_lone``: a prompt not looked at yet (None: looked at, no lone shape)
+
+
+class LoneShape(NamedTuple):
+    """How the chunk that completes a lone command ends, known before the command is written
+    (``StreamRecognizer.expect_lone``; one per prompt, cached): kd's prompt, the marker alone after
+    it, the same prompt.
+
+    On pipes kd answers ``r`` and ``.echo <marker>`` in one write (the simulator too): the output,
+    ``0: kd> <marker>\r\n0: kd> ``. ``feed_lone`` recognises such a chunk with a few byte tests
+    instead of ``feed``'s line splitting, marker search and prompt matching, and leaves the
+    recognizer as ``feed`` would (docs/performance.md, "The engine: one ``r`` over pipes").
+    """
+
+    prompt_text: bytes  # the prompt's bytes: the tail before the command was sent
+    after: bytes  # what follows the marker: its line end, then the prompt
+    at: int  # where the prompt starts in the text before the marker (``_prompt_suffix``)
+    prompt: Prompt  # what ``feed`` makes of the same tail at the end
 
 
 class StreamRecognizer:
@@ -184,6 +210,7 @@ class StreamRecognizer:
         self._prompt_cache: dict[bytes, Prompt | None] = {}
         self._suffix_cache: dict[bytes, int | None] = {}  # text before a marker -> where its prompt starts
         self._learned: dict[bytes, Prompt] = {}  # prompt shapes adopted after a timeout (``learn_prompt``)
+        self._lone_cache: dict[tuple[bytes, bytes], LoneShape | None] = {}  # ``expect_lone``'s findings
 
     @property
     def end(self) -> int:
@@ -213,6 +240,56 @@ class StreamRecognizer:
         self._tail_at_line_start = True
         self.prompt = None
         self.prompt_offset = None
+
+    def expect_lone(self, marker: bytes) -> LoneShape | None:
+        """Before ``reset_line`` and ``add_marker(marker)`` for a command sent at a prompt: how the
+        chunk answering it ends if it holds the whole answer (``LoneShape``); None when the tail is
+        no prompt of its own line (a glued one), or the prompt would not end a marker line."""
+        prompt_text = self._tail
+        if (self.prompt is None or self.prompt_offset != self._tail_start or not self._tail_at_line_start
+                or len(prompt_text) > _PROMPT_MAX or self._markers):
+            return None
+        key = (prompt_text, marker.rstrip(b"0123456789"))  # the marker's counter aside: a session's few prompts
+        shape = self._lone_cache.get(key, _UNSEEN)
+        if shape is not _UNSEEN:
+            return shape  # type: ignore[return-value]
+        prompt = self._learned.get(prompt_text) or self._match_prompt(prompt_text)
+        at = self._prompt_suffix(prompt_text)
+        # No keyword has a digit, so none found in the ending can span the counter: without one
+        # here, there is none in the ending, whatever the count (``feed_lone``).
+        clean = not _may_hold_event(prompt_text + key[1] + b"\r\n" + prompt_text)
+        shape = None
+        if prompt is not None and at is not None and clean:
+            shape = LoneShape(prompt_text, b"\r\n" + prompt_text, at, prompt)
+        if len(self._lone_cache) >= 64:
+            self._lone_cache.clear()
+        self._lone_cache[key] = shape
+        return shape
+
+    def feed_lone(self, data: bytes, marker: bytes, shape: LoneShape) -> MarkerHit | None:
+        """``feed`` for the chunk that holds a lone command's whole answer, ending as ``shape`` says
+        after ``marker``, with no event keyword in it: the marker's hit, the recognizer left as ``feed``
+        leaves it. None (nothing changed) for any other chunk: ``feed`` takes it.
+
+        Fed right after ``reset_line`` (the tail empty, at a line start) with ``marker`` the only
+        marker. ``feed`` would find the same: the marker's first occurrence is on the last complete
+        line, after the prompt (``_find_markers``); no event line: none in the output before the marker's
+        line, none in the ending (``expect_lone``), and none across the two, as the output ends its line
+        and no keyword goes on past a line end; the tail, the prompt, is matched as ``shape.prompt``.
+        """
+        prompt_text = shape.prompt_text
+        at = len(data) - len(shape.after) - len(marker)  # where the marker is
+        line = at - len(prompt_text)  # where its line starts
+        if (line < 0 or not data.endswith(shape.after) or not data.startswith(prompt_text, line)
+                or (line and data[line - 1] != 10)  # 10: b"\n"
+                or data.find(marker) != at or _may_hold_event(data, line)):
+            return None
+        base = self._tail_start
+        tail_start = self._tail_start = base + len(data) - len(prompt_text)
+        self._tail = prompt_text
+        self.prompt, self.prompt_offset = shape.prompt, tail_start
+        self._markers.discard(marker)
+        return MarkerHit(marker, base + line + shape.at, tail_start)
 
     def feed(self, data: bytes) -> tuple[list[EventHit], list[MarkerHit]]:
         """Consume the next chunk (which follows everything fed before)."""
@@ -265,6 +342,7 @@ class StreamRecognizer:
         """From now on an unterminated line exactly ``prompt.text`` is a prompt (a shape adopted
         after a command timed out on it: see ``SessionMachine.adopt_prompt``)."""
         self._learned[prompt.text.encode("utf-8")] = prompt
+        self._lone_cache.clear()  # what a tail is has changed
         self.prompt, self.prompt_offset = prompt, self._tail_start
 
     def _match_prompt(self, tail: bytes) -> Prompt | None:

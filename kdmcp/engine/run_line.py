@@ -39,7 +39,7 @@ from kdmcp.engine.config import SessionConfig
 from kdmcp.engine.events import SessionState
 from kdmcp.engine.kinds import KINDS
 from kdmcp.engine.launch import LaunchPlan
-from kdmcp.engine.recognizer import MarkerHit
+from kdmcp.engine.recognizer import LoneShape, MarkerHit
 from kdmcp.engine.results import CommandOutput
 from kdmcp.engine.stopping import elapsed_ms
 
@@ -109,6 +109,7 @@ class RunLineMachine:
     end: int
     _rec: StreamRecognizer
     _out: list[Transition]
+    _lone: LoneShape | None
 
     if TYPE_CHECKING:
         _stopping: bool
@@ -130,6 +131,7 @@ class RunLineMachine:
 
         self._auto.learn(command)
         self._rec.reset_line()
+        self._lone = None  # a command's lone answer (machine.py) is not this line's
         self.prompt = None
         self.state = SessionState.busy
         self.busy_command = True

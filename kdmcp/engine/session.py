@@ -205,14 +205,16 @@ class DebuggerSession(Reading, Stopping, RunLineSession):
         t0 = time.monotonic()
         machine = self.machine
         with self._lock:
-            self._check_ready()
+            if machine.state is not SessionState.broken:  # at a prompt: nothing to refuse (one call less)
+                self._check_ready()
             start = self.store.size
             marker = machine.new_marker()
             pending = machine.command_sent(marker, command)
             asked = self._asked = Asked(command, marker, pending, start, t0)
-            self._start_reading()
+            if not self._delivered:
+                self._start_reading()
         try:
-            self._write(command.encode("utf-8") + b"\n.echo " + marker + b"\n")
+            self._write(b"%s\n.echo %s\n" % (command.encode("utf-8"), marker))
             done = self._read_until(lambda: pending.done or not machine.busy_command, timeout)
         finally:
             self._done_reading()
@@ -241,15 +243,20 @@ class DebuggerSession(Reading, Stopping, RunLineSession):
                 machine.abandon(marker)  # the target went away mid-command (reboot, transport loss)
             self._unanswered(not done, timeout, text, start, end)
 
-    def _answer(self, asked: Asked) -> CommandOutput:
+    def _answer(self, asked: Asked, chunk: bytes = b"", at: int = 0) -> CommandOutput:
         """A completed command's result (lock held), built where its last bytes were stored
-        (``Reading._ingest``), or else by its caller."""
+        (``Reading._ingest``: ``chunk``, stored from offset ``at``), or else by its caller."""
         assert asked.pending.hit is not None
-        end = asked.pending.hit.output_end
-        text, truncated = self._command_text(asked.start, end, asked.command, asked.marker)
+        start, end = asked.start, asked.pending.hit.output_end
+        if chunk and start >= at and not self._echoes:  # the chunk in hand holds the whole answer: no read back
+            raw = chunk[start - at : min(end, start + self.config.inline_output_bytes) - at]
+            text, truncated = self._redact(raw.decode("utf-8", errors="replace")), end - start > len(raw)
+        else:
+            text, truncated = self._command_text(start, end, asked.command, asked.marker)
+        machine = self.machine
         return CommandOutput(
-            command=asked.command, kind="immediate", state=self.state, prompt=self.prompt, output=text,
-            truncated=truncated, output_offset=asked.start, output_end=end, elapsed_ms=elapsed_ms(asked.t0),
+            command=asked.command, kind="immediate", state=machine.state, prompt=machine.prompt, output=text,
+            truncated=truncated, output_offset=start, output_end=end, elapsed_ms=elapsed_ms(asked.t0),
         )
 
     def _unanswered(self, timed_out: bool, timeout: float, text: str, start: int, end: int) -> NoReturn:

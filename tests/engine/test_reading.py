@@ -73,14 +73,15 @@ def _ask(session: DebuggerSession, output: bytes, cuts: list[int]) -> CommandOut
     return session.execute("r")
 
 
-_LINES = st.sampled_from([
+ANSWER_LINES = [
     b"rax=0000000000000000 rbx=fffff80062f25180 rcx=0000000000000001\r\n",
     b"nt!DbgBreakPointWithStatus:\r\n",
     b"fffff800`62a05c20 cc              int     3\r\n",
     b"Breakpoint 0 hit\r\n",  # an event line inside the answer
     b"\r\n",
     b"0: kd> \r\n",  # prompt-like text inside the output cannot end the command
-])
+]
+_LINES = st.sampled_from(ANSWER_LINES)
 
 
 def _fields(result: CommandOutput) -> dict[str, object]:
@@ -124,3 +125,13 @@ def test_the_answer_is_built_as_its_last_bytes_are_stored(both):
         DebuggerSession._answer = original  # type: ignore[method-assign]
     assert built == [result] and built[0] is result
     assert result.output == "answer\r\n"
+
+
+def test_an_answer_built_from_the_chunk_in_hand_is_masked(both):
+    """A whole answer in one chunk is taken from that chunk, not read back from the store
+    (``DebuggerSession._answer``): masked all the same, and as the caller would build it."""
+    delivering, reading = both
+    output = b"rax=0000000000000001\r\nkey=0123456789abcdef\r\n"
+    delivered, read = _ask(delivering, output, []), _ask(reading, output, [])
+    assert "0123456789abcdef" not in delivered.output and "rax=0000000000000001" in delivered.output
+    assert _fields(delivered) == _fields(read)
