@@ -386,8 +386,9 @@ class Prelude:
         return self.early
 
 
-def _pipe_or_socket(fd: int) -> bool:
-    """What a client starts a server on; a terminal or a file is served the usual way."""
+def pipe_or_socket(fd: int) -> bool:
+    """What a client starts a server on; a terminal or a file is served the usual way (the prelude
+    and the loop's stdio transport, ``mcp_server.loop_stdio_usable``, serve only these)."""
     try:
         mode = os.fstat(fd).st_mode
     except OSError:
@@ -399,7 +400,7 @@ def start(argv: Sequence[str], config_paths: Sequence[Path | None], directory: P
           fd_in: int = 0, fd_out: int = 1, verbose: bool = False) -> Prelude | None:
     """The prelude for this start, reading fd 0 (answering early when answers are kept for this
     fingerprint), or None when it is off or anything goes wrong (the normal start)."""
-    if not enabled() or not (_pipe_or_socket(fd_in) and _pipe_or_socket(fd_out)):
+    if not enabled() or not (pipe_or_socket(fd_in) and pipe_or_socket(fd_out)):
         return None
     try:
         directory = directory or cache_dir()

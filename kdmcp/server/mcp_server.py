@@ -16,7 +16,6 @@ import asyncio
 import contextlib
 import logging
 import os
-import stat
 import sys
 import threading
 import time
@@ -40,7 +39,7 @@ from starlette.requests import Request
 
 from kdmcp import __version__
 from kdmcp.errors import ErrorCategory, category_list
-from kdmcp.prelude import Early
+from kdmcp.prelude import Early, pipe_or_socket
 from kdmcp.secret import MASK
 from kdmcp.server.app import KdMcpApp
 from kdmcp.server.options import ServerOptions
@@ -363,18 +362,10 @@ class KdMcpServer(MCPServer[Any]):
 LINE_LIMIT = 1 << 30
 
 
-def _pipe_or_socket(fd: int) -> bool:
-    try:
-        mode = os.fstat(fd).st_mode
-    except OSError:
-        return False
-    return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)
-
-
 def loop_stdio_usable() -> bool:
     """Whether this transport can serve: POSIX, stdin and stdout pipes or sockets (a terminal is
     left to the SDK: a non-blocking terminal would outlive the server in the shell)."""
-    return sys.platform != "win32" and _pipe_or_socket(0) and _pipe_or_socket(1)
+    return sys.platform != "win32" and pipe_or_socket(0) and pipe_or_socket(1)
 
 
 class _Claim:

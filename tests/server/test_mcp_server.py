@@ -21,6 +21,7 @@ from mcp.shared.exceptions import MCPError
 from mcp_types import INVALID_PARAMS, LATEST_PROTOCOL_VERSION, METHOD_NOT_FOUND
 from pydantic import ValidationError
 
+from kdmcp.prelude import pipe_or_socket
 from kdmcp.server import build_server, mcp_server
 from kdmcp.server.render import read_error
 from kdmcp.validation import place
@@ -296,9 +297,9 @@ def test_it_serves_pipes_and_sockets_only(tmp_path: Path):
     read, write = os.pipe()
     regular = os.open(tmp_path / "requests.jsonl", os.O_RDWR | os.O_CREAT)
     try:
-        assert mcp_server._pipe_or_socket(read) and mcp_server._pipe_or_socket(write)
-        assert not mcp_server._pipe_or_socket(regular)  # stdin from a file: the SDK's transport reads it
-        assert not mcp_server._pipe_or_socket(12345)  # no such descriptor
+        assert pipe_or_socket(read) and pipe_or_socket(write)
+        assert not pipe_or_socket(regular)  # stdin from a file: the SDK's transport reads it
+        assert not pipe_or_socket(12345)  # no such descriptor
     finally:
         for fd in (read, write, regular):
             os.close(fd)
