@@ -22,13 +22,17 @@ from kdmcp.server.text import (
     Data,
     command_extras,
     command_text,
-    count,
+    dump_text,
     event_lines,
     fallback_text,
     header,
+    health_text,
     join,
     module_rows,
     process_rows,
+    sessions_text,
+    share_text,
+    start_text,
     symbol_summary,
     tidy,
 )
@@ -115,68 +119,6 @@ class Served(LazyModel):
         return []
 
 
-# ------------------------------------------------------------------- text blocks
-
-def _start(data: Data, extras: list[str], *first: str) -> str:
-    """A start: the header, ``first`` lines (a kind's own summary), the command line, the banner."""
-    lines = [*first, f"command line: {data['command_line']}"]
-    if "state_file" in data:
-        lines.append(f"state file: {data['state_file']}")
-    lines += [f"warning: {w}" for w in data.get("warnings", ())]
-    return join(header(data, *extras), "\n".join([*lines, data.get("banner", "")]), event_lines(data))
-
-
-def _dump(data: Data, extras: list[str]) -> str:
-    """A start, with the dump's summary on one line before the banner."""
-    d = data.get("dump", {})
-    what = ", ".join(str(v) for v in (d.get("os"), d.get("build_lab")) if v)
-    if "bugcheck" in d:
-        what += f"; bugcheck {d['bugcheck'].get('code')} ({', '.join(d['bugcheck'].get('args', []))})"
-    if "exception" in d:
-        e = d["exception"]
-        what += f"; exception {e.get('code')} {e.get('description', '')} at {e.get('symbol') or e.get('address')}"
-    if "modules" in d:
-        what += f"; {d['modules']} modules"
-    return _start(data, extras, f"dump: {what.strip('; ')}")
-
-
-def _share(data: Data) -> str:
-    lines = [f"listening on {data['listener']}; join with:", *data["join"]]
-    return join(header(data), "\n".join(lines), event_lines(data))
-
-
-def _summary_line(s: Data) -> str:
-    live = "live" if s["live"] else "ended"
-    pid = f" pid {s['pid']}" if "pid" in s else ""
-    shared = f" shared {s['shared']}" if "shared" in s else ""
-    # what it is attached to says the target; the full command line is in structuredContent
-    return f"{s['session_id']} {s['state']} {live} {s['kind']}{pid} {s['output_bytes']} B: {s['attached_to']}{shared}"
-
-
-def _sessions(data: Data) -> str:
-    sessions = data.get("sessions", [])
-    lines = [_summary_line(s) for s in sessions]
-    return "\n".join([f"[{count(len(sessions), 'session')}, at most {data['max_sessions']}]", *lines])
-
-
-def _health(data: Data) -> str:
-    lines = [f"[{'ok' if data['ok'] else 'not ok'}{' simulated' if data.get('simulated') else ''}]"]
-    for d in data["debuggers"]:
-        if d["found"]:
-            version = f" {d['version']}" if "version" in d else ""
-            lines.append(f"{d['name']}: {d.get('path', '')}{version}")
-        else:
-            lines.append(f"{d['name']}: not found (looked in: {', '.join(d.get('looked_in', [])) or 'nothing'})")
-    config = data.get("config_path", "none")
-    lines.append(f"config {config}: " + ("ok" if data["config_ok"] else data.get("config_error", "invalid")))
-    state = data.get("state_file", "none")
-    lines.append(f"state file {state}: " + ("ok" if data["state_file_ok"] else data.get("state_file_error", "invalid")))
-    lines += [f"warning: {w}" for w in data.get("state_file_warnings", ())]
-    lines += [f"local kernel: {p}" for p in data.get("local_kernel", ())]
-    lines += [_summary_line(s) for s in data.get("sessions", ())]
-    return "\n".join(lines)
-
-
 class ErrorResult(LazyModel):
     """An ``isError`` result: branch on ``category``, show ``message``.
 
@@ -227,7 +169,7 @@ class StartResult(SessionResult):
 
     @classmethod
     def render_text(cls, data: Data) -> str:
-        return _start(data, cls.header_extras(data))
+        return start_text(data, cls.header_extras(data))
 
     @classmethod
     def header_extras(cls, data: Data) -> list[str]:
@@ -255,7 +197,7 @@ class DumpResult(StartResult):
 
     @classmethod
     def render_text(cls, data: Data) -> str:
-        return _dump(data, cls.header_extras(data))
+        return dump_text(data, cls.header_extras(data))
 
 
 class ShareResult(SessionResult):
@@ -265,7 +207,7 @@ class ShareResult(SessionResult):
 
     @classmethod
     def render_text(cls, data: Data) -> str:
-        return _share(data)
+        return share_text(data)
 
 
 class CommandResult(SessionResult):
@@ -485,7 +427,7 @@ class SessionList(Served):
 
     @classmethod
     def render_text(cls, data: Data) -> str:
-        return _sessions(data)
+        return sessions_text(data)
 
 
 class DebuggerCheck(LazyModel):
@@ -514,4 +456,4 @@ class HealthResult(Served):
 
     @classmethod
     def render_text(cls, data: Data) -> str:
-        return _health(data)
+        return health_text(data)

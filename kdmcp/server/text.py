@@ -1,4 +1,5 @@
-"""The text block's pieces: the header line, the event lines, a command's output under its header.
+"""The text block's pieces: the header line, the event lines, a command's output under its header,
+and the whole blocks of the session results (a start, a dump, a share, the sessions, the health check).
 
 Every result model renders its own text block from its masked dump (``models.Served``) with
 these; nothing here knows a model. The text block is for the model reading the result
@@ -22,14 +23,20 @@ __all__ = [
     "command_text",
     "count",
     "cut_events",
+    "dump_text",
     "event_lines",
     "fallback_text",
     "header",
+    "health_text",
     "ids",
     "join",
     "module_rows",
     "ms",
     "process_rows",
+    "sessions_text",
+    "share_text",
+    "start_text",
+    "summary_line",
     "symbol_summary",
     "tidy",
 ]
@@ -213,3 +220,65 @@ def symbol_summary(counts: Data) -> str:
     if counts.get("deferred"):
         parts.append(f"{counts['deferred']} deferred (load on first use; .reload /f MODULE to know)")
     return "; ".join(parts)
+
+
+# ------------------------------------------------------- whole text blocks of the session results
+
+def start_text(data: Data, extras: list[str], *first: str) -> str:
+    """A start: the header, ``first`` lines (a kind's own summary), the command line, the banner."""
+    lines = [*first, f"command line: {data['command_line']}"]
+    if "state_file" in data:
+        lines.append(f"state file: {data['state_file']}")
+    lines += [f"warning: {w}" for w in data.get("warnings", ())]
+    return join(header(data, *extras), "\n".join([*lines, data.get("banner", "")]), event_lines(data))
+
+
+def dump_text(data: Data, extras: list[str]) -> str:
+    """A start, with the dump's summary on one line before the banner."""
+    d = data.get("dump", {})
+    what = ", ".join(str(v) for v in (d.get("os"), d.get("build_lab")) if v)
+    if "bugcheck" in d:
+        what += f"; bugcheck {d['bugcheck'].get('code')} ({', '.join(d['bugcheck'].get('args', []))})"
+    if "exception" in d:
+        e = d["exception"]
+        what += f"; exception {e.get('code')} {e.get('description', '')} at {e.get('symbol') or e.get('address')}"
+    if "modules" in d:
+        what += f"; {d['modules']} modules"
+    return start_text(data, extras, f"dump: {what.strip('; ')}")
+
+
+def share_text(data: Data) -> str:
+    lines = [f"listening on {data['listener']}; join with:", *data["join"]]
+    return join(header(data), "\n".join(lines), event_lines(data))
+
+
+def summary_line(s: Data) -> str:
+    live = "live" if s["live"] else "ended"
+    pid = f" pid {s['pid']}" if "pid" in s else ""
+    shared = f" shared {s['shared']}" if "shared" in s else ""
+    # what it is attached to says the target; the full command line is in structuredContent
+    return f"{s['session_id']} {s['state']} {live} {s['kind']}{pid} {s['output_bytes']} B: {s['attached_to']}{shared}"
+
+
+def sessions_text(data: Data) -> str:
+    sessions = data.get("sessions", [])
+    lines = [summary_line(s) for s in sessions]
+    return "\n".join([f"[{count(len(sessions), 'session')}, at most {data['max_sessions']}]", *lines])
+
+
+def health_text(data: Data) -> str:
+    lines = [f"[{'ok' if data['ok'] else 'not ok'}{' simulated' if data.get('simulated') else ''}]"]
+    for d in data["debuggers"]:
+        if d["found"]:
+            version = f" {d['version']}" if "version" in d else ""
+            lines.append(f"{d['name']}: {d.get('path', '')}{version}")
+        else:
+            lines.append(f"{d['name']}: not found (looked in: {', '.join(d.get('looked_in', [])) or 'nothing'})")
+    config = data.get("config_path", "none")
+    lines.append(f"config {config}: " + ("ok" if data["config_ok"] else data.get("config_error", "invalid")))
+    state = data.get("state_file", "none")
+    lines.append(f"state file {state}: " + ("ok" if data["state_file_ok"] else data.get("state_file_error", "invalid")))
+    lines += [f"warning: {w}" for w in data.get("state_file_warnings", ())]
+    lines += [f"local kernel: {p}" for p in data.get("local_kernel", ())]
+    lines += [summary_line(s) for s in data.get("sessions", ())]
+    return "\n".join(lines)
