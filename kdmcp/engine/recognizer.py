@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import NamedTuple
+from typing import NamedTuple, TypeVar
 
 from kdmcp.parse.prompt import PROMPT_PATTERN, Prompt, glued_prompt, match_prompt
 
@@ -177,6 +177,21 @@ class MarkerHit(NamedTuple):
     prompt_text: bytes | None = None
 
 
+_K = TypeVar("_K")
+_V = TypeVar("_V")
+# The recognizer's per-text caches hold this many findings (a session sees a few prompts): a
+# full one starts again, cheaper than tracking what was used last.
+_CACHED = 64
+
+
+def _remember(cache: dict[_K, _V], key: _K, value: _V) -> _V:
+    """``value`` stored in ``cache`` under ``key`` (emptied first when full), and returned."""
+    if len(cache) >= _CACHED:
+        cache.clear()
+    cache[key] = value
+    return value
+
+
 _UNSEEN = object()  # ``expect_lone``: a prompt not looked at yet (None: looked at, no lone shape)
 
 
@@ -261,10 +276,7 @@ class StreamRecognizer:
         shape = None
         if prompt is not None and at is not None and clean:
             shape = LoneShape(prompt_text, b"\r\n" + prompt_text, at, prompt)
-        if len(self._lone_cache) >= 64:
-            self._lone_cache.clear()
-        self._lone_cache[key] = shape
-        return shape
+        return _remember(self._lone_cache, key, shape)
 
     def feed_lone(self, data: bytes, marker: bytes, shape: LoneShape) -> MarkerHit | None:
         """``feed`` for the chunk that holds a lone command's whole answer, ending as ``shape`` says
@@ -349,11 +361,7 @@ class StreamRecognizer:
         """``match_prompt`` with a small cache: a session sees the same few prompts over and over."""
         if tail in self._prompt_cache:
             return self._prompt_cache[tail]
-        prompt = match_prompt(tail.decode("utf-8", errors="replace"))
-        if len(self._prompt_cache) >= 64:
-            self._prompt_cache.clear()
-        self._prompt_cache[tail] = prompt
-        return prompt
+        return _remember(self._prompt_cache, tail, match_prompt(tail.decode("utf-8", errors="replace")))
 
     def _prompt_suffix(self, before: bytes) -> int | None:
         """Where the prompt that ends ``before`` starts (None: it ends in none), cached as
@@ -361,10 +369,7 @@ class StreamRecognizer:
         if before in self._suffix_cache:
             return self._suffix_cache[before]
         m = _PROMPT_SUFFIX_RE.search(before)
-        if len(self._suffix_cache) >= 64:
-            self._suffix_cache.clear()
-        at = self._suffix_cache[before] = m.start() if m is not None else None
-        return at
+        return _remember(self._suffix_cache, before, m.start() if m is not None else None)
 
     def _events(self, text: bytes, base: int) -> list[EventHit]:
         if not _may_hold_event(text):
