@@ -102,10 +102,21 @@ def _mtime(path: Path) -> float:
         return 0.0
 
 
-def _walk(root: Path) -> Iterable[Path]:
+def source_files(root: Path) -> Iterable[Path]:
+    """The files under ``root`` in a stable order, bytecode caches left out: what a fingerprint of
+    a package's sources stats (this one's, and ``schema.surface_fingerprint``'s)."""
     for top, dirs, names in os.walk(root):
         dirs[:] = sorted(d for d in dirs if d != "__pycache__")
         yield from (Path(top, name) for name in sorted(names) if not name.endswith(".pyc"))
+
+
+def hash_stats(digest: hashlib._Hash, paths: Iterable[Path]) -> None:
+    """Each of ``paths`` into ``digest`` by path, size and mtime (a file that is gone: left out),
+    so an edit, another checkout or an upgrade changes the fingerprint without reading a byte."""
+    for path in paths:
+        with contextlib.suppress(OSError):
+            st = path.stat()
+            digest.update(f"|{path}|{st.st_size}|{st.st_mtime_ns}".encode())
 
 
 def fingerprint(argv: Sequence[str], config_paths: Sequence[Path | None]) -> str:
@@ -123,10 +134,7 @@ def fingerprint(argv: Sequence[str], config_paths: Sequence[Path | None]) -> str
         if spec is not None:
             roots += [Path(p) for p in spec.submodule_search_locations or []]
     for root in roots:
-        for path in _walk(root):
-            with contextlib.suppress(OSError):
-                st = path.stat()
-                digest.update(f"|{path}|{st.st_size}|{st.st_mtime_ns}".encode())
+        hash_stats(digest, source_files(root))
     digest.update(json.dumps(list(argv)).encode())
     for name in sorted(os.environ):
         if name.startswith("KDMCP_"):

@@ -30,7 +30,7 @@ from typing import Any
 
 from mcp_types import ToolAnnotations
 
-from kdmcp.prelude import ENV_OFF, KEEP, cache_dir, keep_file
+from kdmcp.prelude import ENV_OFF, KEEP, cache_dir, hash_stats, keep_file, source_files
 
 __all__ = ["ENV_OFF", "KEEP", "cached_listing", "compact_schema", "forget_surface", "listing_of", "load_surface",
            "served_annotations", "store_surface", "surface_fingerprint", "surface_key"]
@@ -101,11 +101,8 @@ def _package_files() -> list[Path]:
 
     import kdmcp
 
-    files: list[Path] = []
-    for root, dirs, names in os.walk(Path(kdmcp.__file__).parent):
-        dirs[:] = sorted(d for d in dirs if d != "__pycache__")
-        files += [Path(root, name) for name in sorted(names) if not name.endswith(".pyc")]
-    return files + [Path(m.__file__ or "") for m in (sdk_tool, sdk_metadata, mcp_types, pydantic.json_schema)]
+    return [*source_files(Path(kdmcp.__file__).parent),
+            *(Path(m.__file__ or "") for m in (sdk_tool, sdk_metadata, mcp_types, pydantic.json_schema))]
 
 
 def surface_fingerprint() -> str:
@@ -115,12 +112,7 @@ def surface_fingerprint() -> str:
 
     digest = hashlib.sha256(
         f"{sys.version}|{sys.flags.optimize}|{pydantic.VERSION}|{pydantic_core.__version__}".encode())
-    for path in _package_files():
-        try:
-            st = path.stat()
-        except OSError:
-            continue
-        digest.update(f"|{path}|{st.st_size}|{st.st_mtime_ns}".encode())
+    hash_stats(digest, _package_files())
     return digest.hexdigest()[:32]
 
 
