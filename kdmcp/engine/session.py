@@ -248,11 +248,7 @@ class DebuggerSession(Reading, Stopping, RunLineSession):
         (``Reading._ingest``: ``chunk``, stored from offset ``at``), or else by its caller."""
         assert asked.pending.hit is not None
         start, end = asked.start, asked.pending.hit.output_end
-        if chunk and start >= at and not self._echoes:  # the chunk in hand holds the whole answer: no read back
-            raw = chunk[start - at : min(end, start + self.config.inline_output_bytes) - at]
-            text, truncated = self._redact(raw.decode("utf-8", errors="replace")), end - start > len(raw)
-        else:
-            text, truncated = self._command_text(start, end, asked.command, asked.marker)
+        text, truncated = self._command_text(start, end, asked.command, asked.marker, chunk, at)
         machine = self.machine
         return CommandOutput(
             command=asked.command, kind="immediate", state=machine.state, prompt=machine.prompt, output=text,
@@ -275,11 +271,17 @@ class DebuggerSession(Reading, Stopping, RunLineSession):
         raise NotConnected(f"the target went away during the command ({self.state.value})",
                            session_id=self.session_id, state=self.state)
 
-    def _command_text(self, start: int, end: int, command: str, marker: bytes | None) -> tuple[str, bool]:
-        """The command's output for the caller: echoes removed, capped inline (no marker: a go-class line)."""
+    def _command_text(self, start: int, end: int, command: str, marker: bytes | None, chunk: bytes = b"",
+                      at: int = 0) -> tuple[str, bool]:
+        """The command's output for the caller: echoes removed, capped inline (no marker: a go-class line).
+        ``chunk``: bytes just stored from offset ``at`` that end the answer; on a console that does not
+        echo, taken from there when they hold all of it (no read back from the store)."""
         limit = self.config.inline_output_bytes
         if not self._echoes:  # pipes: what was written does not come back, so kd's answer is all there is
-            raw = self.store.read(start, min(end - start, limit))
+            if chunk and start >= at:
+                raw = chunk[start - at : min(end, start + limit) - at]
+            else:
+                raw = self.store.read(start, min(end - start, limit))
             return self._redact(raw.decode("utf-8", errors="replace")), end - start > len(raw)
         head_len = len(command.encode()) + len(marker or b"") + 32
         raw = self.store.read(start, min(end - start, limit + head_len))
