@@ -23,10 +23,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Union, get_args, get_origin
 
-import platformdirs
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from kdmcp.argvalues import check_host, check_path, check_symbol_path
+from kdmcp.config_paths import ENV_CONFIG, default_config_path, named_path
 from kdmcp.errors import ConfigError
 from kdmcp.regular_file import others_can_read
 from kdmcp.statefile import KdnetKey
@@ -46,8 +46,6 @@ __all__ = [
     "load_config",
 ]
 
-ENV_CONFIG = "KDMCP_CONFIG"
-CONFIG_FILE_NAME = "config.yaml"
 
 ConsoleBackendName = Literal["auto", "pexpect", "pipe", "wexpect"]
 ConfigSource = Literal["argument", "env", "default", "none"]
@@ -252,12 +250,6 @@ class LoadedConfig:
     warnings: list[str] = field(default_factory=list)
 
 
-def default_config_path() -> Path:
-    """The per-user config file: ``%LOCALAPPDATA%\\kd-mcp\\kd-mcp\\config.yaml`` on Windows,
-    ``~/.config/kd-mcp/config.yaml`` on Linux, ``~/Library/Application Support/kd-mcp/`` on macOS."""
-    return Path(platformdirs.user_config_dir("kd-mcp")) / CONFIG_FILE_NAME
-
-
 def load_config(
     path: str | os.PathLike[str] | None = None,
     *,
@@ -272,10 +264,12 @@ def load_config(
     environ = os.environ if env is None else env
     chosen: Path | None = None
     source: ConfigSource = "none"
-    if path is not None and str(path).strip():
-        chosen, source = Path(os.path.expanduser(str(path).strip())), "argument"
-    elif environ.get(ENV_CONFIG, "").strip():
-        chosen, source = Path(os.path.expanduser(environ[ENV_CONFIG].strip())), "env"
+    given = named_path(str(path) if path is not None else None)
+    from_env = named_path(environ.get(ENV_CONFIG))
+    if given is not None:
+        chosen, source = given, "argument"
+    elif from_env is not None:
+        chosen, source = from_env, "env"
     else:
         candidate = default_config_path() if default_path is None else default_path
         if candidate.is_file():

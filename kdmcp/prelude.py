@@ -44,6 +44,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from kdmcp.config_paths import ENV_CONFIG, default_config_path, named_path
+
 if TYPE_CHECKING:
     import argparse
 
@@ -151,13 +153,7 @@ def fingerprint(argv: Sequence[str], config_paths: Sequence[Path | None]) -> str
 def config_candidates(argument: str | None) -> list[Path | None]:
     """Every config file the server may read (``kdmcp.config.load_config`` picks one: ``--config``,
     else ``$KDMCP_CONFIG``, else the per-user file), found without importing it (it imports pydantic)."""
-    import platformdirs
-
-    def named(text: str | None) -> Path | None:
-        return Path(os.path.expanduser(text.strip())) if text and text.strip() else None
-
-    return [named(argument), named(os.environ.get("KDMCP_CONFIG")),
-            Path(platformdirs.user_config_dir("kd-mcp")) / "config.yaml"]
+    return [named_path(argument), named_path(os.environ.get(ENV_CONFIG)), default_config_path()]
 
 
 def load_answers(key: str, directory: Path) -> dict[str, str]:
