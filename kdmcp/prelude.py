@@ -391,8 +391,7 @@ class Prelude:
 
 
 def pipe_or_socket(fd: int) -> bool:
-    """What a client starts a server on; a terminal or a file is served the usual way (the prelude
-    and the loop's stdio transport, ``mcp_server.loop_stdio_usable``, serve only these)."""
+    """What a client starts a server on; a terminal or a file is served the usual way."""
     try:
         mode = os.fstat(fd).st_mode
     except OSError:
@@ -400,11 +399,18 @@ def pipe_or_socket(fd: int) -> bool:
     return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)
 
 
+def loop_serves(fd_in: int = 0, fd_out: int = 1) -> bool:
+    """Whether the event loop serves stdio on these descriptors (``mcp_server.loop_stdio_usable``):
+    POSIX, both pipes or sockets. The one condition of both: the prelude starts only where the
+    loop's transport will take its bytes over and drop the SDK's twins of its answers."""
+    return sys.platform != "win32" and pipe_or_socket(fd_in) and pipe_or_socket(fd_out)
+
+
 def start(argv: Sequence[str], config_paths: Sequence[Path | None], directory: Path | None = None,
           fd_in: int = 0, fd_out: int = 1, verbose: bool = False) -> Prelude | None:
     """The prelude for this start, reading fd 0 (answering early when answers are kept for this
     fingerprint), or None when it is off or anything goes wrong (the normal start)."""
-    if not enabled() or not (pipe_or_socket(fd_in) and pipe_or_socket(fd_out)):
+    if not enabled() or not loop_serves(fd_in, fd_out):
         return None
     try:
         directory = directory or cache_dir()

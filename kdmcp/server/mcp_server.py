@@ -16,7 +16,6 @@ import asyncio
 import contextlib
 import logging
 import os
-import sys
 import threading
 import time
 from collections.abc import AsyncIterator, Mapping
@@ -39,7 +38,7 @@ from starlette.requests import Request
 
 from kdmcp import __version__
 from kdmcp.errors import ErrorCategory, category_list
-from kdmcp.prelude import Early, pipe_or_socket
+from kdmcp.prelude import Early, loop_serves
 from kdmcp.secret import MASK
 from kdmcp.server.app import KdMcpApp
 from kdmcp.server.options import ServerOptions
@@ -365,7 +364,7 @@ LINE_LIMIT = 1 << 30
 def loop_stdio_usable() -> bool:
     """Whether this transport can serve: POSIX, stdin and stdout pipes or sockets (a terminal is
     left to the SDK: a non-blocking terminal would outlive the server in the shell)."""
-    return sys.platform != "win32" and pipe_or_socket(0) and pipe_or_socket(1)
+    return loop_serves(0, 1)
 
 
 class _Claim:
